@@ -1,0 +1,144 @@
+// MultiHeadAttention: torch.nn.MultiheadAttention's explicit path (need_weights=True), plus
+// grouped-query attention (num_kv_heads < num_heads, the repeat_interleave grouping of
+// F.scaled_dot_product_attention(enable_gqa=True)).
+//
+// Shapes use PyTorch's letters: N batch, L target (query) length, S source (key) length,
+// E embed_dim, H num_heads, G num_kv_heads, hd = E / H head_dim.
+//
+//   query (N, L, E)  or (L, N, E) when !batch_first, or (L, E) unbatched
+//   key   (N, S, kdim) ...                            or (S, kdim)
+//   value (N, S, vdim) ...                            or (S, vdim)
+//   key_padding_mask (N, S) or (S) unbatched; bool: true = ignore that key; float: added
+//   attn_mask (L, S) or (N*H, L, S) (index n*H + h); bool: true = not allowed; float: added
+//   output (N, L, E) / (L, N, E) / (L, E); weights (N, L, S) averaged or (N, H, L, S)
+//
+// The order of the math is PyTorch's: in-projection with bias; q scaled by 1/sqrt(hd); masks
+// added; row softmax; weights . V; heads concatenated; out-projection. Masks are merged as in
+// PyTorch >= 2.0: a bool mask becomes 0 / -inf, a float mask is added as it is, and both masks
+// are summed. A query row whose every key is masked has weights NaN and output NaN, as
+// PyTorch's explicit path gives; ForwardOptions::fully_masked_rows_zero gives zeros instead, as
+// newer PyTorch's scaled-dot-product path does.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mha/status.h"
+
+namespace mha {
+
+using Shape = std::vector<int64_t>;
+
+struct Config {
+  int64_t embed_dim = 0;
+  int64_t num_heads = 1;
+  int64_t num_kv_heads = 0;  // 0 means num_heads; must divide num_heads
+  int64_t kdim = 0;          // 0 means embed_dim
+  int64_t vdim = 0;          // 0 means embed_dim
+  bool bias = true;
+  bool add_bias_kv = false;
+  bool add_zero_attn = false;
+  bool batch_first = false;
+};
+
+// A borrowed float buffer with its declared shape; length is the number of floats actually
+// supplied, checked against the shape's product.
+struct TensorView {
+  const float* data = nullptr;
+  size_t length = 0;
+  Shape shape;
+};
+
+enum class MaskDtype : int { kNone = 0, kBool = 1, kFloat = 2 };
+
+struct MaskView {
+  MaskDtype dtype = MaskDtype::kNone;
+  const void* data = nullptr;  // const uint8_t* (0/1) for kBool, const float* for kFloat
+  size_t length = 0;
+  Shape shape;
+};
+
+// An owned float tensor, row-major. An empty shape with no data means "not returned".
+struct Tensor {
+  std::vector<float> data;
+  Shape shape;
+  bool present() const { return !shape.empty(); }
+};
+
+struct ForwardOptions {
+  bool need_weights = true;
+  bool average_attn_weights = true;
+  bool is_causal = false;             // used only when no attn_mask is given
+  bool return_head_outputs = false;   // head_i before concatenation: (N, H, L, hd) / (H, L, hd)
+  bool return_concat = false;         // Concat(head_1..head_H), shaped like the output
+  bool skip_out_proj = false;         // output = the concatenation (W_O skipped)
+  std::vector<int64_t> ablate_heads;  // these heads are zeroed before W_O
+  bool fully_masked_rows_zero = false;
+};
+
+struct ForwardResult {
+  Tensor output;
+  Tensor weights;       // present when need_weights
+  Tensor head_outputs;  // present when return_head_outputs
+  Tensor concat;        // present when return_concat (after ablation)
+};
+
+// The cap on any single buffer a forward call would allocate; beyond it forward() fails with
+// kTooLarge instead of exhausting memory.
+constexpr size_t kDefaultMemoryCapBytes = size_t{1} << 30;
+
+class MultiHeadAttention {
+ public:
+  // Validates the config (PyTorch's wording where it has one) and initialises the parameters
+  // as PyTorch does, from `seed`.
+  static Status Create(const Config& config, uint64_t seed, std::unique_ptr<MultiHeadAttention>* out);
+
+  const Config& config() const { return config_; }  // resolved: num_kv_heads, kdim, vdim set
+  int64_t head_dim() const { return head_dim_; }
+  int64_t kv_dim() const { return config_.num_kv_heads * head_dim_; }
+  // in_proj_weight (3E x E) when kdim = vdim = E and G = H; else q/k/v_proj_weight.
+  bool packed_in_proj() const { return packed_in_proj_; }
+
+  // PyTorch state_dict names this module has, in PyTorch's order.
+  std::vector<std::string> parameter_names() const;
+  Status parameter_shape(const std::string& name, Shape* shape) const;
+  Status set_parameter(const std::string& name, const float* data, size_t length, const Shape& shape);
+  Status get_parameter(const std::string& name, Tensor* out) const;
+  // PyTorch's _reset_parameters: xavier_uniform_ on in_proj_weight (or on each of q/k/v),
+  // zero in_proj_bias and out_proj.bias, nn.Linear's kaiming_uniform_(a=sqrt(5)) on
+  // out_proj.weight, xavier_normal_ on bias_k and bias_v. Deterministic from the seed.
+  void reset_parameters(uint64_t seed);
+
+  void set_memory_cap(size_t bytes) { memory_cap_bytes_ = bytes; }
+  size_t memory_cap() const { return memory_cap_bytes_; }
+
+  Status forward(const TensorView& query, const TensorView& key, const TensorView& value,
+                 const MaskView& key_padding_mask, const MaskView& attn_mask,
+                 const ForwardOptions& options, ForwardResult* result);
+
+ private:
+  MultiHeadAttention() = default;
+
+  Config config_;
+  int64_t head_dim_ = 0;
+  bool packed_in_proj_ = true;
+  size_t memory_cap_bytes_ = kDefaultMemoryCapBytes;
+
+  // Parameters, row-major, as PyTorch stores them. in_proj_weight_ holds q_proj_weight (E, E),
+  // then k_proj_weight (G*hd, kdim), then v_proj_weight (G*hd, vdim) back to back: when packed
+  // this is exactly PyTorch's in_proj_weight (3E, E), and one GEMM projects q, k and v.
+  std::vector<float> in_proj_weight_;
+  std::vector<float> in_proj_bias_;     // (E + 2*G*hd), or empty when !bias
+  std::vector<float> bias_k_;           // (G*hd), or empty when !add_bias_kv
+  std::vector<float> bias_v_;
+  std::vector<float> out_proj_weight_;  // (E, E)
+  std::vector<float> out_proj_bias_;    // (E), or empty when !bias
+
+  // Scratch reused across calls, so that steady-state forwards do not allocate.
+  std::vector<float> workspace_;
+};
+
+}  // namespace mha

@@ -1,0 +1,47 @@
+// The compute kernels under MultiHeadAttention::forward. Plain pointers, explicit leading
+// dimensions (ld*, in floats), row-major throughout; outputs first, then inputs, then sizes.
+// Nothing here allocates except where stated, validates, or knows about masks' dtypes.
+#pragma once
+
+#include <cstdint>
+
+namespace mha::kernels {
+
+// out[M, N] = in[M, K] . weight[N, K]^T + bias[N]   (nn.Linear's layout; bias may be null)
+void linear(float* out, const float* in, const float* weight, const float* bias, int64_t M,
+            int64_t N, int64_t K);
+
+// The additive mask of one (batch, head) pair, never materialised as a whole unless given so:
+//   mask[i, j] = attn[i * ld_attn + j]            (if attn, for j < mask_cols)
+//              + key[j]                           (if key,  for j < mask_cols)
+//              + (causal && j > i ? -inf : 0)     (for j < mask_cols)
+// Columns j >= mask_cols (the bias_k / zero-attention columns) get 0, as PyTorch pads masks.
+struct MaskSpec {
+  const float* attn = nullptr;
+  int64_t ld_attn = 0;
+  const float* key = nullptr;
+  bool causal = false;
+  int64_t mask_cols = 0;
+};
+
+// One (batch, head) pair of scaled dot-product attention with the probabilities written out.
+//   probs[L, S] (ld_probs)   = softmax_rows(q . k^T + mask)   (q already scaled by 1/sqrt(hd))
+//   out[L, hd] (ld_out)      = probs . v
+//   q[L, hd] (ld_q), k[S, hd] (ld_k), v[S, hd] (ld_v)
+// A row whose every key is masked gives NaN (PyTorch's explicit path), or 0 when
+// zero_fully_masked.
+void attention_with_probs(float* out, int64_t ld_out, float* probs, int64_t ld_probs,
+                          const float* q, int64_t ld_q, const float* k, int64_t ld_k,
+                          const float* v, int64_t ld_v, const MaskSpec& mask, int64_t L,
+                          int64_t S, int64_t hd, bool zero_fully_masked);
+
+// The same output without the probabilities: keys are visited in tiles with an online
+// softmax (running max and sum per row), so memory is O(L * hd + tile), never O(L * S).
+// `scratch` must hold attention_streaming_scratch_floats(L, hd) floats.
+int64_t attention_streaming_scratch_floats(int64_t L, int64_t hd);
+void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_q,
+                         const float* k, int64_t ld_k, const float* v, int64_t ld_v,
+                         const MaskSpec& mask, int64_t L, int64_t S, int64_t hd,
+                         bool zero_fully_masked, float* scratch);
+
+}  // namespace mha::kernels
