@@ -1,0 +1,115 @@
+// The training language: a small grammar whose structure is known, so that every attention
+// head of a trained model can be scored against it. Written once, here; the trainer, the tests
+// and the page (through the WebAssembly build) all read sentences from this generator.
+//
+//   sentence := <bos> NP_subj MOD* VERB NP_obj CONN PRON COPULA STATE "." "again" REPEAT "."
+//   NP       := DET ADJ? NOUN            (DET and ADJ agree in number with NOUN)
+//   MOD      := PREP NP_d                (a prepositional phrase)
+//             | "that" VERB NP_d         (a subject relative clause; VERB agrees with NP_subj)
+//             | "that" NP_d VERB         (an object relative clause; VERB agrees with NP_d)
+//   where every distractor NP_d has the other number than the subject, so the main verb's
+//   agreement is long-range. CONN "because" makes PRON refer to the subject, "so" to the
+//   object; PRON is he / she / it (singular, by the noun's class) or they (plural), and the
+//   generator only keeps sentences where exactly one noun could be its antecedent. COPULA
+//   agrees with PRON (is / are). REPEAT is a copy of a 2-6 token span of the sentence before
+//   "again", chosen so that every token of the span occurs once in that part: copying it needs
+//   an induction head, not a guess.
+//
+// Adjectives take -s in the plural (big / bigs), as Romance adjectives do, so that they agree
+// with their noun visibly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mha/status.h"
+
+namespace mha::train {
+
+// A small deterministic generator (splitmix64), identical in native code and WebAssembly.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next_u64();
+  double uniform();               // [0, 1)
+  int below(int n);               // 0 .. n-1
+  double normal();                // standard normal (Box-Muller)
+  bool chance(double p) { return uniform() < p; }
+
+ private:
+  uint64_t state_;
+};
+
+enum class Relation : int {
+  kPrevious = 0,           // every token -> the token before it
+  kVerbSubject = 1,        // main verb -> head noun of its subject
+  kPronounAntecedent = 2,  // pronoun -> its antecedent noun
+  kModifierNoun = 3,       // noun -> its determiner, noun -> its adjective
+  kInduction = 4,          // token of the repeat -> the token after its first occurrence
+};
+constexpr int kNumRelations = 5;
+const char* relation_name(Relation relation);
+
+// A ground-truth attention link: from query position `query` to key position `key`.
+struct Link {
+  Relation relation;
+  int query;
+  int key;
+};
+
+enum class Category : int {
+  kSpecial, kDeterminer, kAdjective, kNoun, kVerb, kPreposition, kRelativizer, kConnective,
+  kPronoun, kCopula, kState, kEnd, kAgain
+};
+
+struct Word {
+  std::string text;
+  Category category;
+  int number;   // 0 singular, 1 plural, -1 none
+  int cls;      // nouns: 0 he, 1 she, 2 it; pronouns: 0 he, 1 she, 2 it, 3 they; else -1
+  int lemma;    // words that differ only by number share a lemma index within the category
+};
+
+struct Sentence {
+  std::vector<int> tokens;  // token ids, tokens[0] = <bos>
+  std::vector<Link> links;
+  int verb = -1;            // position of the main verb
+  int verb_other_form = -1; // the main verb's token id in the other number
+  int pronoun = -1;         // position of the pronoun
+  int repeat_start = -1;    // position of the first token after "again"
+  int repeat_length = 0;
+  int source_start = -1;    // position of the span's first occurrence
+};
+
+class Grammar {
+ public:
+  Grammar();
+
+  const std::vector<Word>& vocabulary() const { return words_; }
+  int vocab_size() const { return static_cast<int>(words_.size()); }
+  int pad_id() const { return 0; }
+  int bos_id() const { return 1; }
+  int max_length() const { return kMaxLength; }
+  int id_of(const std::string& text) const;  // -1 if not a word of the language
+
+  // A random sentence of at most max_length() tokens, with its links.
+  Sentence generate(Rng& rng) const;
+
+  // Words separated by spaces ("." may touch the word before it), without <bos>; the result
+  // starts with <bos>. Links: only `previous`, since free text has no known structure.
+  Status parse(const std::string& text, Sentence* out) const;
+  std::string to_text(const std::vector<int>& tokens) const;
+
+  static constexpr int kMaxLength = 32;
+
+ private:
+  std::vector<int> words_of(Category category, int number) const;
+  int pick(Rng& rng, Category category, int number) const;
+  int noun(Rng& rng, int number, int cls) const;
+  bool try_generate(Rng& rng, Sentence* out) const;
+
+  std::vector<Word> words_;
+};
+
+}  // namespace mha::train

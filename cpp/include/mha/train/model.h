@@ -1,0 +1,135 @@
+// A small pre-LN decoder-only transformer with its backward pass, written to be read (after
+// karpathy/llm.c's train_gpt2.c): every backward kernel quotes the forward line it inverts.
+//
+//   x      = wte[token] + wpe[position]                       (B, T, C)
+//   for each layer:
+//     x    = x + proj(causal_mha(ln1(x)))                     heads H, head_dim C / H
+//     x    = x + fc2(gelu(fc1(ln2(x))))                       hidden 4C, exact (erf) GELU
+//   logits = lm_head(lnf(x))                                  (B, T, V), no bias
+//   loss   = mean over targets >= 0 of -log softmax(logits)[target]
+//
+// B batch, T positions (<= context), C d_model, H heads, V vocabulary. All parameters live
+// in one flat buffer, in the order parameter_specs() lists them (PyTorch state_dict names);
+// gradients and AdamW's moments use the same layout. Templated on the scalar so that the
+// finite-difference tests can run in double; the trainer uses float.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mha/status.h"
+
+namespace mha::train {
+
+struct ModelConfig {
+  int vocab_size = 60;
+  int context = 32;
+  int d_model = 64;
+  int num_heads = 8;
+  int num_layers = 2;
+  int mlp_hidden() const { return 4 * d_model; }
+  int head_dim() const { return d_model / num_heads; }
+};
+
+Status validate(const ModelConfig& config);
+
+struct ParameterSpec {
+  std::string name;
+  std::vector<int> shape;
+  size_t offset = 0;
+  size_t size = 0;
+  bool decay = false;  // AdamW weight decay applies (matrices and embeddings, as nanoGPT)
+};
+
+std::vector<ParameterSpec> parameter_specs(const ModelConfig& config);
+size_t parameter_count(const ModelConfig& config);
+
+template <typename Real>
+class Model {
+ public:
+  explicit Model(const ModelConfig& config);
+
+  const ModelConfig& config() const { return config_; }
+  const std::vector<ParameterSpec>& specs() const { return specs_; }
+  std::vector<Real>& parameters() { return params_; }
+  const std::vector<Real>& parameters() const { return params_; }
+  std::vector<Real>& gradients() { return grads_; }
+  const std::vector<Real>& gradients() const { return grads_; }
+
+  // GPT-2's initialisation: N(0, 0.02) for matrices and embeddings, N(0, 0.02 / sqrt(2 L))
+  // for the two projections into the residual stream, zero biases, unit LayerNorm gains.
+  void initialize(uint64_t seed);
+
+  // tokens and targets are (B, T) row-major; targets < 0 are ignored. Returns the mean loss
+  // (NaN when no target is valid). Keeps the activations for backward() and attention().
+  Real forward(const int* tokens, const int* targets, int B, int T);
+  // Gradients of the last forward's loss, written (not accumulated) into gradients().
+  void backward();
+
+  // After forward(): the attention probabilities of one layer, (B, H, T, T) row-major.
+  const Real* attention(int layer) const;
+  // After forward(): the logits, (B, T, V).
+  const Real* logits() const { return logits_.data(); }
+
+ private:
+  ModelConfig config_;
+  std::vector<ParameterSpec> specs_;
+  std::vector<Real> params_;
+  std::vector<Real> grads_;
+
+  struct LayerOffsets {
+    size_t ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, fc2_w, fc2_b;
+  };
+  size_t wte_ = 0, wpe_ = 0, lnf_w_ = 0, lnf_b_ = 0, lm_head_ = 0;
+  std::vector<LayerOffsets> layer_offsets_;
+
+  // Activations of the last forward, per layer where indexed.
+  int B_ = 0, T_ = 0;
+  std::vector<int> tokens_, targets_;
+  std::vector<Real> encoded_;                         // (B, T, C)
+  std::vector<std::vector<Real>> ln1_, ln1_mean_, ln1_rstd_, qkv_, att_, att_y_, residual_mid_;
+  std::vector<std::vector<Real>> ln2_, ln2_mean_, ln2_rstd_, fc_h_, fc_gelu_, residual_out_;
+  std::vector<Real> lnf_, lnf_mean_, lnf_rstd_, logits_, probs_;
+  int valid_targets_ = 0;
+};
+
+extern template class Model<float>;
+extern template class Model<double>;
+
+// AdamW as torch.optim.AdamW (decoupled weight decay applied first), on the flat layout.
+struct AdamWConfig {
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+};
+
+template <typename Real>
+class AdamW {
+ public:
+  AdamW(const std::vector<ParameterSpec>& specs, const AdamWConfig& config);
+  // One update with learning rate lr; step counts from 1.
+  void update(std::vector<Real>& params, const std::vector<Real>& grads, double lr);
+  int step() const { return step_; }
+
+ private:
+  AdamWConfig config_;
+  std::vector<uint8_t> decay_;  // per parameter element
+  std::vector<Real> m_, v_;
+  int step_ = 0;
+};
+
+extern template class AdamW<float>;
+extern template class AdamW<double>;
+
+// torch.nn.utils.clip_grad_norm_: scales grads by max_norm / (norm + 1e-6) when the global L2
+// norm exceeds max_norm. Returns the norm before clipping.
+template <typename Real>
+double clip_grad_norm(std::vector<Real>& grads, double max_norm);
+
+// Linear warm-up to peak over warmup steps, then cosine decay to min_lr at total steps.
+// step counts from 0.
+double learning_rate(int step, int warmup, int total, double peak, double min_lr);
+
+}  // namespace mha::train

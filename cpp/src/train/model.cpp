@@ -1,0 +1,300 @@
+#include "mha/train/model.h"
+
+#include <cmath>
+#include <limits>
+
+#include "mha/train/grammar.h"
+#include "train_kernels.h"
+
+namespace mha::train {
+
+Status validate(const ModelConfig& c) {
+  auto bad = [](const std::string& what, int got) {
+    return Status(StatusCode::kInvalidConfig, what + ", got " + std::to_string(got));
+  };
+  if (c.vocab_size < 2) return bad("vocab_size: expected >= 2", c.vocab_size);
+  if (c.context < 1) return bad("context: expected >= 1", c.context);
+  if (c.d_model < 1) return bad("d_model: expected >= 1", c.d_model);
+  if (c.num_heads < 1) return bad("num_heads: expected >= 1", c.num_heads);
+  if (c.num_layers < 1) return bad("num_layers: expected >= 1", c.num_layers);
+  if (c.d_model % c.num_heads != 0)
+    return Status(StatusCode::kInvalidConfig,
+                  "d_model must be divisible by num_heads: expected a multiple of " +
+                      std::to_string(c.num_heads) + ", got " + std::to_string(c.d_model));
+  return Status::Ok();
+}
+
+std::vector<ParameterSpec> parameter_specs(const ModelConfig& c) {
+  const int C = c.d_model, V = c.vocab_size, F = c.mlp_hidden();
+  std::vector<ParameterSpec> specs;
+  auto add = [&specs](std::string name, std::vector<int> shape) {
+    ParameterSpec spec;
+    spec.name = std::move(name);
+    spec.shape = std::move(shape);
+    spec.size = 1;
+    for (int d : spec.shape) spec.size *= static_cast<size_t>(d);
+    spec.offset = specs.empty() ? 0 : specs.back().offset + specs.back().size;
+    spec.decay = spec.shape.size() == 2;
+    specs.push_back(std::move(spec));
+  };
+  add("wte.weight", {V, C});
+  add("wpe.weight", {c.context, C});
+  for (int l = 0; l < c.num_layers; ++l) {
+    const std::string p = "blocks." + std::to_string(l) + ".";
+    add(p + "ln1.weight", {C});
+    add(p + "ln1.bias", {C});
+    add(p + "attn.qkv.weight", {3 * C, C});
+    add(p + "attn.qkv.bias", {3 * C});
+    add(p + "attn.proj.weight", {C, C});
+    add(p + "attn.proj.bias", {C});
+    add(p + "ln2.weight", {C});
+    add(p + "ln2.bias", {C});
+    add(p + "mlp.fc.weight", {F, C});
+    add(p + "mlp.fc.bias", {F});
+    add(p + "mlp.proj.weight", {C, F});
+    add(p + "mlp.proj.bias", {C});
+  }
+  add("lnf.weight", {C});
+  add("lnf.bias", {C});
+  add("lm_head.weight", {V, C});
+  return specs;
+}
+
+size_t parameter_count(const ModelConfig& config) {
+  std::vector<ParameterSpec> specs = parameter_specs(config);
+  return specs.back().offset + specs.back().size;
+}
+
+template <typename Real>
+Model<Real>::Model(const ModelConfig& config) : config_(config), specs_(parameter_specs(config)) {
+  params_.assign(parameter_count(config), Real(0));
+  grads_.assign(params_.size(), Real(0));
+  size_t i = 0;
+  wte_ = specs_[i++].offset;
+  wpe_ = specs_[i++].offset;
+  for (int l = 0; l < config.num_layers; ++l) {
+    LayerOffsets o;
+    o.ln1_w = specs_[i++].offset;
+    o.ln1_b = specs_[i++].offset;
+    o.qkv_w = specs_[i++].offset;
+    o.qkv_b = specs_[i++].offset;
+    o.proj_w = specs_[i++].offset;
+    o.proj_b = specs_[i++].offset;
+    o.ln2_w = specs_[i++].offset;
+    o.ln2_b = specs_[i++].offset;
+    o.fc_w = specs_[i++].offset;
+    o.fc_b = specs_[i++].offset;
+    o.fc2_w = specs_[i++].offset;
+    o.fc2_b = specs_[i++].offset;
+    layer_offsets_.push_back(o);
+  }
+  lnf_w_ = specs_[i++].offset;
+  lnf_b_ = specs_[i++].offset;
+  lm_head_ = specs_[i++].offset;
+  const int L = config.num_layers;
+  for (auto* v : {&ln1_, &ln1_mean_, &ln1_rstd_, &qkv_, &att_, &att_y_, &residual_mid_, &ln2_,
+                  &ln2_mean_, &ln2_rstd_, &fc_h_, &fc_gelu_, &residual_out_})
+    v->resize(L);
+}
+
+template <typename Real>
+void Model<Real>::initialize(uint64_t seed) {
+  Rng rng(seed);
+  const double residual_std = 0.02 / std::sqrt(2.0 * config_.num_layers);
+  for (const ParameterSpec& spec : specs_) {
+    Real* p = params_.data() + spec.offset;
+    const bool is_gain = spec.name.find("ln") != std::string::npos && spec.name.find(".weight") != std::string::npos;
+    const bool is_residual_proj = spec.name.find("proj.weight") != std::string::npos;
+    for (size_t i = 0; i < spec.size; ++i) {
+      if (spec.shape.size() == 2) {
+        p[i] = static_cast<Real>(rng.normal() * (is_residual_proj ? residual_std : 0.02));
+      } else {
+        p[i] = is_gain ? Real(1) : Real(0);
+      }
+    }
+  }
+}
+
+template <typename Real>
+Real Model<Real>::forward(const int* tokens, const int* targets, int B, int T) {
+  using namespace kernels;
+  const int C = config_.d_model, NH = config_.num_heads, V = config_.vocab_size;
+  const int F = config_.mlp_hidden(), L = config_.num_layers;
+  const size_t N = static_cast<size_t>(B) * T;
+  B_ = B;
+  T_ = T;
+  tokens_.assign(tokens, tokens + N);
+  targets_.assign(targets, targets + N);
+  const Real* p = params_.data();
+
+  encoded_.resize(N * C);
+  encoder_forward(encoded_.data(), tokens, p + wte_, p + wpe_, B, T, C);
+  const Real* residual = encoded_.data();
+  for (int l = 0; l < L; ++l) {
+    const LayerOffsets& o = layer_offsets_[l];
+    ln1_[l].resize(N * C);
+    ln1_mean_[l].resize(N);
+    ln1_rstd_[l].resize(N);
+    qkv_[l].resize(N * 3 * C);
+    att_[l].resize(static_cast<size_t>(B) * NH * T * T);
+    att_y_[l].resize(N * C);
+    residual_mid_[l].resize(N * C);
+    ln2_[l].resize(N * C);
+    ln2_mean_[l].resize(N);
+    ln2_rstd_[l].resize(N);
+    fc_h_[l].resize(N * F);
+    fc_gelu_[l].resize(N * F);
+    residual_out_[l].resize(N * C);
+
+    layernorm_forward(ln1_[l].data(), ln1_mean_[l].data(), ln1_rstd_[l].data(), residual,
+                      p + o.ln1_w, p + o.ln1_b, static_cast<int>(N), C);
+    linear_forward(qkv_[l].data(), ln1_[l].data(), p + o.qkv_w, p + o.qkv_b, static_cast<int>(N), 3 * C, C);
+    attention_forward(att_y_[l].data(), att_[l].data(), qkv_[l].data(), B, T, C, NH);
+    linear_forward(residual_mid_[l].data(), att_y_[l].data(), p + o.proj_w, p + o.proj_b, static_cast<int>(N), C, C);
+    for (size_t i = 0; i < N * C; ++i) residual_mid_[l][i] += residual[i];
+    layernorm_forward(ln2_[l].data(), ln2_mean_[l].data(), ln2_rstd_[l].data(), residual_mid_[l].data(),
+                      p + o.ln2_w, p + o.ln2_b, static_cast<int>(N), C);
+    linear_forward(fc_h_[l].data(), ln2_[l].data(), p + o.fc_w, p + o.fc_b, static_cast<int>(N), F, C);
+    gelu_forward(fc_gelu_[l].data(), fc_h_[l].data(), N * F);
+    linear_forward(residual_out_[l].data(), fc_gelu_[l].data(), p + o.fc2_w, p + o.fc2_b, static_cast<int>(N), C, F);
+    for (size_t i = 0; i < N * C; ++i) residual_out_[l][i] += residual_mid_[l][i];
+    residual = residual_out_[l].data();
+  }
+  lnf_.resize(N * C);
+  lnf_mean_.resize(N);
+  lnf_rstd_.resize(N);
+  logits_.resize(N * V);
+  probs_.resize(N * V);
+  layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), residual, p + lnf_w_,
+                    p + lnf_b_, static_cast<int>(N), C);
+  linear_forward<Real>(logits_.data(), lnf_.data(), p + lm_head_, nullptr, static_cast<int>(N), V, C);
+  Real loss = softmax_crossentropy_forward(probs_.data(), logits_.data(), targets, static_cast<int>(N), V);
+  valid_targets_ = 0;
+  for (size_t i = 0; i < N; ++i) valid_targets_ += targets[i] >= 0;
+  if (valid_targets_ == 0) return std::numeric_limits<Real>::quiet_NaN();
+  return loss / static_cast<Real>(valid_targets_);
+}
+
+template <typename Real>
+void Model<Real>::backward() {
+  using namespace kernels;
+  const int C = config_.d_model, NH = config_.num_heads, V = config_.vocab_size;
+  const int F = config_.mlp_hidden(), L = config_.num_layers;
+  const int B = B_, T = T_;
+  const int N = B * T;
+  const Real* p = params_.data();
+  Real* g = grads_.data();
+  std::fill(grads_.begin(), grads_.end(), Real(0));
+  if (valid_targets_ == 0) return;
+
+  std::vector<Real> dlogits(static_cast<size_t>(N) * V);
+  std::vector<Real> dresidual(static_cast<size_t>(N) * C, Real(0));  // d loss / d residual stream
+  std::vector<Real> dln(static_cast<size_t>(N) * C);
+  std::vector<Real> dqkv(static_cast<size_t>(N) * 3 * C);
+  std::vector<Real> datt_y(static_cast<size_t>(N) * C);
+  std::vector<Real> dfc_gelu(static_cast<size_t>(N) * F);
+  std::vector<Real> dfc_h(static_cast<size_t>(N) * F);
+  std::vector<Real> datt_row(T);
+
+  softmax_crossentropy_backward(dlogits.data(), probs_.data(), targets_.data(), valid_targets_, N, V);
+  // logits = lnf . lm_head^T
+  std::fill(dln.begin(), dln.end(), Real(0));
+  linear_backward<Real>(dln.data(), g + lm_head_, nullptr, dlogits.data(), lnf_.data(), p + lm_head_, N, V, C);
+  // lnf = layernorm(residual_out[L-1])
+  const Real* last = L > 0 ? residual_out_[L - 1].data() : encoded_.data();
+  layernorm_backward(dresidual.data(), g + lnf_w_, g + lnf_b_, dln.data(), last, p + lnf_w_,
+                     lnf_mean_.data(), lnf_rstd_.data(), N, C);
+
+  for (int l = L - 1; l >= 0; --l) {
+    const LayerOffsets& o = layer_offsets_[l];
+    const Real* residual_in = l == 0 ? encoded_.data() : residual_out_[l - 1].data();
+    // residual_out = residual_mid + fc2(gelu(fc(ln2(residual_mid)))): dresidual flows through
+    // unchanged to residual_mid, and into the MLP branch.
+    std::fill(dfc_gelu.begin(), dfc_gelu.end(), Real(0));
+    linear_backward(dfc_gelu.data(), g + o.fc2_w, g + o.fc2_b, dresidual.data(), fc_gelu_[l].data(),
+                    p + o.fc2_w, N, C, F);
+    std::fill(dfc_h.begin(), dfc_h.end(), Real(0));
+    gelu_backward(dfc_h.data(), fc_h_[l].data(), dfc_gelu.data(), static_cast<size_t>(N) * F);
+    std::fill(dln.begin(), dln.end(), Real(0));
+    linear_backward(dln.data(), g + o.fc_w, g + o.fc_b, dfc_h.data(), ln2_[l].data(), p + o.fc_w, N, F, C);
+    layernorm_backward(dresidual.data(), g + o.ln2_w, g + o.ln2_b, dln.data(), residual_mid_[l].data(),
+                       p + o.ln2_w, ln2_mean_[l].data(), ln2_rstd_[l].data(), N, C);
+    // residual_mid = residual_in + proj(attention(qkv(ln1(residual_in))))
+    std::fill(datt_y.begin(), datt_y.end(), Real(0));
+    linear_backward(datt_y.data(), g + o.proj_w, g + o.proj_b, dresidual.data(), att_y_[l].data(),
+                    p + o.proj_w, N, C, C);
+    std::fill(dqkv.begin(), dqkv.end(), Real(0));
+    attention_backward(dqkv.data(), datt_row.data(), datt_y.data(), qkv_[l].data(), att_[l].data(), B, T, C, NH);
+    std::fill(dln.begin(), dln.end(), Real(0));
+    linear_backward(dln.data(), g + o.qkv_w, g + o.qkv_b, dqkv.data(), ln1_[l].data(), p + o.qkv_w, N, 3 * C, C);
+    layernorm_backward(dresidual.data(), g + o.ln1_w, g + o.ln1_b, dln.data(), residual_in, p + o.ln1_w,
+                       ln1_mean_[l].data(), ln1_rstd_[l].data(), N, C);
+  }
+  // encoded = wte[tokens] + wpe[positions]
+  encoder_backward(g + wte_, g + wpe_, dresidual.data(), tokens_.data(), B, T, C);
+}
+
+template <typename Real>
+const Real* Model<Real>::attention(int layer) const {
+  return att_[layer].data();
+}
+
+template class Model<float>;
+template class Model<double>;
+
+template <typename Real>
+AdamW<Real>::AdamW(const std::vector<ParameterSpec>& specs, const AdamWConfig& config) : config_(config) {
+  size_t total = specs.empty() ? 0 : specs.back().offset + specs.back().size;
+  decay_.assign(total, 0);
+  for (const ParameterSpec& spec : specs)
+    std::fill(decay_.begin() + spec.offset, decay_.begin() + spec.offset + spec.size, spec.decay ? 1 : 0);
+  m_.assign(total, Real(0));
+  v_.assign(total, Real(0));
+}
+
+template <typename Real>
+void AdamW<Real>::update(std::vector<Real>& params, const std::vector<Real>& grads, double lr) {
+  ++step_;
+  const Real beta1 = static_cast<Real>(config_.beta1), beta2 = static_cast<Real>(config_.beta2);
+  const Real bias_correction1 = Real(1) - static_cast<Real>(std::pow(config_.beta1, step_));
+  const Real bias_correction2 = Real(1) - static_cast<Real>(std::pow(config_.beta2, step_));
+  const Real step_size = static_cast<Real>(lr) / bias_correction1;
+  const Real sqrt_bc2 = std::sqrt(bias_correction2);
+  const Real eps = static_cast<Real>(config_.eps);
+  const Real decay_factor = Real(1) - static_cast<Real>(lr * config_.weight_decay);
+  for (size_t i = 0; i < params.size(); ++i) {
+    // torch.optim.AdamW (single-tensor path): decay first, then the Adam step
+    if (decay_[i]) params[i] *= decay_factor;
+    m_[i] = beta1 * m_[i] + (Real(1) - beta1) * grads[i];
+    v_[i] = beta2 * v_[i] + (Real(1) - beta2) * grads[i] * grads[i];
+    const Real denom = std::sqrt(v_[i]) / sqrt_bc2 + eps;
+    params[i] -= step_size * m_[i] / denom;
+  }
+}
+
+template class AdamW<float>;
+template class AdamW<double>;
+
+template <typename Real>
+double clip_grad_norm(std::vector<Real>& grads, double max_norm) {
+  double sum = 0;
+  for (Real g : grads) sum += static_cast<double>(g) * g;
+  const double norm = std::sqrt(sum);
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef < 1) {
+    for (Real& g : grads) g = static_cast<Real>(g * coef);
+  }
+  return norm;
+}
+
+template double clip_grad_norm<float>(std::vector<float>&, double);
+template double clip_grad_norm<double>(std::vector<double>&, double);
+
+double learning_rate(int step, int warmup, int total, double peak, double min_lr) {
+  if (step < warmup) return peak * (step + 1) / warmup;
+  if (step >= total) return min_lr;
+  const double progress = static_cast<double>(step - warmup) / std::max(1, total - warmup);
+  return min_lr + 0.5 * (peak - min_lr) * (1.0 + std::cos(3.141592653589793 * progress));
+}
+
+}  // namespace mha::train
