@@ -1,0 +1,235 @@
+// Builds the C++ core natively (build/native: library, unit tests) and to WebAssembly
+// (build/wasm), then copies the module the JS API loads to web/lib/wasm/:
+//   mha_core.js   Emscripten's MODULARIZE output with `export default createMhaCore;` appended
+//   mha_core.wasm
+// A build runs only when a C++/CMake source changed since the last successful one (a hash of
+// every CMakeLists.txt, *.cmake and C/C++ file outside build/, node_modules/ and web/ is kept in
+// build/<target>/.sources-hash), or when its outputs are missing.
+//
+// Node.js built-ins only (it runs before `npm ci`).
+//
+//   node scripts/build.js [--native] [--wasm] [--force]     (default: both)
+
+import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureSystemPackages, repoRoot, SetupError, which } from './setup.js';
+
+export class BuildError extends Error {}
+
+const JOBS = '2';
+const SOURCE_EXTENSIONS = new Set(['.c', '.cc', '.cpp', '.cxx', '.h', '.hh', '.hpp', '.inl', '.cmake']);
+const SKIPPED_DIRS = new Set(['build', 'node_modules', 'web', 'docs']);
+
+/** Every file that can change a native or WASM build, sorted, relative to the repo. */
+function sourceFiles(dir = repoRoot, found = []) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name.startsWith('.')) continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (dir === repoRoot && SKIPPED_DIRS.has(entry.name)) continue;
+      sourceFiles(full, found);
+    } else if (entry.name === 'CMakeLists.txt' || SOURCE_EXTENSIONS.has(path.extname(entry.name))) {
+      found.push(path.relative(repoRoot, full));
+    }
+  }
+  return found.sort();
+}
+
+export function sourcesHash() {
+  const hash = crypto.createHash('sha256');
+  for (const file of sourceFiles()) {
+    hash.update(file).update('\0').update(fs.readFileSync(path.join(repoRoot, file))).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+function run(label, cmd, args, env = process.env) {
+  console.log(`[build] ${cmd} ${args.join(' ')}`);
+  const result = spawnSync(cmd, args, { cwd: repoRoot, stdio: 'inherit', env });
+  if (result.error) throw new BuildError(`${label} failed: ${cmd}: ${result.error.message}`);
+  if (result.status !== 0) {
+    const how = result.signal ? `was killed by ${result.signal}` : `exited with ${result.status}`;
+    throw new BuildError(`${label} failed: \`${cmd} ${args.join(' ')}\` ${how} (the compiler's messages are above)`);
+  }
+}
+
+/** One build at a time in this checkout: a second `npm test` waits for the first's build. */
+function withLock(fn) {
+  const lockDir = path.join(repoRoot, 'build', '.lock');
+  fs.mkdirSync(path.dirname(lockDir), { recursive: true });
+  const started = Date.now();
+  let announced = false;
+  for (;;) {
+    try {
+      fs.mkdirSync(lockDir);
+      fs.writeFileSync(path.join(lockDir, 'pid'), String(process.pid));
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      let holder = NaN;
+      try {
+        holder = Number(fs.readFileSync(path.join(lockDir, 'pid'), 'utf8'));
+      } catch {
+        // being created or removed right now
+      }
+      let alive = true;
+      if (Number.isInteger(holder) && holder > 0) {
+        try {
+          process.kill(holder, 0);
+        } catch (e) {
+          alive = e.code === 'EPERM';
+        }
+      } else if (Date.now() - started > 10_000) {
+        alive = false; // a lock without a pid for 10 s: left by a crash
+      }
+      if (!alive) {
+        fs.rmSync(lockDir, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() - started > 30 * 60_000) throw new BuildError(`another build (pid ${holder}) has held ${lockDir} for 30 minutes`);
+      if (!announced) {
+        console.log(`[build] waiting for another build in this checkout (pid ${holder}) to finish`);
+        announced = true;
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    fs.rmSync(lockDir, { recursive: true, force: true });
+  }
+}
+
+function readStamp(buildDir) {
+  try {
+    return fs.readFileSync(path.join(buildDir, '.sources-hash'), 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+function configured(buildDir) {
+  return fs.existsSync(path.join(buildDir, 'CMakeCache.txt')) && fs.existsSync(path.join(buildDir, 'Makefile'));
+}
+
+function buildNative({ force, hash }) {
+  const buildDir = path.join(repoRoot, 'build/native');
+  if (!force && readStamp(buildDir) === hash) {
+    console.log('[build] native: up to date');
+    return false;
+  }
+  if (!configured(buildDir)) {
+    run('native configure', 'cmake', ['-S', '.', '-B', 'build/native', '-DCMAKE_BUILD_TYPE=Release']);
+  }
+  run('native build', 'cmake', ['--build', 'build/native', '-j', JOBS]);
+  fs.writeFileSync(path.join(buildDir, '.sources-hash'), `${hash}\n`);
+  return true;
+}
+
+/** The environment for Emscripten's tools, never the user's shell. */
+function emscriptenEnv() {
+  const env = { ...process.env };
+  // Debian's emscripten runs its JS optimizer with /usr/bin/node and finds acorn only here.
+  if (fs.existsSync('/usr/share/nodejs')) {
+    env.NODE_PATH = ['/usr/share/nodejs', process.env.NODE_PATH].filter(Boolean).join(path.delimiter);
+  }
+  // A cache Emscripten may write to: Debian's is frozen (prebuilt, read-only, fine for any user);
+  // an unfrozen cache that is not ours to write goes to build/ instead.
+  if (!env.EM_CACHE) {
+    const query = (key) => {
+      const r = spawnSync('em-config', [key], { env, encoding: 'utf8' });
+      return r.status === 0 ? r.stdout.trim() : null;
+    };
+    const cache = query('CACHE');
+    if (cache && query('FROZEN_CACHE') !== 'True') {
+      let writable = true;
+      try {
+        fs.accessSync(fs.existsSync(cache) ? cache : path.dirname(cache), fs.constants.W_OK);
+      } catch {
+        writable = false;
+      }
+      if (!writable) env.EM_CACHE = path.join(repoRoot, 'build/emscripten-cache');
+    }
+  }
+  return env;
+}
+
+const WASM_OUT = path.join(repoRoot, 'web/lib/wasm');
+
+function installWasm(buildDir) {
+  const js = path.join(buildDir, 'mha_core.js');
+  const wasm = path.join(buildDir, 'mha_core.wasm');
+  for (const file of [js, wasm]) {
+    if (!fs.existsSync(file)) throw new BuildError(`the WebAssembly build did not produce ${path.relative(repoRoot, file)}`);
+  }
+  fs.mkdirSync(WASM_OUT, { recursive: true });
+  // -sEXPORT_ES6 does not load in Node's ESM with Emscripten 3.1.6: wrap the classic output.
+  const source = fs.readFileSync(js, 'utf8');
+  const wrapped = `${source.trimEnd()}\nexport default createMhaCore;\n`;
+  // Write then rename, so that a test running meanwhile never sees half a file.
+  for (const [name, data] of [['mha_core.wasm', fs.readFileSync(wasm)], ['mha_core.js', wrapped]]) {
+    const tmp = path.join(WASM_OUT, `.${name}.${process.pid}`);
+    fs.writeFileSync(tmp, data);
+    fs.renameSync(tmp, path.join(WASM_OUT, name));
+  }
+  console.log(`[build] wasm: installed web/lib/wasm/mha_core.js and mha_core.wasm (${fs.statSync(wasm).size} bytes)`);
+}
+
+function buildWasm({ force, hash }) {
+  const buildDir = path.join(repoRoot, 'build/wasm');
+  const installed = ['mha_core.js', 'mha_core.wasm'].every((f) => fs.existsSync(path.join(WASM_OUT, f)));
+  if (!force && readStamp(buildDir) === hash) {
+    if (!installed) installWasm(buildDir);
+    console.log('[build] wasm: up to date');
+    return false;
+  }
+  if (!which('emcmake')) throw new BuildError('wasm build failed: emcmake not found (install the Debian package emscripten)');
+  const env = emscriptenEnv();
+  if (!configured(buildDir)) {
+    run('wasm configure', 'emcmake', ['cmake', '-S', '.', '-B', 'build/wasm', '-DCMAKE_BUILD_TYPE=Release'], env);
+  }
+  run('wasm build', 'cmake', ['--build', 'build/wasm', '-j', JOBS], env);
+  installWasm(buildDir);
+  fs.writeFileSync(path.join(buildDir, '.sources-hash'), `${hash}\n`);
+  return true;
+}
+
+/**
+ * Build what is out of date. targets: subset of ['native', 'wasm'].
+ * Throws BuildError with a message saying which step failed.
+ */
+export function build({ targets = ['native', 'wasm'], force = false } = {}) {
+  return withLock(() => {
+    const hash = sourcesHash();
+    const built = {};
+    for (const target of targets) {
+      const started = Date.now();
+      const didBuild = target === 'native' ? buildNative({ force, hash }) : buildWasm({ force, hash });
+      if (didBuild) console.log(`[build] ${target}: built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      built[target] = didBuild;
+    }
+    return built;
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const args = process.argv.slice(2);
+  const unknown = args.filter((a) => !['--native', '--wasm', '--force'].includes(a));
+  if (unknown.length > 0) {
+    console.error(`usage: node scripts/build.js [--native] [--wasm] [--force]; unknown: ${unknown.join(' ')}`);
+    process.exit(2);
+  }
+  const targets = ['native', 'wasm'].filter((t) => args.includes(`--${t}`));
+  try {
+    ensureSystemPackages(targets.length === 1 && targets[0] === 'wasm' ? 'start' : 'build');
+    build({ targets: targets.length ? targets : ['native', 'wasm'], force: args.includes('--force') });
+  } catch (error) {
+    if (!(error instanceof BuildError || error instanceof SetupError)) throw error;
+    console.error(error instanceof BuildError ? `[build] ${error.message}` : error.message);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,17 @@
+// `npm start`: install what is missing (Debian packages as root, npm dependencies), build the
+// WebAssembly core when its sources changed, and serve the page at http://localhost:8080/
+// (PORT to change it). Node.js built-ins only: it runs before `npm ci` on a fresh clone.
+
+import { build, BuildError } from './build.js';
+import { serveForever } from './serve.js';
+import { setup, SetupError } from './setup.js';
+
+try {
+  setup('start');
+  build({ targets: ['wasm'] });
+} catch (error) {
+  if (!(error instanceof SetupError || error instanceof BuildError)) throw error;
+  console.error(error instanceof BuildError ? `[build] ${error.message}` : error.message);
+  process.exit(1);
+}
+await serveForever();
