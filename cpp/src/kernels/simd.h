@@ -1,0 +1,123 @@
+// A small portable SIMD layer for the kernels: one vector type `vfloat` of kLanes floats and
+// the handful of operations the GEMM and softmax need. Built on the GCC/Clang vector
+// extensions, so the same kernel source compiles to
+//   - WebAssembly SIMD128 (emcc -msimd128): 4 lanes, f32x4 mul and add (no FMA here),
+//   - SSE2 (-msse2): 4 lanes, the same width as WASM SIMD,
+//   - AVX2/FMA (-march=native on a machine that has them): 8 lanes, fused multiply-add.
+// Without any of these it falls back to 4-lane generic vectors (the compiler scalarises).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#define MHA_SIMD_BYTES 32
+#else
+#define MHA_SIMD_BYTES 16
+#endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
+namespace mha::kernels::simd {
+
+constexpr int kLanes = MHA_SIMD_BYTES / 4;
+
+typedef float vfloat __attribute__((vector_size(MHA_SIMD_BYTES)));
+typedef int32_t vint __attribute__((vector_size(MHA_SIMD_BYTES)));
+// Unaligned views for loads and stores: plain pointers into row-major buffers.
+typedef float vfloat_u __attribute__((vector_size(MHA_SIMD_BYTES), aligned(4)));
+
+inline vfloat load(const float* p) { return *reinterpret_cast<const vfloat_u*>(p); }
+inline void store(float* p, vfloat v) { *reinterpret_cast<vfloat_u*>(p) = v; }
+
+inline vfloat splat(float x) {
+#if defined(__wasm_simd128__)
+  return reinterpret_cast<vfloat>(wasm_f32x4_splat(x));
+#else
+  return x - vfloat{};  // vector - scalar broadcasts the scalar
+#endif
+}
+
+// Broadcast of a float read from memory (WASM: v128.load32_splat).
+inline vfloat load_splat(const float* p) {
+#if defined(__wasm_simd128__)
+  return reinterpret_cast<vfloat>(wasm_v128_load32_splat(p));
+#elif defined(__AVX2__)
+  return _mm256_broadcast_ss(p);
+#else
+  return splat(*p);
+#endif
+}
+
+// acc + a * b: fused where the target has FMA, a multiply then an add elsewhere.
+inline vfloat madd(vfloat acc, vfloat a, vfloat b) {
+#if defined(__FMA__) && defined(__AVX2__)
+  return _mm256_fmadd_ps(a, b, acc);
+#else
+  return acc + a * b;
+#endif
+}
+
+inline vfloat select(vint mask, vfloat if_true, vfloat if_false) {
+  return reinterpret_cast<vfloat>((mask & reinterpret_cast<vint>(if_true)) |
+                                  (~mask & reinterpret_cast<vint>(if_false)));
+}
+
+inline vfloat max(vfloat a, vfloat b) {
+#if defined(__wasm_simd128__)
+  return reinterpret_cast<vfloat>(wasm_f32x4_pmax(a, b));
+#elif defined(__AVX2__)
+  return _mm256_max_ps(a, b);
+#elif defined(__SSE2__)
+  return _mm_max_ps(a, b);
+#else
+  return select(a > b, a, b);
+#endif
+}
+
+inline float reduce_max(vfloat v) {
+  float m = v[0];
+  for (int i = 1; i < kLanes; ++i) m = v[i] > m ? v[i] : m;
+  return m;
+}
+
+inline float reduce_sum(vfloat v) {
+  float s = 0.f;
+  for (int i = 0; i < kLanes; ++i) s += v[i];
+  return s;
+}
+
+// e^x, lane-wise, about 1 ulp on [-87.3, 88.7] (Cephes' expf): x = n ln2 + r with n integer
+// and |r| <= ln2 / 2; e^r by a degree-6 polynomial; 2^n built in the exponent bits.
+// x below -87.3 (including -inf) gives exactly 0; NaN stays NaN.
+inline vfloat exp(vfloat x) {
+  const vfloat input = x;
+  x = max(x, splat(-87.33654f));
+  x = select(x < splat(88.37626f), x, splat(88.37626f));
+  // Round x * log2(e) to nearest: adding 1.5 * 2^23 leaves n in the low mantissa bits.
+  const vfloat shifter = splat(12582912.0f);
+  vfloat t = x * splat(1.44269504088896341f) + shifter;
+  vint n = reinterpret_cast<vint>(t) - reinterpret_cast<vint>(shifter);
+  vfloat nf = t - shifter;
+  vfloat r = x - nf * splat(0.693359375f);  // ln2 split in two for an exact first product
+  r = r - nf * splat(-2.12194440e-4f);
+  vfloat p = splat(1.9875691500e-4f);
+  p = p * r + splat(1.3981999507e-3f);
+  p = p * r + splat(8.3334519073e-3f);
+  p = p * r + splat(4.1665795894e-2f);
+  p = p * r + splat(1.6666665459e-1f);
+  p = p * r + splat(5.0000001201e-1f);
+  vfloat r2 = r * r;
+  p = p * r2 + r + splat(1.0f);
+  vint scale_bits = (n + 127) << 23;
+  vfloat result = p * reinterpret_cast<vfloat>(scale_bits);
+  result = select(input < splat(-87.33654f), splat(0.f), result);
+  return select(input != input, input, result);
+}
+
+}  // namespace mha::kernels::simd
