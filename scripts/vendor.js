@@ -1,0 +1,25 @@
+// Copy the npm packages the page loads in the browser into web/vendor/ (gitignored), so the
+// page needs no bundler and no CDN: `node scripts/vendor.js` (scripts/build.js runs it).
+import { copyFileSync, mkdirSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const vendorDir = join(root, 'web', 'vendor');
+
+// [package file, name in web/vendor]
+const FILES = [
+  // the tagger with its chunker; an ES module (export default nlp)
+  ['compromise/builds/three/compromise-three.mjs', 'compromise-three.mjs'],
+];
+
+mkdirSync(vendorDir, { recursive: true });
+for (const [from, to] of FILES) {
+  const source = join(root, 'node_modules', from);
+  if (!existsSync(source)) {
+    console.error(`vendor: expected ${from} in node_modules (run npm install), not found at ${source}`);
+    process.exit(1);
+  }
+  copyFileSync(source, join(vendorDir, to));
+  console.log(`vendor: ${from} -> web/vendor/${to}`);
+}
