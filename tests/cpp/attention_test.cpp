@@ -1,0 +1,475 @@
+// Unit tests of MultiHeadAttention against a plain double-precision reference written out
+// loop by loop, independent of the kernels.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "mha/attention.h"
+
+namespace {
+
+using mha::Config;
+using mha::ForwardOptions;
+using mha::ForwardResult;
+using mha::MaskDtype;
+using mha::MaskView;
+using mha::MultiHeadAttention;
+using mha::Shape;
+using mha::StatusCode;
+using mha::TensorView;
+
+std::vector<float> random_vector(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+std::unique_ptr<MultiHeadAttention> make(const Config& config, uint64_t seed = 1) {
+  std::unique_ptr<MultiHeadAttention> m;
+  auto status = MultiHeadAttention::Create(config, seed, &m);
+  EXPECT_TRUE(status.ok()) << status.message();
+  // Non-zero biases so that they are tested.
+  for (const auto& name : m->parameter_names()) {
+    Shape shape;
+    EXPECT_TRUE(m->parameter_shape(name, &shape).ok());
+    size_t n = 1;
+    for (auto d : shape) n *= size_t(d);
+    auto values = random_vector(n, uint32_t(std::hash<std::string>()(name) & 0xffff), 0.4f);
+    EXPECT_TRUE(m->set_parameter(name, values.data(), n, shape).ok());
+  }
+  return m;
+}
+
+std::vector<float> param(const MultiHeadAttention& m, const std::string& name) {
+  mha::Tensor t;
+  EXPECT_TRUE(m.get_parameter(name, &t).ok());
+  return t.data;
+}
+
+// Reference forward for batch-first 3-D input, masks as additive (N*H or 1, L, S) and (N, S).
+struct Reference {
+  std::vector<double> output;   // (N, L, E)
+  std::vector<double> weights;  // (N, H, L, S_total)
+};
+
+Reference reference_forward(const MultiHeadAttention& m, const std::vector<float>& q_in,
+                            const std::vector<float>& k_in, const std::vector<float>& v_in, int64_t N,
+                            int64_t L, int64_t S, const std::vector<float>* attn_add, bool attn_per_head,
+                            const std::vector<float>* key_add, bool causal) {
+  const Config& c = m.config();
+  const int64_t E = c.embed_dim, H = c.num_heads, G = c.num_kv_heads, hd = E / H, kv = G * hd;
+  std::vector<float> wq, wk, wv, bq(E, 0), bk(kv, 0), bv(kv, 0);
+  if (m.packed_in_proj()) {
+    auto w = param(m, "in_proj_weight");
+    wq.assign(w.begin(), w.begin() + E * E);
+    wk.assign(w.begin() + E * E, w.begin() + 2 * E * E);
+    wv.assign(w.begin() + 2 * E * E, w.end());
+  } else {
+    wq = param(m, "q_proj_weight");
+    wk = param(m, "k_proj_weight");
+    wv = param(m, "v_proj_weight");
+  }
+  if (c.bias) {
+    auto b = param(m, "in_proj_bias");
+    std::copy(b.begin(), b.begin() + E, bq.begin());
+    std::copy(b.begin() + E, b.begin() + E + kv, bk.begin());
+    std::copy(b.begin() + E + kv, b.end(), bv.begin());
+  }
+  auto wo = param(m, "out_proj.weight");
+  std::vector<float> bo = c.bias ? param(m, "out_proj.bias") : std::vector<float>(E, 0);
+  std::vector<float> bias_k, bias_v;
+  if (c.add_bias_kv) {
+    bias_k = param(m, "bias_k");
+    bias_v = param(m, "bias_v");
+  }
+  const int64_t St = S + (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0);
+  auto project = [](const std::vector<float>& x, int64_t rows, int64_t in, const std::vector<float>& w,
+                    const std::vector<float>& b, int64_t out) {
+    std::vector<double> y(rows * out);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t o = 0; o < out; ++o) {
+        double acc = b[o];
+        for (int64_t i = 0; i < in; ++i) acc += double(x[r * in + i]) * w[o * in + i];
+        y[r * out + o] = acc;
+      }
+    return y;
+  };
+  auto q = project(q_in, N * L, E, wq, bq, E);
+  auto k0 = project(k_in, N * S, c.kdim, wk, bk, kv);
+  auto v0 = project(v_in, N * S, c.vdim, wv, bv, kv);
+  std::vector<double> k(N * St * kv, 0.0), v(N * St * kv, 0.0);
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t d = 0; d < kv; ++d) {
+        k[(n * St + s) * kv + d] = k0[(n * S + s) * kv + d];
+        v[(n * St + s) * kv + d] = v0[(n * S + s) * kv + d];
+      }
+    if (c.add_bias_kv)
+      for (int64_t d = 0; d < kv; ++d) {
+        k[(n * St + S) * kv + d] = bias_k[d];
+        v[(n * St + S) * kv + d] = bias_v[d];
+      }
+  }
+  Reference ref;
+  ref.weights.assign(N * H * L * St, 0.0);
+  std::vector<double> concat(N * L * E, 0.0);
+  const double scale = 1.0 / std::sqrt(double(hd));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t g = h / (H / G);
+      for (int64_t i = 0; i < L; ++i) {
+        std::vector<double> s(St);
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < St; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < hd; ++d) dot += q[(n * L + i) * E + h * hd + d] * scale * k[(n * St + j) * kv + g * hd + d];
+          if (j < S) {
+            if (attn_add) dot += (*attn_add)[(attn_per_head ? (n * H + h) * L * S : 0) + i * S + j];
+            if (key_add) dot += (*key_add)[n * S + j];
+            if (causal && j > i) dot = -INFINITY;
+          }
+          s[j] = dot;
+          mx = std::max(mx, dot);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < St; ++j) sum += (s[j] = std::exp(s[j] - mx));
+        for (int64_t j = 0; j < St; ++j) {
+          const double p = s[j] / sum;
+          ref.weights[((n * H + h) * L + i) * St + j] = p;
+          for (int64_t d = 0; d < hd; ++d) concat[(n * L + i) * E + h * hd + d] += p * v[(n * St + j) * kv + g * hd + d];
+        }
+      }
+    }
+  ref.output.assign(N * L * E, 0.0);
+  for (int64_t r = 0; r < N * L; ++r)
+    for (int64_t o = 0; o < E; ++o) {
+      double acc = bo[o];
+      for (int64_t i = 0; i < E; ++i) acc += concat[r * E + i] * wo[o * E + i];
+      ref.output[r * E + o] = acc;
+    }
+  return ref;
+}
+
+double max_error(const std::vector<float>& got, const std::vector<double>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  double worst = 0;
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) worst = std::max(worst, std::abs(double(got[i]) - want[i]));
+  return worst;
+}
+
+TensorView view(const std::vector<float>& v, Shape shape) { return TensorView{v.data(), v.size(), std::move(shape)}; }
+
+struct Variant {
+  const char* name;
+  Config config;
+  int64_t N, L, S;
+  bool self, kpm, attn_mask, attn_per_head, causal;
+};
+
+class ForwardAgainstReference : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(ForwardAgainstReference, MatchesDoublePrecisionLoops) {
+  const Variant& p = GetParam();
+  auto m = make(p.config);
+  const Config& c = m->config();
+  const int64_t N = p.N, L = p.L, S = p.self ? p.L : p.S, H = c.num_heads;
+  auto q = random_vector(N * L * c.embed_dim, 11);
+  auto k = p.self ? q : random_vector(N * S * c.kdim, 12);
+  auto v = p.self ? q : random_vector(N * S * c.vdim, 13);
+  std::vector<float> attn_add, key_add;
+  std::vector<uint8_t> key_bool;
+  MaskView attn_view, kpm_view;
+  if (p.attn_mask) {
+    attn_add = random_vector((p.attn_per_head ? N * H : 1) * L * S, 14);
+    attn_view = MaskView{MaskDtype::kFloat, attn_add.data(), attn_add.size(),
+                         p.attn_per_head ? Shape{N * H, L, S} : Shape{L, S}};
+  }
+  if (p.kpm) {
+    key_bool.assign(N * S, 0);
+    key_add.assign(N * S, 0.0f);
+    for (int64_t i = 0; i < N * S; ++i)
+      if (i % S != 0 && i % 3 == 1) {
+        key_bool[i] = 1;
+        key_add[i] = -INFINITY;
+      }
+    kpm_view = MaskView{MaskDtype::kBool, key_bool.data(), key_bool.size(), {N, S}};
+  }
+  ForwardOptions options;
+  options.average_attn_weights = false;
+  options.is_causal = p.causal;
+  ForwardResult result;
+  const TensorView qv = view(q, {N, L, c.embed_dim});
+  const TensorView kv = p.self ? qv : view(k, {N, S, c.kdim});
+  const TensorView vv = p.self ? qv : view(v, {N, S, c.vdim});
+  auto status = m->forward(qv, kv, vv, kpm_view, attn_view, options, &result);
+  ASSERT_TRUE(status.ok()) << status.message();
+  auto ref = reference_forward(*m, q, k, v, N, L, S, p.attn_mask ? &attn_add : nullptr, p.attn_per_head,
+                               p.kpm ? &key_add : nullptr, p.causal && !p.attn_mask);
+  const double out_err = max_error(result.output.data, ref.output);
+  const double w_err = max_error(result.weights.data, ref.weights);
+  std::printf("  %-14s output max err %.2e (tol 1e-5)  weights max err %.2e (tol 1e-6)\n", p.name, out_err, w_err);
+  EXPECT_LT(out_err, 1e-5);
+  EXPECT_LT(w_err, 1e-6);
+
+  // The streaming path (no weights) gives the same output.
+  options.need_weights = false;
+  ForwardResult streamed;
+  ASSERT_TRUE(m->forward(qv, kv, vv, kpm_view, attn_view, options, &streamed).ok());
+  EXPECT_FALSE(streamed.weights.present());
+  const double stream_err = max_error(streamed.output.data, ref.output);
+  std::printf("  %-14s streaming output max err %.2e (tol 1e-5)\n", p.name, stream_err);
+  EXPECT_LT(stream_err, 1e-5);
+}
+
+Config cfg(int64_t E, int64_t H, int64_t G = 0, int64_t kdim = 0, int64_t vdim = 0, bool bias = true,
+           bool bias_kv = false, bool zero_attn = false) {
+  Config c;
+  c.embed_dim = E;
+  c.num_heads = H;
+  c.num_kv_heads = G;
+  c.kdim = kdim;
+  c.vdim = vdim;
+  c.bias = bias;
+  c.add_bias_kv = bias_kv;
+  c.add_zero_attn = zero_attn;
+  c.batch_first = true;
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, ForwardAgainstReference,
+    ::testing::Values(Variant{"self", cfg(16, 4), 2, 5, 5, true, false, false, false, false},
+                      Variant{"cross_kdim", cfg(12, 3, 0, 5, 7), 2, 4, 6, false, false, false, false, false},
+                      Variant{"no_bias", cfg(8, 2, 0, 0, 0, false), 1, 3, 3, true, false, false, false, false},
+                      Variant{"bias_kv_zero", cfg(8, 2, 0, 0, 0, true, true, true), 2, 3, 4, false, true, true, false, false},
+                      Variant{"masks_3d", cfg(8, 2), 2, 3, 5, false, true, true, true, false},
+                      Variant{"causal", cfg(16, 4), 1, 6, 6, true, false, false, false, true},
+                      Variant{"gqa_2", cfg(32, 8, 2), 2, 5, 7, false, true, false, false, false},
+                      Variant{"mqa", cfg(16, 4, 1, 6, 6), 1, 4, 4, false, false, true, false, false},
+                      Variant{"long_keys", cfg(16, 2), 1, 3, 300, false, true, true, false, false}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Config, RejectsBadConfigsWithPyTorchWording) {
+  std::unique_ptr<MultiHeadAttention> m;
+  auto s = MultiHeadAttention::Create(cfg(10, 3), 0, &m);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(s.message().find("embed_dim must be divisible by num_heads"), std::string::npos) << s.message();
+  s = MultiHeadAttention::Create(cfg(16, 8, 3), 0, &m);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(s.message().find("num_kv_heads must divide num_heads"), std::string::npos) << s.message();
+  EXPECT_EQ(MultiHeadAttention::Create(cfg(0, 1), 0, &m).code(), StatusCode::kInvalidConfig);
+  EXPECT_EQ(MultiHeadAttention::Create(cfg(8, -2), 0, &m).code(), StatusCode::kInvalidConfig);
+  EXPECT_EQ(MultiHeadAttention::Create(cfg(1 << 20, 1), 0, &m).code(), StatusCode::kTooLarge);
+}
+
+TEST(Parameters, NamesAndShapesFollowPyTorch) {
+  auto packed = make(cfg(8, 2));
+  EXPECT_EQ(packed->parameter_names(), (std::vector<std::string>{"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"}));
+  auto gqa = make(cfg(16, 4, 2, 0, 0, true, true));
+  EXPECT_EQ(gqa->parameter_names(), (std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
+                                                              "bias_k", "bias_v", "out_proj.weight", "out_proj.bias"}));
+  Shape shape;
+  ASSERT_TRUE(gqa->parameter_shape("k_proj_weight", &shape).ok());
+  EXPECT_EQ(shape, (Shape{8, 16}));
+  ASSERT_TRUE(gqa->parameter_shape("in_proj_bias", &shape).ok());
+  EXPECT_EQ(shape, (Shape{32}));
+  ASSERT_TRUE(gqa->parameter_shape("bias_k", &shape).ok());
+  EXPECT_EQ(shape, (Shape{1, 1, 8}));
+
+  std::vector<float> wrong(7, 0.0f);
+  auto s = packed->set_parameter("in_proj_weight", wrong.data(), wrong.size(), {7});
+  EXPECT_EQ(s.code(), StatusCode::kShapeMismatch);
+  EXPECT_NE(s.message().find("expected shape (24, 8)"), std::string::npos) << s.message();
+  s = packed->set_parameter("in_proj_weight", wrong.data(), wrong.size(), {24, 8});
+  EXPECT_EQ(s.code(), StatusCode::kLengthMismatch);
+  s = packed->set_parameter("q_proj_weight", wrong.data(), wrong.size(), {8, 8});
+  EXPECT_EQ(s.code(), StatusCode::kUnknownParameter);
+  EXPECT_NE(s.message().find("in_proj_weight"), std::string::npos);
+}
+
+TEST(Parameters, DefaultInitialisationHasPyTorchsDistributions) {
+  auto m1 = std::unique_ptr<MultiHeadAttention>();
+  ASSERT_TRUE(MultiHeadAttention::Create(cfg(64, 8, 0, 0, 0, true, true), 7, &m1).ok());
+  auto w = param(*m1, "in_proj_weight");
+  const double xavier = std::sqrt(6.0 / (64 + 192));
+  double mx = 0, sum_sq = 0;
+  for (float x : w) {
+    mx = std::max(mx, double(std::abs(x)));
+    sum_sq += double(x) * x;
+  }
+  EXPECT_LE(mx, xavier);
+  EXPECT_GT(mx, 0.95 * xavier);
+  // U(-b, b) has variance b^2 / 3.
+  EXPECT_NEAR(sum_sq / w.size(), xavier * xavier / 3, 0.05 * xavier * xavier / 3);
+  for (float b : param(*m1, "in_proj_bias")) EXPECT_EQ(b, 0.0f);
+  for (float b : param(*m1, "out_proj.bias")) EXPECT_EQ(b, 0.0f);
+  double out_max = 0;
+  for (float x : param(*m1, "out_proj.weight")) out_max = std::max(out_max, double(std::abs(x)));
+  EXPECT_LE(out_max, 1.0 / 8.0);
+  EXPECT_GT(out_max, 0.95 / 8.0);
+  // Same seed, same weights; another seed, other weights.
+  std::unique_ptr<MultiHeadAttention> m2, m3;
+  ASSERT_TRUE(MultiHeadAttention::Create(cfg(64, 8, 0, 0, 0, true, true), 7, &m2).ok());
+  ASSERT_TRUE(MultiHeadAttention::Create(cfg(64, 8, 0, 0, 0, true, true), 8, &m3).ok());
+  EXPECT_EQ(param(*m2, "in_proj_weight"), w);
+  EXPECT_NE(param(*m3, "in_proj_weight"), w);
+}
+
+class ForwardErrors : public ::testing::Test {
+ protected:
+  void SetUp() override { m = make(cfg(8, 2)); }
+  mha::Status call(const TensorView& q, const TensorView& k, const TensorView& v, const MaskView& kpm = {},
+                   const MaskView& attn = {}, ForwardOptions options = {}) {
+    return m->forward(q, k, v, kpm, attn, options, &result);
+  }
+  void expect_still_works() {
+    auto x = random_vector(2 * 3 * 8, 5);
+    auto xv = view(x, {2, 3, 8});
+    auto s = call(xv, xv, xv);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(result.output.shape, (Shape{2, 3, 8}));
+  }
+  std::unique_ptr<MultiHeadAttention> m;
+  ForwardResult result;
+};
+
+TEST_F(ForwardErrors, EachBadInputGivesAClearMessageAndTheModuleStaysUsable) {
+  auto x = random_vector(2 * 3 * 8, 3);
+  auto s = call(view(x, {2, 3, 7}), view(x, {2, 3, 8}), view(x, {2, 3, 8}));
+  EXPECT_EQ(s.code(), StatusCode::kLengthMismatch) << s.message();
+  expect_still_works();
+  std::vector<float> x7(2 * 3 * 7, 0.1f);
+  s = call(view(x7, {2, 3, 7}), view(x7, {2, 3, 7}), view(x7, {2, 3, 7}));
+  EXPECT_EQ(s.code(), StatusCode::kShapeMismatch);
+  EXPECT_NE(s.message().find("was expecting embedding dimension of 8, but got 7"), std::string::npos) << s.message();
+  expect_still_works();
+  s = call(view(x, {2, 3, 8}), view(x, {6, 8}), view(x, {6, 8}));
+  EXPECT_EQ(s.code(), StatusCode::kShapeMismatch) << s.message();
+  std::vector<uint8_t> bad_kpm(5, 0);
+  s = call(view(x, {2, 3, 8}), view(x, {2, 3, 8}), view(x, {2, 3, 8}), MaskView{MaskDtype::kBool, bad_kpm.data(), 5, {1, 5}});
+  EXPECT_EQ(s.code(), StatusCode::kShapeMismatch);
+  EXPECT_NE(s.message().find("expecting key_padding_mask shape of (2, 3), but got (1, 5)"), std::string::npos) << s.message();
+  std::vector<float> bad_mask(4, 0.0f);
+  s = call(view(x, {2, 3, 8}), view(x, {2, 3, 8}), view(x, {2, 3, 8}), {}, MaskView{MaskDtype::kFloat, bad_mask.data(), 4, {2, 2}});
+  EXPECT_NE(s.message().find("The shape of the 2D attn_mask is (2, 2), but should be (3, 3)."), std::string::npos) << s.message();
+  s = call(view(x, {2, 3, 8}), view(x, {2, 3, 8}), view(x, {2, 3, 8}), {}, MaskView{static_cast<MaskDtype>(9), bad_mask.data(), 4, {2, 2}});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidDtype);
+  std::vector<float> nan_x = x;
+  nan_x[5] = std::numeric_limits<float>::quiet_NaN();
+  s = call(view(nan_x, {2, 3, 8}), view(nan_x, {2, 3, 8}), view(nan_x, {2, 3, 8}));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("value 5 is NaN"), std::string::npos) << s.message();
+  ForwardOptions ablate;
+  ablate.ablate_heads = {2};
+  s = call(view(x, {2, 3, 8}), view(x, {2, 3, 8}), view(x, {2, 3, 8}), {}, {}, ablate);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  m->set_memory_cap(1024);
+  s = call(view(x, {2, 3, 8}), view(x, {2, 3, 8}), view(x, {2, 3, 8}));
+  EXPECT_EQ(s.code(), StatusCode::kTooLarge) << s.message();
+  m->set_memory_cap(mha::kDefaultMemoryCapBytes);
+  expect_still_works();
+}
+
+TEST(ForwardOptionsTest, AblationSkipOutProjAndHeadOutputsAgree) {
+  auto m = make(cfg(8, 2));
+  auto x = random_vector(4 * 8, 21);
+  auto xv = view(x, {4, 8});  // unbatched
+  ForwardOptions options;
+  options.return_head_outputs = true;
+  options.return_concat = true;
+  ForwardResult full;
+  ASSERT_TRUE(m->forward(xv, xv, xv, {}, {}, options, &full).ok());
+  EXPECT_EQ(full.output.shape, (Shape{4, 8}));
+  EXPECT_EQ(full.weights.shape, (Shape{4, 4}));
+  EXPECT_EQ(full.head_outputs.shape, (Shape{2, 4, 4}));
+  // concat[l, h*hd + d] == head_outputs[h, l, d]
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 4; ++l)
+      for (int d = 0; d < 4; ++d) EXPECT_EQ(full.concat.data[l * 8 + h * 4 + d], full.head_outputs.data[(h * 4 + l) * 4 + d]);
+  ForwardOptions skip;
+  skip.skip_out_proj = true;
+  ForwardResult skipped;
+  ASSERT_TRUE(m->forward(xv, xv, xv, {}, {}, skip, &skipped).ok());
+  EXPECT_EQ(skipped.output.data, full.concat.data);
+  ForwardOptions ablate;
+  ablate.ablate_heads = {1};
+  ablate.return_concat = true;
+  ForwardResult ablated;
+  ASSERT_TRUE(m->forward(xv, xv, xv, {}, {}, ablate, &ablated).ok());
+  for (int l = 0; l < 4; ++l)
+    for (int d = 0; d < 4; ++d) {
+      EXPECT_EQ(ablated.concat.data[l * 8 + 4 + d], 0.0f);
+      EXPECT_EQ(ablated.concat.data[l * 8 + d], full.concat.data[l * 8 + d]);
+    }
+  // With head 1 zeroed the output is W_O's first half applied to head 0 plus the bias.
+  auto wo = param(*m, "out_proj.weight");
+  auto bo = param(*m, "out_proj.bias");
+  for (int l = 0; l < 4; ++l)
+    for (int o = 0; o < 8; ++o) {
+      double acc = bo[o];
+      for (int i = 0; i < 4; ++i) acc += double(full.concat.data[l * 8 + i]) * wo[o * 8 + i];
+      EXPECT_NEAR(ablated.output.data[l * 8 + o], acc, 1e-5);
+    }
+}
+
+TEST(ForwardOptionsTest, SequenceFirstEqualsBatchFirstTransposed) {
+  Config c = cfg(8, 2);
+  auto bf = make(c);
+  c.batch_first = false;
+  auto sf = make(c);
+  const int64_t N = 3, L = 4;
+  auto x_nle = random_vector(N * L * 8, 31);
+  std::vector<float> x_lne(x_nle.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t e = 0; e < 8; ++e) x_lne[(l * N + n) * 8 + e] = x_nle[(n * L + l) * 8 + e];
+  ForwardResult a, b;
+  ForwardOptions options;
+  ASSERT_TRUE(bf->forward(view(x_nle, {N, L, 8}), view(x_nle, {N, L, 8}), view(x_nle, {N, L, 8}), {}, {}, options, &a).ok());
+  ASSERT_TRUE(sf->forward(view(x_lne, {L, N, 8}), view(x_lne, {L, N, 8}), view(x_lne, {L, N, 8}), {}, {}, options, &b).ok());
+  EXPECT_EQ(b.output.shape, (Shape{L, N, 8}));
+  EXPECT_EQ(a.weights.data, b.weights.data);  // weights are (N, L, S) in both layouts
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t e = 0; e < 8; ++e) EXPECT_FLOAT_EQ(a.output.data[(n * L + l) * 8 + e], b.output.data[(l * N + n) * 8 + e]);
+}
+
+TEST(ForwardOptionsTest, FullyMaskedRowsAreNaNOrZero) {
+  auto m = make(cfg(8, 2));
+  auto x = random_vector(3 * 8, 41);
+  auto xv = view(x, {3, 8});
+  std::vector<uint8_t> mask = {0, 0, 0, 1, 1, 1, 0, 1, 0};  // row 1 sees nothing
+  MaskView attn{MaskDtype::kBool, mask.data(), mask.size(), {3, 3}};
+  for (bool need_weights : {true, false}) {
+    ForwardOptions options;
+    options.need_weights = need_weights;
+    ForwardResult r;
+    ASSERT_TRUE(m->forward(xv, xv, xv, {}, attn, options, &r).ok());
+    for (int e = 0; e < 8; ++e) {
+      EXPECT_TRUE(std::isnan(r.output.data[8 + e]));
+      EXPECT_FALSE(std::isnan(r.output.data[e]));
+    }
+    if (need_weights) EXPECT_TRUE(std::isnan(r.weights.data[3]));
+    options.fully_masked_rows_zero = true;
+    ASSERT_TRUE(m->forward(xv, xv, xv, {}, attn, options, &r).ok());
+    auto bo = param(*m, "out_proj.bias");
+    for (int e = 0; e < 8; ++e) EXPECT_FLOAT_EQ(r.output.data[8 + e], bo[e]);
+    if (need_weights) EXPECT_EQ(r.weights.data[3], 0.0f);
+  }
+}
+
+TEST(ForwardOptionsTest, HugeScoresStayFinite) {
+  auto m = make(cfg(8, 2));
+  auto x = random_vector(5 * 8, 51, 1e4f);
+  auto xv = view(x, {5, 8});
+  ForwardResult r;
+  ASSERT_TRUE(m->forward(xv, xv, xv, {}, {}, ForwardOptions{}, &r).ok());
+  for (float w : r.weights.data) EXPECT_TRUE(std::isfinite(w));
+  for (float o : r.output.data) EXPECT_TRUE(std::isfinite(o));
+}
+
+}  // namespace
