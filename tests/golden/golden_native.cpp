@@ -333,6 +333,7 @@ CaseResult RunCase(const fs::path& path) {
     } else if (result.weights.present()) {
       r.weights.compared = true;
       r.weights.pass = false;
+      r.weights.max_abs_err = std::numeric_limits<double>::infinity();
       r.weights.message = "weights returned with shape " + ShapeString(result.weights.shape) +
                           " but the case expects none (need_weights false)";
     }
@@ -359,9 +360,17 @@ std::string Sci(double v) {
   return buf;
 }
 
+// A tolerance: 1e-04, or 2.5e-05 when it needs the digit (as golden_common.js prints it).
+std::string ShortSci(double v) {
+  std::string s = Sci(v);
+  size_t dot = s.find(".0e");
+  if (dot != std::string::npos) s.erase(dot, 2);
+  return s;
+}
+
 std::string Tol(const Comparison& c) {
-  std::string s = "tol " + Sci(c.atol);
-  if (c.rtol > 0) s += "+" + Sci(c.rtol) + "|e|";
+  std::string s = "tol " + ShortSci(c.atol);
+  if (c.rtol > 0) s += "+" + ShortSci(c.rtol) + "|e|";
   return s;
 }
 
@@ -418,9 +427,11 @@ int main(int argc, char** argv) {
                    {"name", r.name},
                    {"file", r.file},
                    {"pass", r.pass},
+                   {"output_compared", r.output.compared},
                    {"output_max_abs_err", r.output.compared ? ErrorJson(r.output.max_abs_err) : json(nullptr)},
                    {"output_atol", r.output.atol},
                    {"output_rtol", r.output.rtol},
+                   {"weights_compared", r.weights.compared},
                    {"weights_max_abs_err", r.weights.compared ? ErrorJson(r.weights.max_abs_err) : json(nullptr)},
                    {"weights_atol", r.weights.atol},
                    {"weights_rtol", r.weights.rtol},
