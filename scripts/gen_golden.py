@@ -23,8 +23,8 @@ How the expected values are obtained:
     key_padding_mask meets an attn_mask; for those cases both masks are merged here into one
     float (N*H, L, S) attn_mask which torch gets instead (the file keeps both masks as given).
 Every expected value is also recomputed by an independent explicit implementation (reference()
-below, written from the SDPA semantics, with G kv heads) and the two must agree to 2e-6, or the
-generator stops.
+below, written from the SDPA semantics, with G kv heads) and the two must agree to 1e-5 (outputs: relative to
+their largest magnitude when above 1), or the generator stops.
 
 Parameters and inputs are rounded to 3 significant digits before torch sees them, so the file
 holds exactly the values torch used, in few bytes. Expected values have 8 significant digits;
@@ -371,7 +371,8 @@ def make_case(name, description, *, seed, E, H, G=None, kdim=None, vdim=None, bi
                                need_weights, average)
     d_out, d_w = max_diff(out, ref_out), max_diff(weights, ref_w)
     out_scale = max(1.0, out[~torch.isnan(out)].abs().max().item() if not torch.isnan(out).all() else 1.0)
-    if d_out > 2e-6 * out_scale or d_w > 2e-6:
+    # Semantic slips show as errors near 1e-2; float32 rounding in torch stays far below these.
+    if d_out > 1e-5 * out_scale or d_w > 1e-5:
         raise SystemExit('%s: torch and the explicit reference disagree: output %.3g, weights %.3g'
                          % (name, d_out, d_w))
 
