@@ -16,15 +16,13 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 std::string shape_str(const Shape& shape) {
-  std::ostringstream out;
-  out << "(";
+  std::string out = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) out << ", ";
-    out << shape[i];
+    if (i) out += ", ";
+    out += std::to_string(shape[i]);
   }
-  if (shape.size() == 1) out << ",";
-  out << ")";
-  return out.str();
+  if (shape.size() == 1) out += ",";
+  return out + ")";
 }
 
 // Product of a shape's dims, or -1 if a dim is negative or the product overflows 2^53.

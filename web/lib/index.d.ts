@@ -162,6 +162,11 @@ export declare class MultiHeadAttention implements Disposable {
   stateDict(): Record<string, Tensor>;
   /** Re-initialise as PyTorch does, from a seed. */
   resetParameters(seed?: number): void;
+  /**
+   * Cap, in bytes, on the buffers one forward call may allocate (default 1 GiB). A call that
+   * would need more throws MhaError with code TOO_LARGE instead of exhausting memory.
+   */
+  setMemoryCap(bytes: number): void;
   forward(input: ForwardInput): ForwardResult;
   /** Frees the WebAssembly memory; later calls throw MhaError with code DISPOSED. */
   dispose(): void;
@@ -177,6 +182,7 @@ export interface StatisticsOptions {
 
 export interface MhaModule {
   MultiHeadAttention: typeof MultiHeadAttention;
+  MhaError: typeof MhaError;
   /** Statistics of per-head weights (H, L, S) or (N, H, L, S). */
   headStatistics(weights: TensorInput, options?: StatisticsOptions): { heads: HeadStatistics[]; rows: RowStatistics | null };
   /** Jensen–Shannon divergence (nats) between every pair of heads: H×H, row-major. */
