@@ -486,7 +486,7 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   const size_t at_probs = options.need_weights ? reserve(N * H * L * S_total) : 0;
   const size_t at_attn_mask = attn_mask.dtype == MaskDtype::kBool ? reserve(attn_mask.length) : 0;
   const size_t at_key_mask = key_padding_mask.dtype != MaskDtype::kNone ? reserve(N * S) : 0;
-  const size_t at_scratch = options.need_weights ? 0 : reserve(kernels::attention_streaming_scratch_floats(L, hd));
+  const size_t at_scratch = options.need_weights ? 0 : reserve(kernels::attention_streaming_scratch_floats(L, S_total, hd));
   const size_t at_out_t = cs.batched && !c.batch_first && N > 1 ? reserve(N * L * E) : 0;
   grow(ws, ws_size);
   float* base = ws.data();

@@ -1,6 +1,8 @@
 // The compute kernels under MultiHeadAttention::forward. Plain pointers, explicit leading
 // dimensions (ld*, in floats), row-major throughout; outputs first, then inputs, then sizes.
-// Nothing here allocates except where stated, validates, or knows about masks' dtypes.
+// Nothing here validates or knows about masks' dtypes. linear and attention_with_probs pack
+// their right-hand operand into a buffer kept per thread (it grows to the largest operand seen
+// and is then reused); nothing else allocates.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +39,9 @@ void attention_with_probs(float* out, int64_t ld_out, float* probs, int64_t ld_p
 
 // The same output without the probabilities: keys are visited in tiles with an online
 // softmax (running max and sum per row), so memory is O(L * hd + tile), never O(L * S).
-// `scratch` must hold attention_streaming_scratch_floats(L, hd) floats.
-int64_t attention_streaming_scratch_floats(int64_t L, int64_t hd);
+// `scratch` must hold attention_streaming_scratch_floats(L, S, hd) floats: one block of scores
+// and the head's packed K and V, O(S * hd + tile).
+int64_t attention_streaming_scratch_floats(int64_t L, int64_t S, int64_t hd);
 void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_q,
                          const float* k, int64_t ld_k, const float* v, int64_t ld_v,
                          const MaskSpec& mask, int64_t L, int64_t S, int64_t hd,

@@ -1,22 +1,27 @@
 // Scaled dot-product attention for one (batch, head) pair: with the probabilities written out,
-// and streaming (online softmax over key tiles) when they are not needed.
-#include <Eigen/Core>
+// and streaming (online softmax over key tiles) when they are not needed. Both run on the
+// packed GEMM (gemm.h): K and V of the head are packed once, then the queries are taken in
+// blocks of kRowBlock rows so that a block's scores, its slice of q and of out stay in cache
+// between the two products. The softmax's exp is vectorised (simd::exp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
+#include "gemm.h"
 #include "mha/kernels.h"
+#include "simd.h"
 
 namespace mha::kernels {
 
 namespace {
 
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using Stride = Eigen::OuterStride<>;
-using ConstStridedMap = Eigen::Map<const RowMatrix, 0, Stride>;
-using StridedMap = Eigen::Map<RowMatrix, 0, Stride>;
-
+using simd::vfloat;
+constexpr int L = simd::kLanes;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr int64_t kRowBlock = 64;   // query rows per block
+constexpr int64_t kKeyTile = 256;   // keys per tile in the streaming kernel (a multiple of kNR)
+static_assert(kKeyTile % gemm::kNR == 0, "key tiles must start on packed panel boundaries");
 
 // Adds mask[i, j0 .. j0+cols) to scores_row (one query row i).
 inline void add_mask_row(float* scores_row, const MaskSpec& mask, int64_t i, int64_t j0,
@@ -38,106 +43,168 @@ inline bool has_mask(const MaskSpec& mask) {
   return mask.attn != nullptr || mask.key != nullptr || mask.causal;
 }
 
+// The largest of row[0 .. n).
+inline float row_max(const float* row, int64_t n) {
+  vfloat m = simd::splat(kNegInf);
+  int64_t j = 0;
+  for (; j + L <= n; j += L) m = simd::max(m, simd::load(row + j));
+  float result = simd::reduce_max(m);
+  for (; j < n; ++j) result = std::max(result, row[j]);
+  return result;
+}
+
+// row[j] = exp(row[j] - shift) for j < n; returns their sum. The tail goes through the same
+// vector exp (padded with -inf, which gives 0), so every entry is computed alike.
+inline float exp_shifted_sum(float* row, int64_t n, float shift) {
+  const vfloat shift_v = simd::splat(shift);
+  vfloat sum = simd::splat(0.f);
+  int64_t j = 0;
+  for (; j + L <= n; j += L) {
+    const vfloat e = simd::exp(simd::load(row + j) - shift_v);
+    simd::store(row + j, e);
+    sum += e;
+  }
+  if (j < n) {
+    float tail[L];
+    for (int t = 0; t < L; ++t) tail[t] = j + t < n ? row[j + t] : kNegInf;
+    const vfloat e = simd::exp(simd::load(tail) - shift_v);
+    simd::store(tail, e);
+    sum += e;
+    for (int64_t t = 0; j + t < n; ++t) row[j + t] = tail[t];
+  }
+  return simd::reduce_sum(sum);
+}
+
+inline void scale_row(float* row, int64_t n, float factor) {
+  const vfloat f = simd::splat(factor);
+  int64_t j = 0;
+  for (; j + L <= n; j += L) simd::store(row + j, simd::load(row + j) * f);
+  for (; j < n; ++j) row[j] *= factor;
+}
+
+inline float fully_masked_fill(bool zero_fully_masked) {
+  return zero_fully_masked ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+}
+
+// Packs K of one head for q . k^T (keys as the columns) and V for p . v, into `packed`:
+// returns {packed_k, packed_v}.
+struct PackedKv {
+  float* k;
+  float* v;
+};
+inline int64_t packed_kv_floats(int64_t S, int64_t hd) {
+  return gemm::packed_floats(hd, S) + gemm::packed_floats(S, hd);
+}
+inline PackedKv pack_kv(float* packed, const float* k, int64_t ld_k, const float* v,
+                        int64_t ld_v, int64_t S, int64_t hd) {
+  PackedKv kv{packed, packed + gemm::packed_floats(hd, S)};
+  gemm::pack_nt(kv.k, k, ld_k, S, hd);  // kv.k: hd x S, panels of kNR keys
+  gemm::pack_nn(kv.v, v, ld_v, S, hd);  // kv.v: S x hd, panels of kNR dims
+  return kv;
+}
+
+// The buffer attention_with_probs packs K and V into, kept per thread between calls.
+std::vector<float>& pack_buffer() {
+  thread_local std::vector<float> buffer;
+  return buffer;
+}
+
 }  // namespace
 
 void attention_with_probs(float* out, int64_t ld_out, float* probs, int64_t ld_probs,
                           const float* q, int64_t ld_q, const float* k, int64_t ld_k,
-                          const float* v, int64_t ld_v, const MaskSpec& mask, int64_t L,
+                          const float* v, int64_t ld_v, const MaskSpec& mask, int64_t L_rows,
                           int64_t S, int64_t hd, bool zero_fully_masked) {
-  ConstStridedMap q_lh(q, L, hd, Stride(ld_q));
-  ConstStridedMap k_sh(k, S, hd, Stride(ld_k));
-  ConstStridedMap v_sh(v, S, hd, Stride(ld_v));
-  StridedMap probs_ls(probs, L, S, Stride(ld_probs));
-  StridedMap out_lh(out, L, hd, Stride(ld_out));
+  std::vector<float>& buffer = pack_buffer();
+  const size_t need = static_cast<size_t>(packed_kv_floats(S, hd));
+  if (buffer.size() < need) buffer.resize(need);
+  const PackedKv kv = pack_kv(buffer.data(), k, ld_k, v, ld_v, S, hd);
+  const bool masked = has_mask(mask);
 
-  // 1. scores = q . k^T (q is already scaled by 1/sqrt(hd)), plus the mask
-  probs_ls.noalias() = q_lh * k_sh.transpose();
-  if (has_mask(mask)) {
-    for (int64_t i = 0; i < L; ++i) add_mask_row(probs + i * ld_probs, mask, i, 0, S);
-  }
-  // 2. row softmax: max, exp and sum, normalise
-  for (int64_t i = 0; i < L; ++i) {
-    float* p_i = probs + i * ld_probs;
-    float row_max = kNegInf;
-    for (int64_t j = 0; j < S; ++j) row_max = std::max(row_max, p_i[j]);
-    if (row_max == kNegInf) {  // every key masked
-      const float fill = zero_fully_masked ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-      std::fill(p_i, p_i + S, fill);
-      continue;
+  for (int64_t i0 = 0; i0 < L_rows; i0 += kRowBlock) {
+    const int64_t rows = std::min(kRowBlock, L_rows - i0);
+    float* probs_b = probs + i0 * ld_probs;  // (rows, S)
+    // 1. scores = q . k^T (q already scaled by 1/sqrt(hd)), plus the mask
+    gemm::gemm_packed(probs_b, ld_probs, q + i0 * ld_q, ld_q, kv.k, nullptr, rows, S, hd, false);
+    // 2. row softmax: max, exp and sum, normalise
+    for (int64_t r = 0; r < rows; ++r) {
+      float* p_i = probs_b + r * ld_probs;
+      if (masked) add_mask_row(p_i, mask, i0 + r, 0, S);
+      const float m = row_max(p_i, S);
+      if (m == kNegInf) {  // every key masked
+        std::fill(p_i, p_i + S, fully_masked_fill(zero_fully_masked));
+        continue;
+      }
+      const float sum = exp_shifted_sum(p_i, S, m);
+      scale_row(p_i, S, 1.0f / sum);
     }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < S; ++j) {
-      p_i[j] = std::exp(p_i[j] - row_max);
-      sum += p_i[j];
-    }
-    const float inv_sum = 1.0f / sum;
-    for (int64_t j = 0; j < S; ++j) p_i[j] *= inv_sum;
+    // 3. out = probs . v
+    gemm::gemm_packed(out + i0 * ld_out, ld_out, probs_b, ld_probs, kv.v, nullptr, rows, hd, S,
+                      false);
   }
-  // 3. out = probs . v
-  out_lh.noalias() = probs_ls * v_sh;
 }
 
-namespace {
-constexpr int64_t kKeyTile = 128;
-}
-
-int64_t attention_streaming_scratch_floats(int64_t L, int64_t hd) {
-  (void)hd;
-  // scores tile (L x kKeyTile) + running max (L) + running sum (L)
-  return L * kKeyTile + 2 * L;
+int64_t attention_streaming_scratch_floats(int64_t L_rows, int64_t S, int64_t hd) {
+  (void)L_rows;
+  // scores of one block (kRowBlock x kKeyTile), running max and sum (kRowBlock each), the
+  // head's packed K and V
+  return kRowBlock * kKeyTile + 2 * kRowBlock + packed_kv_floats(S, hd);
 }
 
 void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_q,
                          const float* k, int64_t ld_k, const float* v, int64_t ld_v,
-                         const MaskSpec& mask, int64_t L, int64_t S, int64_t hd,
+                         const MaskSpec& mask, int64_t L_rows, int64_t S, int64_t hd,
                          bool zero_fully_masked, float* scratch) {
-  float* scores_lt = scratch;                     // (L, kKeyTile)
-  float* row_max = scratch + L * kKeyTile;        // (L)
-  float* row_sum = row_max + L;                   // (L)
-  std::fill(row_max, row_max + L, kNegInf);
-  std::fill(row_sum, row_sum + L, 0.0f);
-  StridedMap out_lh(out, L, hd, Stride(ld_out));
-  out_lh.setZero();
-  ConstStridedMap q_lh(q, L, hd, Stride(ld_q));
+  float* scores_rt = scratch;                      // (kRowBlock, kKeyTile)
+  float* run_max = scores_rt + kRowBlock * kKeyTile;  // (kRowBlock)
+  float* run_sum = run_max + kRowBlock;               // (kRowBlock)
+  const PackedKv kv = pack_kv(run_sum + kRowBlock, k, ld_k, v, ld_v, S, hd);
+  const int64_t v_panel_stride = gemm::kNR * S;  // kv.v's panels hold all S keys
+  const bool masked = has_mask(mask);
 
-  for (int64_t j0 = 0; j0 < S; j0 += kKeyTile) {
-    const int64_t cols = std::min(kKeyTile, S - j0);
-    ConstStridedMap k_th(k + j0 * ld_k, cols, hd, Stride(ld_k));
-    ConstStridedMap v_th(v + j0 * ld_v, cols, hd, Stride(ld_v));
-    StridedMap s_lt(scores_lt, L, cols, Stride(kKeyTile));
-    // 1. scores of this key tile, plus the mask
-    s_lt.noalias() = q_lh * k_th.transpose();
-    for (int64_t i = 0; i < L; ++i) {
-      float* s_i = scores_lt + i * kKeyTile;
-      if (has_mask(mask)) add_mask_row(s_i, mask, i, j0, cols);
-      // 2. online softmax: rescale what was summed so far to the new running max
-      float tile_max = kNegInf;
-      for (int64_t j = 0; j < cols; ++j) tile_max = std::max(tile_max, s_i[j]);
-      const float new_max = std::max(row_max[i], tile_max);
-      if (new_max == kNegInf) {  // nothing visible yet in this row
-        std::fill(s_i, s_i + cols, 0.0f);
-        continue;
+  for (int64_t i0 = 0; i0 < L_rows; i0 += kRowBlock) {
+    const int64_t rows = std::min(kRowBlock, L_rows - i0);
+    const float* q_b = q + i0 * ld_q;
+    float* out_b = out + i0 * ld_out;  // (rows, hd): the running, unnormalised output
+    std::fill(run_max, run_max + rows, kNegInf);
+    std::fill(run_sum, run_sum + rows, 0.0f);
+    for (int64_t j0 = 0; j0 < S; j0 += kKeyTile) {
+      const int64_t cols = std::min(kKeyTile, S - j0);
+      const bool first_tile = j0 == 0;
+      // 1. scores of this key tile, plus the mask
+      gemm::gemm_packed(scores_rt, kKeyTile, q_b, ld_q, kv.k + j0 * hd, nullptr, rows, cols, hd,
+                        false);
+      for (int64_t r = 0; r < rows; ++r) {
+        float* s_i = scores_rt + r * kKeyTile;
+        float* out_i = out_b + r * ld_out;
+        if (masked) add_mask_row(s_i, mask, i0 + r, j0, cols);
+        // 2. online softmax: rescale what was summed so far to the new running max
+        const float new_max = std::max(run_max[r], row_max(s_i, cols));
+        if (new_max == kNegInf) {  // nothing visible yet in this row
+          std::fill(s_i, s_i + cols, 0.0f);
+          if (!first_tile) std::fill(out_i, out_i + hd, 0.0f);
+          continue;
+        }
+        const float rescale = std::exp(run_max[r] - new_max);  // 0 while nothing was summed
+        run_sum[r] = run_sum[r] * rescale + exp_shifted_sum(s_i, cols, new_max);
+        run_max[r] = new_max;
+        if (!first_tile && rescale != 1.0f) scale_row(out_i, hd, rescale);
       }
-      const float rescale = std::exp(row_max[i] - new_max);  // exp(-inf) = 0 on the first tile
-      float tile_sum = 0.0f;
-      for (int64_t j = 0; j < cols; ++j) {
-        s_i[j] = std::exp(s_i[j] - new_max);
-        tile_sum += s_i[j];
-      }
-      row_sum[i] = row_sum[i] * rescale + tile_sum;
-      row_max[i] = new_max;
-      if (rescale != 1.0f) out_lh.row(i) *= rescale;
+      // 3. out += exp(scores) . v of this tile
+      gemm::gemm_packed(out_b, ld_out, scores_rt, kKeyTile, kv.v + j0 * gemm::kNR,
+                        v_panel_stride, nullptr, rows, hd, cols, !first_tile);
     }
-    // 3. out += exp(scores) . v of this tile
-    out_lh.noalias() += s_lt * v_th;
-  }
-  // 4. normalise by the running sum
-  for (int64_t i = 0; i < L; ++i) {
-    if (row_max[i] == kNegInf) {
-      const float fill = zero_fully_masked ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-      out_lh.row(i).setConstant(fill);
-    } else {
-      out_lh.row(i) *= 1.0f / row_sum[i];
+    if (S == 0) {
+      for (int64_t r = 0; r < rows; ++r) std::fill(out_b + r * ld_out, out_b + r * ld_out + hd, 0.0f);
+    }
+    // 4. normalise by the running sum
+    for (int64_t r = 0; r < rows; ++r) {
+      float* out_i = out_b + r * ld_out;
+      if (run_max[r] == kNegInf) {
+        std::fill(out_i, out_i + hd, fully_masked_fill(zero_fully_masked));
+      } else {
+        scale_row(out_i, hd, 1.0f / run_sum[r]);
+      }
     }
   }
 }

@@ -40,77 +40,75 @@ void pack_nn(float* packed, const float* b, int64_t ldb, int64_t K, int64_t N) {
 
 namespace {
 
-// One MR x kNR tile of C from kc steps of k: a points at A[row, k0] (rows lda apart), bp at the
-// packed panel's row k0. Only the first n_valid columns of the tile are written.
+// The micro-kernel: tile[MR x kNR] = sum over kc steps of a_panel[k, 0..MR) (x) b_panel[k, :].
+// a_panel is packed k-major (MR floats per k), b_panel kNR floats per k. Kept out of line and
+// small, so that the JIT of a WASM engine keeps all 2*MR accumulators in registers.
 template <int MR>
-inline void micro_kernel(float* c, int64_t ldc, const float* a, int64_t lda, const float* bp,
-                         int64_t kc, const float* bias, bool accumulate, int n_valid) {
+__attribute__((noinline)) void micro_kernel(float* tile, const float* a_panel,
+                                            const float* b_panel, int kc) {
   constexpr int L = simd::kLanes;
   vfloat acc0[MR], acc1[MR];
-  const float* a_row[MR];
-  for (int i = 0; i < MR; ++i) {
-    acc0[i] = simd::splat(0.f);
-    acc1[i] = simd::splat(0.f);
-    a_row[i] = a + i * lda;
-  }
-  for (int64_t k = 0; k < kc; ++k) {
-    const vfloat b0 = simd::load(bp);
-    const vfloat b1 = simd::load(bp + L);
-    bp += kNR;
+  for (int i = 0; i < MR; ++i) acc0[i] = acc1[i] = simd::splat(0.f);
+  for (int k = 0; k < kc; ++k) {
+    const vfloat b0 = simd::load(b_panel);
+    const vfloat b1 = simd::load(b_panel + L);
     for (int i = 0; i < MR; ++i) {
-      const vfloat a_ik = simd::load_splat(a_row[i] + k);
+      const vfloat a_ik = simd::load_splat(a_panel + i);
       acc0[i] = simd::madd(acc0[i], a_ik, b0);
       acc1[i] = simd::madd(acc1[i], a_ik, b1);
     }
+    a_panel += MR;
+    b_panel += kNR;
   }
+  for (int i = 0; i < MR; ++i) {
+    simd::store(tile + i * kNR, acc0[i]);
+    simd::store(tile + i * kNR + L, acc1[i]);
+  }
+}
+
+// c[rows x n_valid] = (accumulate ? c : bias) + tile.
+inline void merge_tile(float* c, int64_t ldc, const float* tile, const float* bias,
+                       bool accumulate, int rows, int n_valid) {
+  constexpr int L = simd::kLanes;
   if (n_valid == kNR) {
     vfloat base0 = simd::splat(0.f), base1 = simd::splat(0.f);
     if (!accumulate && bias) {
       base0 = simd::load(bias);
       base1 = simd::load(bias + L);
     }
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < rows; ++i) {
       float* c_i = c + i * ldc;
+      const float* t_i = tile + i * kNR;
       if (accumulate) {
-        simd::store(c_i, simd::load(c_i) + acc0[i]);
-        simd::store(c_i + L, simd::load(c_i + L) + acc1[i]);
+        simd::store(c_i, simd::load(c_i) + simd::load(t_i));
+        simd::store(c_i + L, simd::load(c_i + L) + simd::load(t_i + L));
       } else {
-        simd::store(c_i, base0 + acc0[i]);
-        simd::store(c_i + L, base1 + acc1[i]);
+        simd::store(c_i, base0 + simd::load(t_i));
+        simd::store(c_i + L, base1 + simd::load(t_i + L));
       }
     }
   } else {
-    float tile[kNR];
-    for (int i = 0; i < MR; ++i) {
-      simd::store(tile, acc0[i]);
-      simd::store(tile + L, acc1[i]);
+    for (int i = 0; i < rows; ++i) {
       float* c_i = c + i * ldc;
       for (int j = 0; j < n_valid; ++j)
-        c_i[j] = (accumulate ? c_i[j] : (bias ? bias[j] : 0.f)) + tile[j];
+        c_i[j] = (accumulate ? c_i[j] : (bias ? bias[j] : 0.f)) + tile[i * kNR + j];
     }
   }
 }
 
-template <int MR>
-void row_block(float* c, int64_t ldc, const float* a, int64_t lda, const float* panel,
-               int64_t kc, const float* bias, bool accumulate, int n_valid, int64_t rows) {
-  int64_t i = 0;
-  for (; i + MR <= rows; i += MR)
-    micro_kernel<MR>(c + i * ldc, ldc, a + i * lda, lda, panel, kc, bias, accumulate, n_valid);
-  const int64_t rest = rows - i;
-  c += i * ldc;
-  a += i * lda;
-  // The leftover rows (fewer than MR) take a narrower kernel.
-  if (rest == 1) micro_kernel<1>(c, ldc, a, lda, panel, kc, bias, accumulate, n_valid);
-  if (rest == 2) micro_kernel<2>(c, ldc, a, lda, panel, kc, bias, accumulate, n_valid);
-  if (rest == 3) micro_kernel<3>(c, ldc, a, lda, panel, kc, bias, accumulate, n_valid);
-  if (MR > 4 && rest >= 4) {
-    micro_kernel<4>(c, ldc, a, lda, panel, kc, bias, accumulate, n_valid);
-    c += 4 * ldc;
-    a += 4 * lda;
-    if (rest == 5) micro_kernel<1>(c, ldc, a, lda, panel, kc, bias, accumulate, n_valid);
-    if (rest == 6) micro_kernel<2>(c, ldc, a, lda, panel, kc, bias, accumulate, n_valid);
-    if (rest == 7) micro_kernel<3>(c, ldc, a, lda, panel, kc, bias, accumulate, n_valid);
+// Packs rows [0, rows) x k [0, kc) of A into MR-row panels, k-major; rows past `rows` are 0.
+void pack_a(float* packed, const float* a, int64_t lda, int64_t rows, int64_t kc) {
+  for (int64_t i0 = 0; i0 < rows; i0 += kMR) {
+    float* panel = packed + i0 * kc;
+    const int64_t r = std::min<int64_t>(kMR, rows - i0);
+    for (int64_t i = 0; i < kMR; ++i) {
+      if (i < r) {
+        const float* a_i = a + (i0 + i) * lda;
+        for (int64_t k = 0; k < kc; ++k) panel[k * kMR + i] = a_i[k];
+      } else {
+        for (int64_t k = 0; k < kc; ++k) panel[k * kMR + i] = 0.f;
+      }
+    }
   }
 }
 
@@ -118,6 +116,12 @@ void row_block(float* c, int64_t ldc, const float* a, int64_t lda, const float* 
 
 void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
                  const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate) {
+  gemm_packed(c, ldc, a, lda, packed_b, kNR * K, bias, M, N, K, accumulate);
+}
+
+void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
+                 int64_t panel_stride, const float* bias, int64_t M, int64_t N, int64_t K,
+                 bool accumulate) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {  // an empty sum: C = bias (or unchanged)
     if (accumulate) return;
@@ -126,7 +130,10 @@ void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float
     return;
   }
   // Blocks: kNC columns of B (a kKC x kNC block of the packed B stays in L2), kKC steps of k,
-  // kMC rows of A; the micro-kernel then sweeps each B panel (kKC x kNR, in L1) over the rows.
+  // kMC rows of A (packed into MR-row panels, in L2); the micro-kernel then sweeps each B panel
+  // (kKC x kNR, in L1) over the A panels.
+  alignas(16) float a_block[kMC * kKC];
+  alignas(16) float tile[kMR * kNR];
   for (int64_t j0 = 0; j0 < N; j0 += kNC) {
     const int64_t nc = std::min(kNC, N - j0);
     for (int64_t k0 = 0; k0 < K; k0 += kKC) {
@@ -134,11 +141,16 @@ void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float
       const bool acc = accumulate || k0 > 0;
       for (int64_t i0 = 0; i0 < M; i0 += kMC) {
         const int64_t mc = std::min(kMC, M - i0);
+        pack_a(a_block, a + i0 * lda + k0, lda, mc, kc);
         for (int64_t n0 = j0; n0 < j0 + nc; n0 += kNR) {
-          const float* panel = packed_b + (n0 / kNR) * kNR * K + k0 * kNR;
+          const float* b_panel = packed_b + (n0 / kNR) * panel_stride + k0 * kNR;
           const int n_valid = static_cast<int>(std::min<int64_t>(kNR, N - n0));
-          row_block<kMR>(c + i0 * ldc + n0, ldc, a + i0 * lda + k0, lda, panel, kc,
-                         bias ? bias + n0 : nullptr, acc, n_valid, mc);
+          const float* bias_n = bias ? bias + n0 : nullptr;
+          for (int64_t i = 0; i < mc; i += kMR) {
+            micro_kernel<kMR>(tile, a_block + i * kc, b_panel, static_cast<int>(kc));
+            merge_tile(c + (i0 + i) * ldc + n0, ldc, tile, bias_n, acc,
+                       static_cast<int>(std::min<int64_t>(kMR, mc - i)), n_valid);
+          }
         }
       }
     }

@@ -20,7 +20,7 @@ constexpr int kNR = 2 * simd::kLanes;  // columns of C per micro-tile (8 with 12
 #ifdef MHA_GEMM_MR
 constexpr int kMR = MHA_GEMM_MR;
 #else
-constexpr int kMR = 6;  // rows of C per micro-tile
+constexpr int kMR = 4;  // rows of C per micro-tile
 #endif
 constexpr int64_t kKC = 256;  // k per block
 #ifdef MHA_GEMM_MC
@@ -45,5 +45,10 @@ void pack_nn(float* packed, const float* b, int64_t ldb, int64_t K, int64_t N);
 // C = A . B (+ bias), or C += A . B when `accumulate` (bias then ignored). bias may be null.
 void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
                  const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate);
+// The same over a slice of a larger packing: panels `panel_stride` floats apart (the whole
+// packing's kNR * K_total), packed_b pointing at the first k of the slice (+ k_first * kNR).
+void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
+                 int64_t panel_stride, const float* bias, int64_t M, int64_t N, int64_t K,
+                 bool accumulate);
 
 }  // namespace mha::kernels::gemm

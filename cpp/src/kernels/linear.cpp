@@ -1,23 +1,28 @@
-// kernels::linear — out = in . weight^T + bias, the layout of nn.Linear.
-#include <Eigen/Core>
+// kernels::linear — out = in . weight^T + bias, the layout of nn.Linear, on the packed GEMM:
+// the weight (N, K) is packed into panels of gemm::kNR output columns, then every row of `in`
+// streams past them (gemm.h).
+#include <vector>
 
+#include "gemm.h"
 #include "mha/kernels.h"
 
 namespace mha::kernels {
 
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstRowMap = Eigen::Map<const RowMatrix>;
-using RowMap = Eigen::Map<RowMatrix>;
+namespace {
+// The packed weight of the current call, kept per thread so steady-state calls do not allocate.
+std::vector<float>& pack_buffer() {
+  thread_local std::vector<float> buffer;
+  return buffer;
+}
+}  // namespace
 
 void linear(float* out, const float* in, const float* weight, const float* bias, int64_t M,
             int64_t N, int64_t K) {
-  RowMap out_mn(out, M, N);
-  ConstRowMap in_mk(in, M, K);
-  ConstRowMap weight_nk(weight, N, K);
-  out_mn.noalias() = in_mk * weight_nk.transpose();
-  if (bias != nullptr) {
-    out_mn.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, N);
-  }
+  std::vector<float>& packed = pack_buffer();
+  const size_t need = static_cast<size_t>(gemm::packed_floats(K, N));
+  if (packed.size() < need) packed.resize(need);
+  gemm::pack_nt(packed.data(), weight, K, N, K);
+  gemm::gemm_packed(out, N, in, K, packed.data(), bias, M, N, K, false);
 }
 
 }  // namespace mha::kernels
