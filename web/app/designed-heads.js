@@ -7,6 +7,7 @@
 // that the score of a perfect match is S "logits"; S sets how sharp the softmax is.
 
 import { D_MODEL, LAYOUT, POSITION_FREQUENCIES } from './embeddings.js';
+import { POS_TAGS } from './tokens.js';
 
 export const NUM_HEADS = 8;
 export const HEAD_DIM = D_MODEL / NUM_HEADS;
@@ -22,7 +23,7 @@ export const HEADS = [
   {
     short: 'Previous token', name: 'Position-based: previous token',
     focus: 'the token just before each word (position i − 1).',
-    how: 'W_K copies the sinusoidal position code of each token. W_Q copies the same code but rotates each cos/sin pair back by one step (angle −ω per pair), so q_i equals the code of position i − 1 and q_i·k_j = Σ cos(ω (i − 1 − j)) peaks at j = i − 1. The frequencies keep every other offset at least half a match lower; with S = 16 that is a gap of 8 logits. W_V copies the part-of-speech block: each word learns what kind of word came before it.',
+    how: 'W_K copies the sinusoidal position code of each token. W_Q copies the same code but rotates each cos/sin pair back by one step (angle −ω per pair), so q_i equals the code of position i − 1 and q_i·k_j = Σ cos(ω (i − 1 − j)) peaks at j = i − 1. The frequencies keep every other offset at least half a match lower; with S = 16 that is a gap of 8 logits. W_V copies the part of speech (folded into 8 numbers): each word learns what kind of word came before it.',
     typical: 'in trained models, previous-token heads appear in the first layers of almost every transformer; they feed "induction heads" that copy what followed an earlier occurrence of the current token.',
   },
   {
@@ -90,6 +91,14 @@ export function designedStateDict() {
     k(h, d, LAYOUT.firstToken[0], 1);
   };
 
+  // W_V of heads 1-3: the part of speech folded into 8 numbers (noun, pronoun, verb, adjective,
+  // adverb, determiner or number, preposition, conjunction or other) plus punctuation.
+  const POS_SUMMARY = [['NOUN', 'PROPN'], ['PRON'], ['VERB'], ['ADJ'], ['ADV'], ['DET', 'NUM'], ['ADP'], ['CONJ', 'OTHER']];
+  const copyPosSummary = (h) => {
+    POS_SUMMARY.forEach((tags, d) => tags.forEach((tag) => v(h, d, LAYOUT.pos[0] + POS_TAGS.indexOf(tag), 1)));
+    v(h, 7, LAYOUT.punctuation[0], 1);
+  };
+
   // Heads 1 and 2: position code rotated by -ω (previous token) or +ω (next token).
   [[0, -1], [1, +1]].forEach(([h, direction]) => {
     const factor = (scale * SHARPNESS.position) / POSITION_FREQUENCIES.length;
@@ -100,13 +109,13 @@ export function designedStateDict() {
       q(h, 2 * f + 1, 2 * f, -factor * s); q(h, 2 * f + 1, 2 * f + 1, factor * c);
       k(h, 2 * f, 2 * f, 1); k(h, 2 * f + 1, 2 * f + 1, 1);
     });
-    copyBlock(v, h, 0, [LAYOUT.pos[0], 8]);
+    copyPosSummary(h);
   });
 
   // Head 3: same semantic class.
   copyBlock(q, 2, 0, LAYOUT.semanticClass, scale * SHARPNESS.sameClass);
   copyBlock(k, 2, 0, LAYOUT.semanticClass, 1);
-  copyBlock(v, 2, 0, [LAYOUT.pos[0], 8]);
+  copyPosSummary(2);
 
   // Head 4: verb -> subject. q reads the subject id, k the noun id.
   copyBlock(q, 3, 0, LAYOUT.subjectId, scale * SHARPNESS.subject);

@@ -1,0 +1,198 @@
+// Heatmaps on canvas: crisp at any devicePixelRatio (cells are placed on whole device pixels),
+// token labels on both axes, colour-blind-safe scales (viridis; purple–orange for differences).
+
+function lut(anchors) {
+  const table = new Uint8ClampedArray(256 * 3);
+  for (let i = 0; i < 256; i += 1) {
+    const t = (i / 255) * (anchors.length - 1);
+    const k = Math.min(Math.floor(t), anchors.length - 2);
+    const f = t - k;
+    for (let c = 0; c < 3; c += 1) table[i * 3 + c] = anchors[k][c] + (anchors[k + 1][c] - anchors[k][c]) * f;
+  }
+  return table;
+}
+
+// viridis (matplotlib), sampled every 0.1
+const VIRIDIS = lut([[68, 1, 84], [72, 35, 116], [64, 67, 135], [52, 94, 141], [41, 120, 142], [32, 144, 140],
+  [34, 167, 132], [68, 190, 112], [121, 209, 81], [189, 222, 38], [253, 231, 37]]);
+// PuOr (ColorBrewer), purple for negative, orange for positive
+const PUOR = lut([[45, 0, 75], [84, 39, 136], [128, 115, 172], [178, 171, 210], [216, 218, 235], [247, 247, 247],
+  [254, 224, 182], [253, 184, 99], [224, 130, 20], [179, 88, 6], [127, 59, 8]]);
+
+/** CSS colour of a weight in [0, 1] (viridis). */
+export function sequentialColor(value) {
+  const i = Math.max(0, Math.min(255, Math.round(value * 255))) * 3;
+  return `rgb(${VIRIDIS[i]},${VIRIDIS[i + 1]},${VIRIDIS[i + 2]})`;
+}
+
+/** CSS colour of a value in [-1, 1] (purple–white–orange). */
+export function divergingColor(value) {
+  const i = Math.max(0, Math.min(255, Math.round((value + 1) * 127.5))) * 3;
+  return `rgb(${PUOR[i]},${PUOR[i + 1]},${PUOR[i + 2]})`;
+}
+
+function textColorOn(value, diverging) {
+  if (diverging) return Math.abs(value) > 0.55 ? '#fff' : '#111';
+  return value > 0.55 ? '#111' : '#fff';
+}
+
+/** Size a canvas for CSS size (w, h) at the device pixel ratio; returns its 2D context. */
+export function fitCanvas(canvas, cssWidth, cssHeight) {
+  const dpr = window.devicePixelRatio || 1;
+  const width = Math.max(1, Math.round(cssWidth * dpr));
+  const height = Math.max(1, Math.round(cssHeight * dpr));
+  if (canvas.width !== width) canvas.width = width;
+  if (canvas.height !== height) canvas.height = height;
+  canvas.style.width = `${cssWidth}px`;
+  canvas.style.height = `${cssHeight}px`;
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  return { ctx, dpr };
+}
+
+function shorten(label, max) {
+  return label.length > max ? `${label.slice(0, max - 1)}…` : label;
+}
+
+/**
+ * Draw an (rows × cols) map.
+ * @param {HTMLCanvasElement} canvas
+ * @param {object} o
+ * @param {ArrayLike<number>} o.values row-major
+ * @param {number} o.rows
+ * @param {number} o.cols
+ * @param {string[]} [o.rowLabels]
+ * @param {string[]} [o.colLabels]
+ * @param {number} o.width CSS width available
+ * @param {number} [o.maxCell] largest cell in CSS px
+ * @param {boolean} [o.diverging] values in [-1, 1]
+ * @param {number} [o.highlightRow]
+ * @param {{row:number,col:number}|null} [o.hoverCell]
+ * @param {boolean} [o.showValues] write values in cells that are large enough
+ * @param {{text:string, grid:string, highlight:string, font:string}} o.theme
+ * @returns {{left:number, top:number, cell:number, rows:number, cols:number}} layout for hit tests
+ */
+export function drawHeatmap(canvas, o) {
+  const { values, rows, cols, theme } = o;
+  const withLabels = !!(o.rowLabels && o.colLabels);
+  const fontSize = withLabels ? Math.max(10, Math.min(13, (o.maxCell || 40) * 0.4)) : 0;
+  const maxChars = 11;
+  let left = 2;
+  let top = 2;
+  let ctx = canvas.getContext('2d');
+  if (withLabels) {
+    ctx.font = `${fontSize}px ${theme.font}`;
+    const widest = Math.max(...o.rowLabels.map((l) => ctx.measureText(shorten(l, maxChars)).width), 10);
+    const widestCol = Math.max(...o.colLabels.map((l) => ctx.measureText(shorten(l, maxChars)).width), 10);
+    left = Math.ceil(widest) + 8;
+    top = Math.ceil(widestCol * 0.72) + 12; // column labels at −45°
+  }
+  const cell = Math.max(3, Math.min(o.maxCell || 40, Math.floor((o.width - left - 8) / cols)));
+  const cssWidth = left + cell * cols + (withLabels ? Math.ceil(fontSize * 1.2) : 2);
+  const cssHeight = top + cell * rows + 2;
+  const fitted = fitCanvas(canvas, cssWidth, cssHeight);
+  ctx = fitted.ctx;
+  const { dpr } = fitted;
+  const px = (v) => Math.round(v * dpr);
+
+  // cells, in device pixels so that edges fall on whole pixels
+  for (let i = 0; i < rows; i += 1) {
+    const y0 = px(top + i * cell), y1 = px(top + (i + 1) * cell);
+    for (let j = 0; j < cols; j += 1) {
+      const x0 = px(left + j * cell), x1 = px(left + (j + 1) * cell);
+      const v = values[i * cols + j];
+      ctx.fillStyle = Number.isNaN(v) ? theme.grid : (o.diverging ? divergingColor(v) : sequentialColor(v));
+      ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
+    }
+  }
+  if (o.showValues && cell >= 30) {
+    ctx.font = `${Math.round(Math.min(11, cell * 0.3) * dpr)}px ${theme.font}`;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    for (let i = 0; i < rows; i += 1) {
+      for (let j = 0; j < cols; j += 1) {
+        const v = values[i * cols + j];
+        if (!(Math.abs(v) >= 0.005)) continue;
+        ctx.fillStyle = textColorOn(v, o.diverging);
+        ctx.fillText(v.toFixed(2).replace(/^0\./, '.').replace(/^-0\./, '−.'), px(left + (j + 0.5) * cell), px(top + (i + 0.5) * cell));
+      }
+    }
+  }
+  if (o.highlightRow != null && o.highlightRow >= 0 && o.highlightRow < rows) {
+    ctx.strokeStyle = theme.highlight;
+    ctx.lineWidth = Math.max(2, Math.round(2 * dpr));
+    ctx.strokeRect(px(left) + 1, px(top + o.highlightRow * cell) + 1, px(cell * cols) - 2, px(cell) - 2);
+  }
+  if (o.hoverCell) {
+    ctx.strokeStyle = theme.text;
+    ctx.lineWidth = Math.max(1, Math.round(dpr));
+    ctx.strokeRect(px(left + o.hoverCell.col * cell) + 0.5, px(top + o.hoverCell.row * cell) + 0.5, px(cell) - 1, px(cell) - 1);
+  }
+
+  // labels, in CSS pixels
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  if (withLabels) {
+    ctx.font = `${fontSize}px ${theme.font}`;
+    ctx.fillStyle = theme.text;
+    ctx.textAlign = 'right';
+    ctx.textBaseline = 'middle';
+    for (let i = 0; i < rows; i += 1) {
+      ctx.font = `${i === o.highlightRow ? 'bold ' : ''}${fontSize}px ${theme.font}`;
+      ctx.fillText(shorten(o.rowLabels[i], maxChars), left - 6, top + (i + 0.5) * cell);
+    }
+    ctx.font = `${fontSize}px ${theme.font}`;
+    ctx.textAlign = 'left';
+    for (let j = 0; j < cols; j += 1) {
+      ctx.save();
+      ctx.translate(left + (j + 0.5) * cell, top - 6);
+      ctx.rotate(-Math.PI / 4);
+      ctx.fillText(shorten(o.colLabels[j], maxChars), 0, 0);
+      ctx.restore();
+    }
+  }
+  return { left, top, cell, rows, cols };
+}
+
+/** Which cell a pointer event is over, or null. */
+export function cellAt(layout, event, canvas) {
+  const rect = canvas.getBoundingClientRect();
+  const x = event.clientX - rect.left - layout.left;
+  const y = event.clientY - rect.top - layout.top;
+  const col = Math.floor(x / layout.cell);
+  const row = Math.floor(y / layout.cell);
+  if (x < 0 || y < 0 || row >= layout.rows || col >= layout.cols) return null;
+  return { row, col };
+}
+
+/** Paint a horizontal colour bar (legend). */
+export function drawLegend(canvas, diverging, cssWidth, cssHeight) {
+  const { ctx } = fitCanvas(canvas, cssWidth, cssHeight);
+  const w = canvas.width, h = canvas.height;
+  for (let x = 0; x < w; x += 1) {
+    const t = x / (w - 1);
+    ctx.fillStyle = diverging ? divergingColor(t * 2 - 1) : sequentialColor(t);
+    ctx.fillRect(x, 0, 1, h);
+  }
+}
+
+/**
+ * A strip of numbers as coloured cells (for vectors in the W_O view).
+ * @returns {{cell:number}}
+ */
+export function drawStrip(canvas, values, { cellWidth, cellHeight, scale, groups = 0, gap = 0, theme }) {
+  const n = values.length;
+  const groupGaps = groups > 1 ? (groups - 1) * gap : 0;
+  const cssWidth = n * cellWidth + groupGaps;
+  const { ctx, dpr } = fitCanvas(canvas, cssWidth, cellHeight);
+  const px = (v) => Math.round(v * dpr);
+  const perGroup = groups > 1 ? n / groups : n;
+  for (let k = 0; k < n; k += 1) {
+    const x = k * cellWidth + (groups > 1 ? Math.floor(k / perGroup) * gap : 0);
+    ctx.fillStyle = divergingColor(scale > 0 ? values[k] / scale : 0);
+    ctx.fillRect(px(x), 0, px(x + cellWidth) - px(x), px(cellHeight));
+  }
+  ctx.strokeStyle = theme.grid;
+  ctx.lineWidth = 1;
+  ctx.strokeRect(0.5, 0.5, canvas.width - 1, canvas.height - 1);
+}

@@ -1,0 +1,82 @@
+// Section: the code. The lesson's PyTorch snippet beside the same call through this project's
+// JavaScript API. The JavaScript shown is the source text of `snippet` below
+// (Function.prototype.toString), and the page runs that very function: what you read is what ran.
+
+import { el, section, shapeText } from './dom.js';
+import { loadMha } from '../../lib/index.js';
+
+export const PYTORCH_SNIPPET = `import torch
+import torch.nn as nn
+
+multihead_attn = nn.MultiheadAttention(embed_dim=64, num_heads=8, batch_first=True)
+
+x = torch.randn(1, 10, 64)   # 10 tokens, 64-dim embeddings
+output, attn_weights = multihead_attn(query=x, key=x, value=x)   # self-attention
+print(output.shape)         # torch.Size([1, 10, 64]): same shape as the input
+print(attn_weights.shape)   # torch.Size([1, 10, 10]): averaged over the heads
+
+# Each of the 8 heads works in 64 / 8 = 8 dimensions
+print(64 // 8)              # 8: d_k per head`;
+
+// The snippet: `print` writes a line to the output box; shapes print as tuples.
+async function snippet(loadMha, print) {
+  const mha = await loadMha();
+  const multiheadAttn = new mha.MultiHeadAttention({ embedDim: 64, numHeads: 8, batchFirst: true });
+
+  // 10 tokens, 64-dim embeddings: uniform in [-1, 1) here, standard normal in PyTorch
+  const x = { data: Float32Array.from({ length: 1 * 10 * 64 }, () => Math.random() * 2 - 1), shape: [1, 10, 64] };
+  const { output, weights } = multiheadAttn.forward({ query: x, key: x, value: x });
+  print(output.shape);    // (1, 10, 64): same shape as the input
+  print(weights.shape);   // (1, 10, 10): averaged over the heads
+
+  // Each of the 8 heads works in 64 / 8 = 8 dimensions
+  print(multiheadAttn.headDim);   // 8: d_k per head
+  multiheadAttn.dispose();        // frees the WebAssembly memory
+}
+
+/** The body of `snippet` as readable source, with the import a user of the package writes. */
+export function snippetSource() {
+  const text = snippet.toString();
+  const body = text.slice(text.indexOf('{') + 1, text.lastIndexOf('}')).replace(/^\n/, '').replace(/\s+$/, '');
+  const lines = body.split('\n');
+  const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => l.match(/^ */)[0].length));
+  return `import { loadMha } from 'mha-explorer';   // this page: ./lib/index.js\n\n${lines.map((l) => l.slice(indent)).join('\n')}`;
+}
+
+export function codeSection() {
+  const outputBox = el('pre', { class: 'code-output', id: 'code-output', 'aria-live': 'polite', 'aria-label': 'Output of the JavaScript snippet' });
+  const runButton = el('button', { type: 'button', class: 'button', id: 'code-run', text: 'Run again' });
+  async function run() {
+    const lines = [];
+    const print = (value) => {
+      lines.push(Array.isArray(value) ? shapeText(value) : String(value));
+      outputBox.textContent = lines.join('\n');
+    };
+    outputBox.textContent = '';
+    outputBox.classList.remove('error');
+    runButton.disabled = true;
+    const started = performance.now();
+    try {
+      await snippet(loadMha, print);
+      lines.push(`// ran in this page in ${(performance.now() - started).toFixed(1)} ms`);
+      outputBox.textContent = lines.join('\n');
+      outputBox.dataset.runs = String(Number(outputBox.dataset.runs || 0) + 1);
+    } catch (error) {
+      outputBox.textContent = `${lines.join('\n')}\n${error.name}: ${error.message}`;
+      outputBox.classList.add('error');
+    } finally {
+      runButton.disabled = false;
+    }
+  }
+  runButton.addEventListener('click', run);
+  const node = section('lesson-code', 'The code',
+    el('p', { text: 'In PyTorch one module does all of it. The same call through this project\'s JavaScript API runs in this page, on the WebAssembly core, and prints the same shapes.' }),
+    el('div', { class: 'code-pair' },
+      el('figure', { class: 'code-card' }, el('figcaption', { text: 'PyTorch' }), el('pre', { class: 'code' }, el('code', { text: PYTORCH_SNIPPET }))),
+      el('figure', { class: 'code-card' }, el('figcaption', {}, 'JavaScript, live in this page ', runButton),
+        el('pre', { class: 'code', id: 'code-js' }, el('code', { text: snippetSource() })),
+        el('div', { class: 'code-output-wrap' }, el('span', { class: 'code-output-label', text: 'Output' }), outputBox)))),
+    el('p', { class: 'note', text: 'The averaged map has shape (1, 10, 10) because PyTorch averages the 8 heads\' maps by default (average_attn_weights=True); pass averageAttnWeights: false (average_attn_weights=False) to get (1, 8, 10, 10), one map per head.' }));
+  run();
+  return node;
+}

@@ -1,0 +1,131 @@
+// Small DOM and formatting helpers shared by the lesson's sections.
+
+/** Create an element: el('p', { class: 'note', text: '…' }, child, …). */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else if (key === 'html') node.innerHTML = value;
+    else if (key.startsWith('aria-') || key.startsWith('data-') || ['role', 'for', 'scope', 'colspan', 'rowspan'].includes(key)) node.setAttribute(key, String(value));
+    else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value);
+    else node[key] = value;
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) node.append(child);
+  }
+  return node;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** Create an SVG element with attributes. */
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === 'text') node.textContent = value;
+    else if (value !== undefined && value !== null) node.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) if (child) node.append(child);
+  return node;
+}
+
+/** A lesson section: <section class="lesson-section" id=…><h2>…</h2> …</section>. */
+export function section(id, title, ...children) {
+  return el('section', { class: 'lesson-section', id, 'aria-labelledby': `${id}-title` },
+    el('h2', { id: `${id}-title`, text: title }), ...children);
+}
+
+/** Fixed decimals with a real minus sign. */
+export function fmt(value, digits = 2) {
+  if (!Number.isFinite(value)) return String(value);
+  const text = value.toFixed(digits);
+  return /^-0\.?0*$/.test(text) ? text.slice(1) : text.replace('-', '−');
+}
+
+/** 1234567 -> "1,234,567". */
+export function int(value) {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+/** FLOPs or bytes in a short human form: 1.2 M, 3.4 G. */
+export function short(value, unit = '') {
+  const steps = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+  for (const [size, prefix] of steps) {
+    if (Math.abs(value) >= size) return `${(value / size).toFixed(value / size >= 100 ? 0 : 1)} ${prefix}${unit}`;
+  }
+  return `${Math.round(value)} ${unit}`.trim();
+}
+
+/** Bytes with binary prefixes: 4 KiB, 2.5 GiB. */
+export function bytes(value) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = value;
+  let u = 0;
+  while (Math.abs(v) >= 1024 && u < units.length - 1) { v /= 1024; u += 1; }
+  const digits = u === 0 || Number.isInteger(v) ? 0 : v >= 100 ? 0 : v >= 10 ? 1 : 2;
+  return `${v.toFixed(digits)} ${units[u]}`;
+}
+
+/** Shape as PyTorch prints a tuple: (1, 10, 64). */
+export function shapeText(shape) {
+  return `(${Array.from(shape).join(', ')})`;
+}
+
+/** Colours of the current theme for canvas drawing (the explorer's CSS variables). */
+export function themeColors() {
+  const css = getComputedStyle(document.documentElement);
+  const v = (name) => css.getPropertyValue(name).trim();
+  return {
+    text: v('--text'), muted: v('--muted'), grid: v('--grid'), highlight: v('--highlight'), accent: v('--accent'),
+    panel: v('--panel'), border: v('--border'), font: v('--font-sans') || 'system-ui, sans-serif',
+  };
+}
+
+/** Call fn whenever the page's theme (data-theme on <html>) changes. */
+export function onThemeChange(fn) {
+  const observer = new MutationObserver(() => fn(themeColors()));
+  observer.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
+  return observer;
+}
+
+/** Euclidean norm of values[offset .. offset + n). */
+export function norm(values, offset = 0, n = values.length - offset) {
+  let sum = 0;
+  for (let k = 0; k < n; k += 1) sum += values[offset + k] * values[offset + k];
+  return Math.sqrt(sum);
+}
+
+/** Largest |a − b| over two arrays of equal length. */
+export function maxAbsDiff(a, b) {
+  if (a.length !== b.length) throw new Error(`maxAbsDiff: lengths differ (${a.length} vs ${b.length})`);
+  let m = 0;
+  for (let k = 0; k < a.length; k += 1) m = Math.max(m, Math.abs(a[k] - b[k]));
+  return m;
+}
+
+/** A radio group of buttons (role=radio): options [{ value, label }]; onChange(value). */
+export function segmented(name, options, value, onChange, label) {
+  const group = el('div', { class: 'segmented', role: 'radiogroup', 'aria-label': label, 'data-name': name });
+  const buttons = options.map((o) => el('button', {
+    type: 'button', role: 'radio', class: 'segment', 'data-value': String(o.value), text: o.label,
+    'aria-checked': String(o.value === value), tabIndex: o.value === value ? 0 : -1,
+  }));
+  const select = (i, focus) => {
+    buttons.forEach((b, k) => { b.setAttribute('aria-checked', String(k === i)); b.tabIndex = k === i ? 0 : -1; });
+    if (focus) buttons[i].focus();
+    onChange(options[i].value);
+  };
+  buttons.forEach((b, i) => b.addEventListener('click', () => select(i, false)));
+  group.addEventListener('keydown', (event) => {
+    const i = buttons.indexOf(document.activeElement);
+    if (i < 0) return;
+    const next = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: buttons.length - 1 }[event.key];
+    if (next === undefined) return;
+    event.preventDefault();
+    select((next + buttons.length) % buttons.length, true);
+  });
+  group.append(...buttons);
+  return group;
+}
