@@ -187,14 +187,23 @@ void Model<Real>::backward() {
   std::fill(grads_.begin(), grads_.end(), Real(0));
   if (valid_targets_ == 0) return;
 
-  std::vector<Real> dlogits(static_cast<size_t>(N) * V);
-  std::vector<Real> dresidual(static_cast<size_t>(N) * C, Real(0));  // d loss / d residual stream
-  std::vector<Real> dln(static_cast<size_t>(N) * C);
-  std::vector<Real> dqkv(static_cast<size_t>(N) * 3 * C);
-  std::vector<Real> datt_y(static_cast<size_t>(N) * C);
-  std::vector<Real> dfc_gelu(static_cast<size_t>(N) * F);
-  std::vector<Real> dfc_h(static_cast<size_t>(N) * F);
-  std::vector<Real> datt_row(T);
+  // Scratch kept across calls (same sizes every step: no allocation, no page faults).
+  std::vector<Real>& dlogits = scratch_[0];
+  std::vector<Real>& dresidual = scratch_[1];  // d loss / d residual stream
+  std::vector<Real>& dln = scratch_[2];
+  std::vector<Real>& dqkv = scratch_[3];
+  std::vector<Real>& datt_y = scratch_[4];
+  std::vector<Real>& dfc_gelu = scratch_[5];
+  std::vector<Real>& dfc_h = scratch_[6];
+  std::vector<Real>& datt_row = scratch_[7];
+  dlogits.resize(static_cast<size_t>(N) * V);
+  dresidual.assign(static_cast<size_t>(N) * C, Real(0));
+  dln.resize(static_cast<size_t>(N) * C);
+  dqkv.resize(static_cast<size_t>(N) * 3 * C);
+  datt_y.resize(static_cast<size_t>(N) * C);
+  dfc_gelu.resize(static_cast<size_t>(N) * F);
+  dfc_h.resize(static_cast<size_t>(N) * F);
+  datt_row.resize(T);
 
   softmax_crossentropy_backward(dlogits.data(), probs_.data(), targets_.data(), valid_targets_, N, V);
   // logits = lnf . lm_head^T

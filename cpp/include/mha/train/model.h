@@ -92,6 +92,7 @@ class Model {
   std::vector<std::vector<Real>> ln2_, ln2_mean_, ln2_rstd_, fc_h_, fc_gelu_, residual_out_;
   std::vector<Real> lnf_, lnf_mean_, lnf_rstd_, logits_, probs_;
   int valid_targets_ = 0;
+  std::vector<Real> scratch_[8];  // backward's gradient buffers
 };
 
 extern template class Model<float>;

@@ -1,0 +1,108 @@
+// Training the decoder on the grammar, and measuring what it learned: accuracy where the
+// grammar fixes the next token, and every head of every layer scored on every relation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "mha/status.h"
+#include "mha/train/grammar.h"
+#include "mha/train/model.h"
+
+namespace mha::train {
+
+struct TrainConfig {
+  uint64_t seed = 1;
+  int steps = 2500;
+  int batch_size = 32;
+  double learning_rate = 3e-3;
+  double min_learning_rate = 3e-4;
+  int warmup_steps = 100;
+  double weight_decay = 0.1;
+  double grad_clip = 1.0;
+};
+
+// The held-out sentences: one fixed stream, the same for every seed. The trainer never sees
+// a sentence of this set (its token sequence is excluded from the training stream).
+std::vector<Sentence> held_out_sentences(const Grammar& grammar, int count);
+
+// Queries where a relation is measured: the link's own query position (offset 0) and, for the
+// verb and the pronoun, the token before it (offset -1: where the model must predict the verb's
+// number, or the pronoun, and so needs the subject or the antecedent).
+struct QueryPlace {
+  int offset;
+  const char* name;
+};
+std::vector<QueryPlace> query_places(Relation relation);
+
+struct HeadScore {
+  int layer = 0;
+  int head = 0;
+  Relation relation = Relation::kPrevious;
+  const char* at = "";       // the query place with the higher mean weight
+  double mean_weight = 0;    // mean attention weight on the true key
+  double argmax_share = 0;   // share of queries whose largest weight is on the true key
+  int links = 0;
+};
+
+struct Evaluation {
+  double loss = 0;
+  double agreement = 0;  // main verb: p(right form) > p(same verb, other number)
+  double pronoun = 0;    // argmax over the vocabulary at the connective is the right pronoun
+  double copy = 0;       // argmax at repeat tokens 0 .. n-2 is the next token of the repeat
+  int sentences = 0;
+  std::vector<HeadScore> heads;  // layer-major, then head, then relation
+};
+
+// A head is labelled with a relation when its mean weight clears this.
+constexpr double kLabelThreshold = 0.4;
+
+template <typename Real>
+Evaluation evaluate(Model<Real>& model, const Grammar& grammar, const std::vector<Sentence>& sentences);
+
+// One sentence's attention maps: (layers, H, T, T) for its T tokens.
+template <typename Real>
+std::vector<float> attention_maps(Model<Real>& model, const std::vector<int>& tokens);
+
+class Trainer {
+ public:
+  Trainer(const ModelConfig& model_config, const TrainConfig& config, const std::vector<Sentence>& held_out);
+
+  // One AdamW step on a fresh batch; returns the batch's loss (before the update).
+  double step();
+  int steps_done() const { return steps_done_; }
+  double current_learning_rate() const;
+  void set_learning_rate(double peak) { config_.learning_rate = peak; config_.min_learning_rate = peak / 10; }
+
+  Model<float>& model() { return model_; }
+  const Grammar& grammar() const { return grammar_; }
+  const TrainConfig& config() const { return config_; }
+
+ private:
+  Grammar grammar_;
+  TrainConfig config_;
+  Model<float> model_;
+  AdamW<float> optimizer_;
+  Rng data_rng_;
+  std::unordered_set<std::string> held_out_keys_;
+  std::vector<int> tokens_, targets_;
+  int steps_done_ = 0;
+};
+
+// Batch rows: tokens padded with <pad>, targets the next token, -1 past the sentence's end.
+void fill_row(const Sentence& sentence, int context, int pad_id, int* tokens, int* targets);
+
+// Weights file, little-endian: "MHAW", uint32 version (1), int32 vocab_size, context, d_model,
+// num_heads, num_layers, uint32 n and n bytes of JSON (seed, steps, parameter names and
+// shapes: informational), then every parameter as IEEE float16 in parameter_specs() order.
+std::vector<uint8_t> encode_weights(const Model<float>& model, uint64_t seed, int steps);
+Status decode_weights(const uint8_t* data, size_t size, ModelConfig* config, std::vector<float>* parameters);
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+void round_to_half(std::vector<float>& values);
+
+std::string evaluation_json(const Evaluation& evaluation, uint64_t seed, int steps, double seconds);
+
+}  // namespace mha::train

@@ -1,0 +1,153 @@
+// mha_trainer: trains the 2-layer decoder on the grammar from a seed, then scores every head.
+//
+//   mha_trainer [--seed S] [--steps N] [--batch B] [--lr X] [--warmup W] [--eval N]
+//               [--log-every K] [--out weights.bin] [--json]
+//
+// Prints the loss as it trains, then accuracy and the heads x relations table; with --json the
+// last line is one JSON object (seed, steps, seconds, accuracy, heads).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "mha/train/trainer.h"
+
+using namespace mha::train;
+
+namespace {
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::fprintf(stderr, "mha_trainer: %s\n", problem.c_str());
+  std::fprintf(stderr,
+               "usage: mha_trainer [--seed S] [--steps N] [--batch B] [--lr X] [--warmup W] [--eval N]\n"
+               "                   [--log-every K] [--out weights.bin] [--json]\n");
+  std::exit(2);
+}
+
+long parse_int(const char* flag, const char* text, long lo, long hi) {
+  char* end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (!*text || *end || v < lo || v > hi)
+    usage(std::string(flag) + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+          "], got \"" + text + "\"");
+  return v;
+}
+
+double parse_double(const char* flag, const char* text, double lo, double hi) {
+  char* end = nullptr;
+  double v = std::strtod(text, &end);
+  if (!*text || *end || !(v >= lo && v <= hi))
+    usage(std::string(flag) + ": expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+          "], got \"" + text + "\"");
+  return v;
+}
+
+void print_table(const Evaluation& e, int layers, int heads) {
+  std::printf("\nheads x relations (mean weight on the true key / argmax share; held-out sentences: %d)\n", e.sentences);
+  std::printf("%-6s", "head");
+  for (int r = 0; r < kNumRelations; ++r) std::printf(" %20s", relation_name(static_cast<Relation>(r)));
+  std::printf("   label (mean weight >= %.2f)\n", kLabelThreshold);
+  for (int l = 0; l < layers; ++l) {
+    for (int h = 0; h < heads; ++h) {
+      std::printf("L%dH%d  ", l, h);
+      std::string label;
+      double best = kLabelThreshold;
+      for (int r = 0; r < kNumRelations; ++r) {
+        const HeadScore& s = e.heads[(static_cast<size_t>(l) * heads + h) * kNumRelations + r];
+        std::printf("        %5.3f / %5.3f", s.mean_weight, s.argmax_share);
+        if (s.mean_weight >= best) {
+          best = s.mean_weight;
+          label = std::string(relation_name(s.relation)) + " (at " + s.at + ")";
+        }
+      }
+      std::printf("   %s\n", label.empty() ? "diffuse / unlabelled" : label.c_str());
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  TrainConfig config;
+  int eval_count = 1000, log_every = 250;
+  bool json = false;
+  std::string out_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage(flag + ": expected a value after it");
+      return argv[++i];
+    };
+    if (flag == "--seed") config.seed = static_cast<uint64_t>(parse_int("--seed", value(), 0, 2147483647));
+    else if (flag == "--steps") config.steps = static_cast<int>(parse_int("--steps", value(), 1, 1000000));
+    else if (flag == "--batch") config.batch_size = static_cast<int>(parse_int("--batch", value(), 1, 4096));
+    else if (flag == "--lr") config.learning_rate = parse_double("--lr", value(), 1e-6, 1.0);
+    else if (flag == "--warmup") config.warmup_steps = static_cast<int>(parse_int("--warmup", value(), 1, 1000000));
+    else if (flag == "--eval") eval_count = static_cast<int>(parse_int("--eval", value(), 1, 100000));
+    else if (flag == "--log-every") log_every = static_cast<int>(parse_int("--log-every", value(), 1, 1000000));
+    else if (flag == "--out") out_path = value();
+    else if (flag == "--json") json = true;
+    else usage("unknown option \"" + flag + "\"");
+  }
+  config.min_learning_rate = config.learning_rate / 10;
+
+  ModelConfig model_config;
+  Grammar grammar;
+  model_config.vocab_size = grammar.vocab_size();
+  model_config.context = Grammar::kMaxLength;
+  const std::vector<Sentence> held_out = held_out_sentences(grammar, eval_count);
+  Trainer trainer(model_config, config, held_out);
+  std::printf("training seed %llu: %zu parameters, vocabulary %d, %d steps of %d sentences, lr %g\n",
+              static_cast<unsigned long long>(config.seed), parameter_count(model_config), model_config.vocab_size,
+              config.steps, config.batch_size, config.learning_rate);
+
+  double seconds = 0;
+  double loss_sum = 0;
+  int loss_count = 0;
+  for (int s = 0; s < config.steps; ++s) {
+    auto start = std::chrono::steady_clock::now();
+    loss_sum += trainer.step();
+    ++loss_count;
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if ((s + 1) % log_every == 0 || s + 1 == config.steps) {
+      std::printf("step %5d  loss %.4f  lr %.2e  %.1f s\n", s + 1, loss_sum / loss_count,
+                  trainer.current_learning_rate(), seconds);
+      std::fflush(stdout);
+      loss_sum = 0;
+      loss_count = 0;
+    }
+  }
+
+  // What ships is float16: measure the rounded weights.
+  round_to_half(trainer.model().parameters());
+  Evaluation e = evaluate(trainer.model(), grammar, held_out);
+  std::printf("\nheld-out (%d sentences, float16 weights): loss %.4f, agreement %.4f, pronoun %.4f, copy %.4f\n",
+              e.sentences, e.loss, e.agreement, e.pronoun, e.copy);
+  print_table(e, model_config.num_layers, model_config.num_heads);
+  // The two best induction heads of one layer, summed (induction often spreads over heads).
+  for (int l = 0; l < model_config.num_layers; ++l) {
+    double first = 0, second = 0;
+    for (int h = 0; h < model_config.num_heads; ++h) {
+      double w = e.heads[(static_cast<size_t>(l) * model_config.num_heads + h) * kNumRelations +
+                         static_cast<int>(Relation::kInduction)].mean_weight;
+      if (w > first) { second = first; first = w; } else if (w > second) second = w;
+    }
+    std::printf("layer %d induction: best head %.3f, two best together %.3f\n", l, first, first + second);
+  }
+  std::printf("training time: %.1f s\n", seconds);
+
+  if (!out_path.empty()) {
+    std::vector<uint8_t> bytes = encode_weights(trainer.model(), config.seed, config.steps);
+    std::ofstream file(out_path, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!file) {
+      std::fprintf(stderr, "mha_trainer: could not write %s\n", out_path.c_str());
+      return 1;
+    }
+    std::printf("wrote %s (%zu bytes)\n", out_path.c_str(), bytes.size());
+  }
+  if (json) std::printf("%s\n", evaluation_json(e, config.seed, config.steps, seconds).c_str());
+  return 0;
+}
