@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -23,6 +24,13 @@ std::string shape_str(const Shape& shape) {
   }
   if (shape.size() == 1) out += ",";
   return out + ")";
+}
+
+// A byte count held in a double (it may be far beyond int64_t), as text.
+std::string bytes_str(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", bytes);  // exact below 2^53
+  return text;
 }
 
 // Product of a shape's dims, or -1 if a dim is negative or the product overflows 2^53.
@@ -115,9 +123,9 @@ Status MultiHeadAttention::Create(const Config& config_in, uint64_t seed,
   const int64_t head_dim = config.embed_dim / config.num_heads;
   const int64_t kv = config.num_kv_heads * head_dim;
   const double parameter_floats = double(config.embed_dim) * config.embed_dim * 2 +
-                                  double(kv) * (config.kdim + config.vdim) + 4.0 * config.embed_dim;
+                                  double(kv) * (double(config.kdim) + double(config.vdim)) + 4.0 * config.embed_dim;
   if (parameter_floats * 4 > double(kDefaultMemoryCapBytes)) {
-    return Status(StatusCode::kTooLarge, "the parameters would take " + std::to_string(int64_t(parameter_floats * 4)) +
+    return Status(StatusCode::kTooLarge, "the parameters would take " + bytes_str(parameter_floats * 4) +
                                              " bytes, more than the memory cap of " + std::to_string(kDefaultMemoryCapBytes));
   }
 
@@ -458,7 +466,7 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
       total += bytes;
     }
     if (total > cap) {
-      return Status(StatusCode::kTooLarge, "this call needs about " + std::to_string(int64_t(total)) +
+      return Status(StatusCode::kTooLarge, "this call needs about " + bytes_str(total) +
                                                " bytes of buffers (N=" + std::to_string(N) + ", L=" + std::to_string(L) +
                                                ", S=" + std::to_string(S) + ", E=" + std::to_string(E) +
                                                (options.need_weights ? ", with weights" : "") +

@@ -3,11 +3,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace mha {
 
 namespace {
+
+// An element count held in a double, as text; it may be far beyond int64_t (a shape's product
+// is only compared with the data's length, never converted back to an integer unchecked).
+std::string count_str(double count) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", count);  // exact below 2^53
+  return text;
+}
 
 struct MapShape {
   int64_t N = 1, H = 0, L = 0, S = 0;
@@ -30,7 +39,7 @@ Status read_map_shape(const char* what, const TensorView& weights, MapShape* out
   const double numel = double(m.N) * m.H * m.L * m.S;
   if (numel != double(weights.length)) {
     return Status(StatusCode::kLengthMismatch, std::string(what) + ": data has " + std::to_string(weights.length) +
-                                                   " values but the shape needs " + std::to_string(int64_t(numel)));
+                                                   " values but the shape needs " + count_str(numel));
   }
   if (weights.data == nullptr) return Status(StatusCode::kInvalidArgument, std::string(what) + ": data is missing");
   *out = m;
@@ -185,8 +194,7 @@ Status js_divergence(const TensorView& a, const TensorView& b, std::vector<doubl
   }
   if (numel != double(a.length) || numel != double(b.length)) {
     return Status(StatusCode::kLengthMismatch, "js_divergence: data has " + std::to_string(a.length) + " and " +
-                                                   std::to_string(b.length) + " values but the shape needs " +
-                                                   std::to_string(int64_t(numel)));
+                                                   std::to_string(b.length) + " values but the shape needs " + count_str(numel));
   }
   if (a.data == nullptr || b.data == nullptr) return Status(StatusCode::kInvalidArgument, "js_divergence: data is missing");
   const int64_t rows = int64_t(numel) / S;
