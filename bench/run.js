@@ -1,0 +1,279 @@
+// `npm run bench`: the forward pass of multi-head attention timed on every engine, side by side.
+//
+//   npm run bench                      full run (builds the native engines, exports the ONNX
+//                                      models when /usr/bin/python3 has torch), under 10 minutes
+//   npm run bench -- --quick           shape A only, short budgets, nothing built (under 30 s;
+//                                      engines whose files are missing are skipped, and said so)
+//   npm run bench -- --json            one JSON object on stdout instead of the tables
+//   npm run bench -- --shapes B,C --engines wasm,tfjs-wasm --budget-ms 3000
+//
+// Engines: wasm, wasm-threads (not built yet: reported as skipped), native-sse2, native-march,
+// onnxruntime-web, onnxruntime-web-2t, tfjs-wasm, js, and wasm-simd-peak (the machine's f32x4
+// multiply+add peak, bench/simd_peak.js). Shapes A-E (bench/shapes.js), batch 1, self-attention.
+// Every engine gets the same weights and input; its output must match the `wasm` engine's to
+// 1e-3 before it is timed. Each timing job runs in a process of its own (bench/worker.js): the
+// median of at least 5 runs after warm-up. GFLOP/s counts 8·L·E² + 4·L²·E per forward.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { benchDir, repoRoot, writeShapeFiles } from './data.js';
+import { modelPath } from './engines/ort.js';
+import { flops, SHAPES, WEIGHTS_SHAPES } from './shapes.js';
+import { engineAvailable } from './worker.js';
+
+const ALL_ENGINES = [
+  'wasm', 'wasm-threads', 'native-sse2', 'native-march', 'onnxruntime-web', 'onnxruntime-web-2t',
+  'tfjs-wasm', 'js',
+];
+const OUR_ENGINES = new Set(['wasm', 'wasm-threads', 'native-sse2', 'native-march']);
+// Plain JS at E takes about a minute per forward: it is left out there.
+const SKIP = { js: { E: 'one forward takes about a minute in plain JS' } };
+
+function parseArgs(argv) {
+  const opts = { quick: false, json: false, shapes: null, engines: null, budgetMs: null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--quick') opts.quick = true;
+    else if (a === '--json') opts.json = true;
+    else if (a === '--shapes') opts.shapes = value().split(',');
+    else if (a === '--engines') opts.engines = value().split(',');
+    else if (a === '--budget-ms') opts.budgetMs = Number(value());
+    else throw new Error(`unknown option ${a}; usage: npm run bench -- [--quick] [--json] [--shapes A,B] [--engines wasm,js] [--budget-ms N]`);
+  }
+  for (const s of opts.shapes ?? []) if (!SHAPES[s]) throw new Error(`unknown shape ${s}; expected one of ${Object.keys(SHAPES).join(', ')}`);
+  for (const e of opts.engines ?? [])
+    if (!ALL_ENGINES.includes(e) && e !== 'wasm-simd-peak') throw new Error(`unknown engine ${e}; expected one of ${[...ALL_ENGINES, 'wasm-simd-peak'].join(', ')}`);
+  return opts;
+}
+
+function machine() {
+  const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
+  return `${cpu}, ${os.cpus().length} cores, ${os.platform()} ${os.release()}, Node.js ${process.version}`;
+}
+
+function log(opts, ...args) {
+  if (!opts.json) console.log(...args);
+  else console.error(...args);
+}
+
+function run(cmd, args, options = {}) {
+  return spawnSync(cmd, args, { encoding: 'utf8', cwd: repoRoot, maxBuffer: 1 << 26, ...options });
+}
+
+/** Builds build/bench-sse2 and build/bench-march (target mha_bench only). */
+function buildNative(opts) {
+  const builds = [['build/bench-sse2', 'sse2'], ['build/bench-march', 'native']];
+  for (const [dir, arch] of builds) {
+    if (!fs.existsSync(path.join(repoRoot, dir, 'CMakeCache.txt'))) {
+      const c = run('cmake', ['-S', '.', '-B', dir, '-DCMAKE_BUILD_TYPE=Release', `-DMHA_NATIVE_ARCH=${arch}`, '-DMHA_BUILD_TESTS=OFF']);
+      if (c.status !== 0) {
+        log(opts, `[bench] configuring ${dir} failed:\n${c.stderr}`);
+        continue;
+      }
+    }
+    log(opts, `[bench] building ${dir}/mha_bench (-O3 ${arch === 'sse2' ? '-msse2' : '-march=native'})`);
+    const b = run('cmake', ['--build', dir, '--target', 'mha_bench', '-j', '2']);
+    if (b.status !== 0) log(opts, `[bench] building ${dir} failed:\n${b.stdout.slice(-2000)}${b.stderr.slice(-2000)}`);
+  }
+}
+
+/** Exports the ONNX models the shapes need (with /usr/bin/python3 + torch), if missing. */
+function exportOnnx(opts, shapeNames) {
+  const done = new Set();
+  for (const name of shapeNames) {
+    const { E, H } = SHAPES[name];
+    const model = modelPath(E, H);
+    if (done.has(model) || fs.existsSync(model)) continue;
+    done.add(model);
+    const { weightsFile } = writeShapeFiles(name, SHAPES[name]);
+    log(opts, `[bench] exporting torch.nn.MultiheadAttention(${E}, ${H}) to ${path.relative(repoRoot, model)}`);
+    const r = run('/usr/bin/python3', ['scripts/export_onnx.py', '--embed-dim', String(E), '--num-heads', String(H),
+      '--weights', weightsFile, '--out', model]);
+    if (r.status !== 0) log(opts, `[bench] ONNX export failed (onnxruntime-web will be skipped): ${(r.stderr || r.error || '').toString().trim().split('\n').pop()}`);
+  }
+}
+
+function runJob(job) {
+  const r = run(process.execPath, [path.join(repoRoot, 'bench/worker.js'), JSON.stringify(job)], { timeout: 900_000 });
+  const line = (r.stdout || '').trim().split('\n').pop();
+  try {
+    return JSON.parse(line);
+  } catch {
+    return { error: `worker exited with ${r.status ?? r.signal}: ${(r.stderr || '').trim().split('\n').slice(-3).join(' | ')}` };
+  }
+}
+
+function measurePeak(opts) {
+  const script = `import('${path.join(repoRoot, 'bench/simd_peak.js')}').then(m => m.measureSimdPeak(${opts.quick ? '{ msPerTry: 40, repeats: 3 }' : '{ msPerTry: 200, repeats: 7 }'})).then(r => console.log(JSON.stringify(r)))`;
+  const r = run(process.execPath, ['--input-type=module', '-e', script]);
+  try {
+    return JSON.parse(r.stdout.trim().split('\n').pop());
+  } catch {
+    return { error: r.stderr.trim() };
+  }
+}
+
+const fmt = (x, digits = 2) => (x == null || !Number.isFinite(x) ? '—' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(digits));
+
+function printTables(opts, results, peak, engines, shapeNames) {
+  const get = (engine, shape, nw) => results.find((r) => r.engine === engine && r.shape === shape && r.need_weights === nw && r.ms != null);
+  const rows = [];
+  for (const s of shapeNames) {
+    rows.push([s, false]);
+    if (WEIGHTS_SHAPES.has(s)) rows.push([s, true]);
+  }
+  const pad = (t, n) => String(t).padStart(n);
+  const cols = engines.filter((e) => results.some((r) => r.engine === e && r.ms != null));
+  console.log(`\nmedian ms per forward (GFLOP/s), batch 1, self-attention; ${machine()}`);
+  console.log(`wasm-simd-peak: ${fmt(peak?.gflops)} GFLOP/s (f32x4 mul+add, ${peak?.chains ?? '?'} independent chains)\n`);
+  const w = 18;
+  console.log(`${'shape'.padEnd(22)}${cols.map((c) => pad(c, w)).join('')}`);
+  for (const [s, nw] of rows) {
+    const { L, E, H } = SHAPES[s];
+    const label = `${s} L=${L} E=${E} H=${H}${nw ? ' +w' : ''}`.padEnd(22);
+    const cells = cols.map((c) => {
+      const r = get(c, s, nw);
+      return pad(r ? `${fmt(r.ms)} (${fmt(r.gflops, 1)})` : '', w);
+    });
+    console.log(label + cells.join(''));
+  }
+  console.log(`\nratios (time of the other engine / time of wasm; > 1 means wasm is faster), wasm heap\n`);
+  const ratioCols = ['onnxruntime-web', 'onnxruntime-web-2t', 'tfjs-wasm', 'js', 'native-sse2', 'native-march'];
+  console.log(`${'shape'.padEnd(22)}${ratioCols.map((c) => pad(c, 19)).join('')}${pad('% of simd peak', 16)}${pad('heap MB', 10)}`);
+  for (const [s, nw] of rows) {
+    const ours = get('wasm', s, nw);
+    if (!ours) continue;
+    const label = `${s}${nw ? ' +w' : ''}`.padEnd(22);
+    const cells = ratioCols.map((c) => {
+      const r = get(c, s, nw) ?? (nw ? null : null);
+      return pad(r ? `${fmt(r.ms / ours.ms)}×` : '', 19);
+    });
+    const pct = peak?.gflops ? (100 * ours.gflops) / peak.gflops : null;
+    console.log(label + cells.join('') + pad(pct == null ? '' : `${fmt(pct, 0)}%`, 16) + pad(fmt(ours.peak_heap_mb, 1), 10));
+  }
+}
+
+function goals(results, peak) {
+  const get = (engine, shape) => results.find((r) => r.engine === engine && r.shape === shape && !r.need_weights && r.ms != null);
+  const out = [];
+  const ratio = (other, s) => {
+    const o = get(other, s), w = get('wasm', s);
+    return o && w ? o.ms / w.ms : null;
+  };
+  const goal = (text, value, ok, shown) => out.push({ goal: text, value, met: value == null ? null : ok(value), shown });
+  for (const [other, needA, needBCD] of [['onnxruntime-web', 2, 1.25], ['tfjs-wasm', 5, 1.25]]) {
+    goal(`${other} / wasm at A >= ${needA}`, ratio(other, 'A'), (v) => v >= needA, (v) => `${fmt(v)}×`);
+    for (const s of ['B', 'C', 'D']) goal(`${other} / wasm at ${s} >= ${needBCD}`, ratio(other, s), (v) => v >= needBCD, (v) => `${fmt(v)}×`);
+  }
+  for (const s of ['B', 'C', 'D']) {
+    const w = get('wasm', s);
+    goal(`wasm at ${s} >= 60% of wasm-simd-peak`, w && peak?.gflops ? w.gflops / peak.gflops : null, (v) => v >= 0.6, (v) => `${fmt(100 * v, 0)}%`);
+  }
+  const a = get('wasm', 'A');
+  goal('wasm at A <= 20 µs per forward', a ? a.ms * 1000 : null, (v) => v <= 20, (v) => `${fmt(v, 1)} µs`);
+  const e = get('wasm', 'E');
+  goal('wasm heap at E (need_weights false) <= 64 MB', e ? e.peak_heap_mb : null, (v) => v <= 64, (v) => `${fmt(v, 1)} MB`);
+  for (const s of ['C', 'D']) {
+    const t = get('wasm-threads', s), w = get('wasm', s);
+    goal(`wasm-threads at ${s} >= 1.7× wasm`, t && w ? w.ms / t.ms : null, (v) => v >= 1.7, (v) => `${fmt(v)}×`);
+    const o = get('onnxruntime-web-2t', s);
+    goal(`wasm-threads faster than onnxruntime-web-2t at ${s}`, t && o ? o.ms / t.ms : null, (v) => v > 1, (v) => `${fmt(v)}×`);
+  }
+  return out;
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const shapeNames = opts.shapes ?? (opts.quick ? ['A'] : Object.keys(SHAPES));
+  const engines = (opts.engines ?? ALL_ENGINES).filter((e) => e !== 'wasm-simd-peak');
+  const budgetMs = opts.budgetMs ?? (opts.quick ? 150 : 1500);
+  fs.mkdirSync(benchDir, { recursive: true });
+
+  if (!opts.quick) {
+    if (engines.some((e) => e.startsWith('native'))) buildNative(opts);
+    if (engines.some((e) => e.startsWith('onnxruntime'))) exportOnnx(opts, shapeNames);
+  }
+
+  const results = [];
+  const skipped = [];
+  let failures = 0;
+  let peak = null;
+  if (!opts.engines || opts.engines.includes('wasm-simd-peak')) {
+    peak = measurePeak(opts);
+    if (peak.error) {
+      skipped.push({ engine: 'wasm-simd-peak', reason: peak.error });
+      peak = null;
+    } else {
+      results.push({ engine: 'wasm-simd-peak', shape: null, need_weights: null, ms: null, gflops: peak.gflops, peak_heap_mb: null });
+      log(opts, `[bench] wasm-simd-peak ${fmt(peak.gflops)} GFLOP/s (chains: ${Object.entries(peak.perChains).map(([c, g]) => `${c}: ${fmt(g)}`).join(', ')})`);
+    }
+  }
+
+  for (const s of shapeNames) {
+    const shape = SHAPES[s];
+    writeShapeFiles(s, shape);
+    const refFile = path.join(benchDir, `ref_${s}.f32`);
+    fs.rmSync(refFile, { force: true });
+    let haveRef = false;
+    for (const nw of WEIGHTS_SHAPES.has(s) ? [false, true] : [false]) {
+      for (const engine of engines) {
+        if (nw && !OUR_ENGINES.has(engine)) continue;
+        const why = engine === 'wasm-threads'
+          ? 'the threaded WebAssembly build is not implemented yet'
+          : SKIP[engine]?.[s] ?? (await engineAvailable(engine, shape));
+        if (why !== true) {
+          if (!skipped.some((k) => k.engine === engine && k.reason === why)) skipped.push({ engine, shape: s, reason: why });
+          log(opts, `[bench] ${s}${nw ? ' +w' : ''} ${engine}: skipped (${why})`);
+          continue;
+        }
+        // The first engine to run a shape writes the reference output; the rest must match it.
+        const job = { engine, shape: s, needWeights: nw, budgetMs, refFile, writeRef: !haveRef };
+        const r = runJob(job);
+        if (r.error) {
+          failures++;
+          log(opts, `[bench] ${s}${nw ? ' +w' : ''} ${engine}: FAILED: ${r.error}`);
+          results.push({ engine, shape: s, need_weights: nw, ms: null, gflops: null, peak_heap_mb: null, error: r.error });
+          continue;
+        }
+        haveRef = true;
+        const gflops = flops(shape) / (r.ms * 1e6);
+        results.push({ engine, shape: s, need_weights: nw, ms: r.ms, gflops, peak_heap_mb: r.peak_heap_mb, min_ms: r.min_ms, runs: r.runs, max_err: r.max_err });
+        log(opts, `[bench] ${s}${nw ? ' +w' : ''} ${engine.padEnd(19)} ${fmt(r.ms, 3).padStart(9)} ms  ${fmt(gflops, 1).padStart(6)} GFLOP/s  (${r.runs} runs, min ${fmt(r.min_ms, 3)} ms${r.max_err == null ? ', reference' : `, max |diff| ${r.max_err.toExponential(1)}`}${r.peak_heap_mb != null ? `, heap ${fmt(r.peak_heap_mb, 1)} MB` : ''})`);
+      }
+    }
+  }
+
+  const seconds = (Date.now() - started) / 1000;
+  const goalList = goals(results, peak);
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify({
+      machine: machine(),
+      command: `npm run bench --${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`,
+      seconds,
+      results: results.map(({ engine, shape, need_weights, ms, gflops, peak_heap_mb, error }) => ({ engine, shape, need_weights, ms, gflops, peak_heap_mb, ...(error ? { error } : {}) })),
+      goals: goalList.map(({ goal, value, met }) => ({ goal, value, met })),
+      skipped,
+    })}\n`);
+  } else {
+    printTables(opts, results, peak, engines, shapeNames);
+    console.log('\ngoals (single thread unless stated; ratios from this run)');
+    for (const g of goalList) console.log(`  ${g.met == null ? 'n/a ' : g.met ? 'MET ' : 'NOT '} ${g.goal}: ${g.value == null ? 'not measured' : g.shown(g.value)}`);
+    if (skipped.length) {
+      console.log('\nskipped');
+      for (const k of skipped) console.log(`  ${k.engine}${k.shape ? ` (${k.shape})` : ''}: ${k.reason}`);
+    }
+    console.log(`\n${results.filter((r) => r.ms != null).length} timed, ${failures} failed, in ${seconds.toFixed(0)} s`);
+  }
+  process.exitCode = failures > 0 ? 1 : 0;
+}
+
+main().catch((error) => {
+  console.error(`[bench] ${error.message}`);
+  process.exitCode = 2;
+});
