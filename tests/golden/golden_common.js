@@ -114,13 +114,15 @@ export function readTensor(parent, key, where, required) {
   if (!isBool && !['float32', 'float64', 'float'].includes(dtype)) {
     throw new CaseError(`${name}: dtype must be "float32" or "bool", got "${dtype}"`);
   }
+  // Row-major data; nested lists (as tensor.tolist() gives them) are flattened.
+  const values = t.data.some(Array.isArray) ? t.data.flat(Infinity) : t.data;
   const size = t.shape.reduce((a, b) => a * Math.max(b, 0), 1);
-  if (size !== t.data.length) {
-    throw new CaseError(`${name}: shape [${t.shape.join(', ')}] holds ${size} values but data has ${t.data.length}`);
+  if (size !== values.length) {
+    throw new CaseError(`${name}: shape [${t.shape.join(', ')}] holds ${size} values but data has ${values.length}`);
   }
   const data = isBool ? new Uint8Array(size) : new Float32Array(size);
   for (let i = 0; i < size; i++) {
-    const v = elementToNumber(t.data[i], name);
+    const v = elementToNumber(values[i], name);
     data[i] = isBool ? (v !== 0 ? 1 : 0) : v;
   }
   return { shape: t.shape.slice(), dtype: isBool ? 'bool' : 'float32', data };

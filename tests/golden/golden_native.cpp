@@ -92,6 +92,17 @@ float ElementToFloat(const json& v, const std::string& where) {
   throw CaseError{where + ": expected a number, null, \"NaN\" or \"Infinity\" in data, got " + v.dump()};
 }
 
+// Row-major data; nested lists (as tensor.tolist() gives them) are flattened.
+void AppendFlattened(const json& data, const std::string& where, std::vector<float>* out) {
+  for (const json& v : data) {
+    if (v.is_array()) {
+      AppendFlattened(v, where, out);
+    } else {
+      out->push_back(ElementToFloat(v, where));
+    }
+  }
+}
+
 // A tensor as the case file gives it: float data (bool as 0/1) and a shape.
 struct CaseTensor {
   bool present = false;
@@ -123,7 +134,7 @@ CaseTensor ReadTensor(const json& parent, const char* key, const std::string& wh
   const json& data = j.at("data");
   if (!data.is_array()) throw CaseError{name + ".data must be an array"};
   t.data.reserve(data.size());
-  for (const json& v : data) t.data.push_back(ElementToFloat(v, name));
+  AppendFlattened(data, name, &t.data);
   if (t.is_bool) {
     t.bools.reserve(t.data.size());
     for (float v : t.data) t.bools.push_back(v != 0.0f ? 1 : 0);
@@ -287,6 +298,7 @@ CaseResult RunCase(const fs::path& path) {
     mha::Status status = mha::MultiHeadAttention::Create(config, 0, &attention);
     if (!status.ok()) throw CaseError{"Create: " + status.message()};
     for (const auto& item : c.at("state_dict").items()) {
+      if (item.value().is_null()) continue;  // e.g. in_proj_weight None when q/k/v are separate
       CaseTensor t = ReadTensor(c.at("state_dict"), item.key().c_str(), "state_dict", true);
       status = attention->set_parameter(item.key(), t.data.data(), t.data.size(), t.shape);
       if (!status.ok()) throw CaseError{"set_parameter(\"" + item.key() + "\"): " + status.message()};

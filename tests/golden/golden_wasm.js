@@ -71,6 +71,7 @@ export function runCase(mha, file) {
     };
     attention = stage('constructor', () => new mha.MultiHeadAttention(configOf(c.config)));
     for (const name of Object.keys(c.state_dict)) {
+      if (c.state_dict[name] === null) continue; // e.g. in_proj_weight None when q/k/v are separate
       const t = readTensor(c.state_dict, name, 'state_dict', true);
       stage(`setParameter("${name}")`, () => attention.setParameter(name, asInput(t)));
     }

@@ -105,6 +105,19 @@ test('broken cases fail on both engines; the untouched case passes', () => {
     JSON.stringify({ ...nanCase, name: 'nan_token' }).replace(/null/g, 'NaN').replace('"key_padding_mask":NaN', '"key_padding_mask":null'));
   expectations.nan_token = 'PASS';
 
+  // Other writers' spellings: bool data as true/false, nested (tolist()) data, a null
+  // state_dict entry, no tolerance (defaults), no key/value (self-attention needs none, but this
+  // is cross-attention: they stay). Must pass.
+  const foreign = loadCase('unbatched_cross_masks');
+  foreign.inputs.key_padding_mask.data = foreign.inputs.key_padding_mask.data.map((v) => v === 1);
+  const [rows, cols] = foreign.expected.output.shape;
+  const flatOut = foreign.expected.output.data;
+  foreign.expected.output.data = Array.from({ length: rows }, (_, i) => flatOut.slice(i * cols, (i + 1) * cols));
+  foreign.state_dict = { in_proj_weight: null, ...foreign.state_dict };
+  delete foreign.tolerance;
+  write('foreign_spellings', foreign);
+  expectations.foreign_spellings = 'PASS';
+
   // A file that is not a case.
   fs.writeFileSync(path.join(dir, 'not_a_case.json'), '{"name": "not_a_case"}');
   expectations.not_a_case = 'FAIL';
