@@ -3,6 +3,7 @@
 
 Usage:
     /usr/bin/python3 scripts/gen_golden.py [OUT_DIR] [--large] [--clean] [--only SUBSTRING]
+                                           [--random COUNT]
 
 OUT_DIR defaults to tests/golden/cases/. Every case is one JSON file (the format of the project's
 golden cases; see tests/golden/README.md). --large adds full-precision cases with E = 256 and 512
@@ -22,13 +23,15 @@ How the expected values are obtained:
     it is, and both masks are summed. torch 1.13 errors or logical-ors when a float
     key_padding_mask meets an attn_mask; for those cases both masks are merged here into one
     float (N*H, L, S) attn_mask which torch gets instead (the file keeps both masks as given).
-Every expected value is also recomputed by an independent explicit implementation (reference()
-below, written from the SDPA semantics, with G kv heads) and the two must agree to 1e-5 (outputs: relative to
-their largest magnitude when above 1), or the generator stops.
+Every expected value is also recomputed in float64 by an independent explicit implementation
+(reference() below, written from the SDPA semantics, with G kv heads); the two must agree to 1e-5
+(outputs: relative to their largest magnitude when above 1), or the generator stops.
 
 Parameters and inputs are rounded to 3 significant digits before torch sees them, so the file
-holds exactly the values torch used, in few bytes. Expected values have 8 significant digits;
-NaN (a query row whose every key is masked) is written as null.
+holds exactly the values torch used, in few bytes; the E = 512 case has weights in {-1, 0, 1}
+(a full-precision E = 512 state dict is about 13 MB of JSON). Expected values have 8 significant
+digits; NaN (a query row whose every key is masked) is written as null. --random COUNT (default
+24) sets the number of random combinations of options.
 """
 import argparse
 import json
