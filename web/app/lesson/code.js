@@ -8,25 +8,35 @@ import { loadMha } from '../../lib/index.js';
 export const PYTORCH_SNIPPET = `import torch
 import torch.nn as nn
 
-multihead_attn = nn.MultiheadAttention(embed_dim=64, num_heads=8, batch_first=True)
+multihead_attn = nn.MultiheadAttention(
+    embed_dim=64, num_heads=8, batch_first=True)
 
 x = torch.randn(1, 10, 64)   # 10 tokens, 64-dim embeddings
-output, attn_weights = multihead_attn(query=x, key=x, value=x)   # self-attention
-print(output.shape)         # torch.Size([1, 10, 64]): same shape as the input
-print(attn_weights.shape)   # torch.Size([1, 10, 10]): averaged over the heads
+output, attn_weights = multihead_attn(
+    query=x, key=x, value=x)   # self-attention
+print(output.shape)          # torch.Size([1, 10, 64])
+print(attn_weights.shape)    # torch.Size([1, 10, 10]):
+                             # averaged over the heads
 
 # Each of the 8 heads works in 64 / 8 = 8 dimensions
-print(64 // 8)              # 8: d_k per head`;
+print(64 // 8)               # 8: d_k per head`;
 
 // The snippet: `print` writes a line to the output box; shapes print as tuples.
 async function snippet(loadMha, print) {
   const mha = await loadMha();
-  const multiheadAttn = new mha.MultiHeadAttention({ embedDim: 64, numHeads: 8, batchFirst: true });
+  const multiheadAttn = new mha.MultiHeadAttention({
+    embedDim: 64, numHeads: 8, batchFirst: true,
+  });
 
-  // 10 tokens, 64-dim embeddings: uniform in [-1, 1) here, standard normal in PyTorch
-  const x = { data: Float32Array.from({ length: 1 * 10 * 64 }, () => Math.random() * 2 - 1), shape: [1, 10, 64] };
-  const { output, weights } = multiheadAttn.forward({ query: x, key: x, value: x });
-  print(output.shape);    // (1, 10, 64): same shape as the input
+  // 10 tokens, 64-dim embeddings (uniform noise here)
+  const x = {
+    data: Float32Array.from({ length: 1 * 10 * 64 }, () => Math.random() - 0.5),
+    shape: [1, 10, 64],
+  };
+  const { output, weights } = multiheadAttn.forward({
+    query: x, key: x, value: x,   // self-attention
+  });
+  print(output.shape);    // (1, 10, 64)
   print(weights.shape);   // (1, 10, 10): averaged over the heads
 
   // Each of the 8 heads works in 64 / 8 = 8 dimensions
@@ -40,7 +50,7 @@ export function snippetSource() {
   const body = text.slice(text.indexOf('{') + 1, text.lastIndexOf('}')).replace(/^\n/, '').replace(/\s+$/, '');
   const lines = body.split('\n');
   const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => l.match(/^ */)[0].length));
-  return `import { loadMha } from 'mha-explorer';   // this page: ./lib/index.js\n\n${lines.map((l) => l.slice(indent)).join('\n')}`;
+  return `import { loadMha } from 'mha-explorer';\n\n${lines.map((l) => l.slice(indent)).join('\n')}`;
 }
 
 export function codeSection() {
@@ -75,7 +85,7 @@ export function codeSection() {
       el('figure', { class: 'code-card' }, el('figcaption', { text: 'PyTorch' }), el('pre', { class: 'code' }, el('code', { text: PYTORCH_SNIPPET }))),
       el('figure', { class: 'code-card' }, el('figcaption', {}, 'JavaScript, live in this page ', runButton),
         el('pre', { class: 'code', id: 'code-js' }, el('code', { text: snippetSource() })),
-        el('div', { class: 'code-output-wrap' }, el('span', { class: 'code-output-label', text: 'Output' }), outputBox)))),
+        el('div', { class: 'code-output-wrap' }, el('span', { class: 'code-output-label', text: 'Output' }), outputBox))),
     el('p', { class: 'note', text: 'The averaged map has shape (1, 10, 10) because PyTorch averages the 8 heads\' maps by default (average_attn_weights=True); pass averageAttnWeights: false (average_attn_weights=False) to get (1, 8, 10, 10), one map per head.' }));
   run();
   return node;

@@ -126,7 +126,7 @@ export function costSection(mha) {
       table.querySelector('.time-h').textContent = `${fmt(tH, tH < 1 ? 3 : 2)} ms`;
       table.dataset.time1 = String(t1);
       table.dataset.timeH = String(tH);
-      timing.textContent = `Measured with performance.now() around ${result.calls} forward calls of each module (needWeights: false), in alternating rounds; ratio ${heads} heads / 1 head = ${(tH / t1).toFixed(2)}×. Small matrices use the CPU less well, so many narrow heads can cost somewhat more time than their FLOPs say.`;
+      timing.textContent = `Measured with performance.now() around ${result.calls} forward calls of each module (needWeights: false), in alternating rounds; ratio ${heads} heads / 1 head = ${(tH / t1).toFixed(2)}×. The arithmetic is nearly the same; what differences remain come from how well each matrix shape suits the processor and the core's kernels, and from noise (run it again by choosing the same setting).`;
     } finally {
       single.dispose();
       multi.dispose();

@@ -27,7 +27,7 @@ export function headsDiagram(h, { dModel = 64 } = {}) {
     nodes.push(svg('g', { class: 'diagram-head' },
       svg('rect', { x, y: headY, width: headW, height: headH, rx: 8 }),
       svg('text', { x: x + headW / 2, y: headY + 20, 'text-anchor': 'middle', class: 'diagram-label', text: last ? `… head ${h}` : `head ${i + 1}` }),
-      svg('text', { x: x + headW / 2, y: headY + 42, 'text-anchor': 'middle', class: 'diagram-sub', text: 'W_Q W_K W_V' }),
+      svg('text', { x: x + headW / 2, y: headY + 42, 'text-anchor': 'middle', class: 'diagram-sub', text: 'Wq Wk Wv' }),
       svg('text', { x: x + headW / 2, y: headY + 60, 'text-anchor': 'middle', class: 'diagram-sub', text: 'softmax·V' }),
       svg('text', { x: x + headW / 2, y: headY + 77, 'text-anchor': 'middle', class: 'diagram-sub', text: `L × ${dk}` })));
   }

@@ -58,14 +58,16 @@ function moreHeadsDemo(mha, getTheme) {
       el('td', {}, el('div', { class: 'tiny-maps' }, Array.from({ length: run.h }, (_, k) => el('canvas', { 'data-h': String(run.h), 'data-head': String(k), 'aria-hidden': 'true' })))),
       el('td', { class: 'num diversity', text: Number.isNaN(run.diversity) ? '— (one head)' : fmt(run.diversity, 3) }),
       el('td', { class: 'num', text: fmt(run.meanMax, 2) })))));
-  const best = runs.reduce((a, b) => (b.diversity > a.diversity ? b : a), runs[1]);
+  const at = (h) => runs[HEAD_COUNTS.indexOf(h)];
+  const r1 = at(1), r8 = at(NUM_HEADS), r16 = at(16);
+  const verdictText = `Too few heads and the relations must share one softmax: at h = 1 a single map (largest weight per row ${fmt(r1.meanMax, 2)}) holds all eight relations at once, blurred together. Too many and each head is too narrow: at h = 16 a head has d_k = 4, so its scores Q·Kᵀ form a matrix of rank at most 4 over ${input.L} tokens, and a head that got the empty half of a designed head falls back to a near-uniform map. Going from 8 to 16 heads the maps ${r16.diversity < r8.diversity ? 'become less diverse' : 'do not become more diverse in proportion'} (${fmt(r8.diversity, 3)} → ${fmt(r16.diversity, 3)} nats) and less decisive (largest weight per row ${fmt(r8.meanMax, 2)} → ${fmt(r16.meanMax, 2)}). These weights were written for h = 8; in a trained model the best h is likewise found by experiment, not by “more”.`;
   const wrap = el('div', { class: 'demo', id: 'mistake-heads' },
     el('h3', { text: 'Mistake 1: “more heads is always better”' }),
     el('p', {}, 'With ', math(String.raw`d_{\text{model}}`), ' fixed, every extra head halves ', math('d_k'),
       '. Below, the same 64 × 64 matrices W_Q, W_K, W_V and W_O (the explorer\'s designed heads, written for 8 heads of 8) are run with ',
       el('code', { text: 'numHeads' }), ' set to 1, 2, 4, 8 and 16: only the boundaries between heads move.'),
     el('div', { class: 'table-wrap' }, table),
-    el('p', { id: 'heads-verdict', text: `Too few heads and the relations must share one softmax: at h = 1 a single map holds all eight relations at once, blurred together. Too many and each head is too narrow for its relation: at h = 16 a head has d_k = 4, and its scores Q·Kᵀ form a matrix of rank at most 4 over ${input.L} tokens; heads whose half of the designed weights is empty fall back to near-uniform maps. Here the maps are most diverse at h = ${best.h} (${fmt(best.diversity, 3)} nats), the split the weights were written for. In a trained model the best h is found by experiment, not by “more”.` }));
+    el('p', { id: 'heads-verdict', text: verdictText }));
   return { node: wrap, draw };
 }
 
@@ -120,7 +122,7 @@ function forgettingWoDemo(mha, getTheme) {
     const scale = Math.max(1e-6, ...Array.from(output, Math.abs));
     drawStrip(outputCanvas, output, { cellWidth: 9, cellHeight: 22, scale, groups: NUM_HEADS, gap: 4, theme });
     drawHeatmap(headsCanvas, {
-      values: sources, rows: NUM_HEADS, cols: E, width: 8 + 60 + E * 9, maxCell: 9,
+      values: sources, rows: NUM_HEADS, cols: E, width: 8 + 70 + E * 12, maxCell: 12,
       rowLabels: Array.from({ length: NUM_HEADS }, (_, g) => `head ${g + 1}`), colLabels: Array.from({ length: E }, (_, r) => (r % 8 === 0 ? String(r) : '')), theme,
     });
     const diffFromConcat = maxAbsDiff(output, concat);

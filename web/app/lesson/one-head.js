@@ -111,7 +111,7 @@ export function oneHeadSection(mha) {
         el('th', { scope: 'row', text: `${j + 1}. ${label}` }),
         el('td', { class: 'vec', text: vectorText(f.keys[j], 1) }),
         el('td', { class: 'num', text: fmt(f.scores[j], 2) }),
-        el('td', { class: 'weight' }, el('span', { class: 'bar', style: `width:${(f.coreWeights[j] * 100).toFixed(1)}%` }), el('span', { class: 'num', text: fmt(f.coreWeights[j], 3) })),
+        el('td', { class: 'weight' }, el('span', { class: 'bar-track' }, el('span', { class: 'bar', style: `width:${(f.coreWeights[j] * 100).toFixed(1)}%` })), el('span', { class: 'num', text: fmt(f.coreWeights[j], 3) })),
         el('td', { class: 'vec', text: vectorText(f.values[j], 1) })))));
     contextLine.replaceChildren(el('span', { class: 'vector-name' }, 'context ', math(String.raw`\textstyle\sum_j \text{softmax}_j\, v_j`), ' = '),
       el('code', { id: 'follow-context', text: vectorText(f.coreContext, 3) }));

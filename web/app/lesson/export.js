@@ -1,0 +1,176 @@
+// Export of the explorer's selected head: its map as PNG and SVG, its weights as CSV and JSON.
+// The numbers are the core's, as the explorer drew them (window.__mhaExplorer.drawn()), with
+// full float32 precision in CSV and JSON.
+
+import { el } from './dom.js';
+import { sequentialColor } from '../heatmap.js';
+import { HEADS } from './inputs.js';
+
+const CELL = 40;
+const FONT = '13px "DejaVu Sans", Arial, sans-serif';
+const CHAR = 7.4; // width of one label character at 13 px, for layout without measuring
+const MAX_LABEL = 12;
+export const PNG_SCALE = 2;
+
+function clip(label) {
+  return label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label;
+}
+
+/** The selected head as the explorer shows it: { head, title, sentence, source, tokens, values (L·L) }. */
+export function selectedHead(explorer) {
+  const head = explorer.selectedHead;
+  const tokens = explorer.tokens().map((t) => t.text);
+  const values = explorer.drawn()['main-heatmap'];
+  const L = tokens.length;
+  if (!values || values.length !== L * L) throw new Error(`export: expected the selected head's map of ${L} × ${L} = ${L * L} weights, got ${values ? values.length : 'none'}`);
+  const title = explorer.source === 'designed' && HEADS[head] ? `Head ${head + 1} – ${HEADS[head].name}` : `Head ${head + 1}`;
+  return { head, title, sentence: explorer.sentence, source: explorer.source, tokens, values: Array.from(values) };
+}
+
+/** Geometry shared by the PNG and the SVG (CSS pixels). */
+export function mapLayout(tokens) {
+  const longest = Math.max(...tokens.map((t) => clip(t).length), 4);
+  const left = Math.ceil(16 + longest * CHAR);
+  const top = Math.ceil(44 + longest * CHAR * 0.72 + 10);
+  const L = tokens.length;
+  return { left, top, cell: CELL, width: left + L * CELL + 24, height: top + L * CELL + 34, L };
+}
+
+function baseName(map) {
+  const words = map.sentence.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').split('-').slice(0, 4).join('-');
+  return `head-${map.head + 1}-${words || 'sentence'}`;
+}
+
+export function toCsv(map) {
+  const L = map.tokens.length;
+  const quote = (s) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  const lines = [['query \\ key', ...map.tokens.map(quote)].join(',')];
+  for (let i = 0; i < L; i += 1) lines.push([quote(map.tokens[i]), ...map.values.slice(i * L, (i + 1) * L).map(String)].join(','));
+  return `${lines.join('\n')}\n`;
+}
+
+export function toJson(map) {
+  const L = map.tokens.length;
+  return `${JSON.stringify({
+    head: map.head + 1, title: map.title, sentence: map.sentence, source: map.source, tokens: map.tokens,
+    shape: [L, L], rows: 'queries', columns: 'keys',
+    weights: Array.from({ length: L }, (_, i) => map.values.slice(i * L, (i + 1) * L)),
+  }, null, 1)}\n`;
+}
+
+const escapeXml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const textOn = (v) => (v > 0.55 ? '#111' : '#fff');
+
+export function toSvg(map) {
+  const { left, top, cell, width, height, L } = mapLayout(map.tokens);
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, Arial, sans-serif" font-size="13">`,
+    `<title>${escapeXml(`${map.title}: ${map.sentence}`)}</title>`,
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+    `<text x="12" y="22" font-size="15" font-weight="bold" fill="#1b1f24">${escapeXml(map.title)}</text>`,
+    `<text x="12" y="40" fill="#5a6470">${escapeXml(map.sentence)}</text>`,
+  ];
+  for (let i = 0; i < L; i += 1) {
+    parts.push(`<text x="${left - 6}" y="${top + (i + 0.5) * cell + 4}" text-anchor="end" fill="#1b1f24">${escapeXml(clip(map.tokens[i]))}</text>`);
+    parts.push(`<text transform="translate(${left + (i + 0.5) * cell} ${top - 6}) rotate(-45)" fill="#1b1f24">${escapeXml(clip(map.tokens[i]))}</text>`);
+  }
+  for (let i = 0; i < L; i += 1) {
+    for (let j = 0; j < L; j += 1) {
+      const v = map.values[i * L + j];
+      const x = left + j * cell;
+      const y = top + i * cell;
+      parts.push(`<rect class="cell" x="${x}" y="${y}" width="${cell}" height="${cell}" fill="${sequentialColor(v)}" data-row="${i}" data-col="${j}" data-value="${v}"><title>${escapeXml(`${map.tokens[i]} → ${map.tokens[j]}: ${v}`)}</title></rect>`);
+      if (v >= 0.005) parts.push(`<text x="${x + cell / 2}" y="${y + cell / 2 + 4}" text-anchor="middle" font-size="11" fill="${textOn(v)}">${v.toFixed(2).replace(/^0\./, '.')}</text>`);
+    }
+  }
+  parts.push(`<text x="12" y="${height - 10}" fill="#5a6470" font-size="11">Rows: queries, columns: keys; each row sums to 1. MHA Explorer (WebAssembly attention core).</text>`);
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
+
+/** The map drawn on a canvas at PNG_SCALE device pixels per CSS pixel; resolves to a PNG Blob. */
+export function toPng(map) {
+  const { left, top, cell, width, height, L } = mapLayout(map.tokens);
+  const canvas = document.createElement('canvas');
+  canvas.width = width * PNG_SCALE;
+  canvas.height = height * PNG_SCALE;
+  const ctx = canvas.getContext('2d');
+  ctx.scale(PNG_SCALE, PNG_SCALE);
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(0, 0, width, height);
+  ctx.fillStyle = '#1b1f24';
+  ctx.font = `bold 15px "DejaVu Sans", Arial, sans-serif`;
+  ctx.fillText(map.title, 12, 22);
+  ctx.font = FONT;
+  ctx.fillStyle = '#5a6470';
+  ctx.fillText(map.sentence, 12, 40);
+  for (let i = 0; i < L; i += 1) {
+    for (let j = 0; j < L; j += 1) {
+      ctx.fillStyle = sequentialColor(map.values[i * L + j]);
+      ctx.fillRect(left + j * cell, top + i * cell, cell, cell);
+    }
+  }
+  ctx.fillStyle = '#1b1f24';
+  ctx.textAlign = 'right';
+  ctx.textBaseline = 'middle';
+  for (let i = 0; i < L; i += 1) ctx.fillText(clip(map.tokens[i]), left - 6, top + (i + 0.5) * cell);
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'alphabetic';
+  for (let j = 0; j < L; j += 1) {
+    ctx.save();
+    ctx.translate(left + (j + 0.5) * cell, top - 6);
+    ctx.rotate(-Math.PI / 4);
+    ctx.fillText(clip(map.tokens[j]), 0, 0);
+    ctx.restore();
+  }
+  ctx.font = '11px "DejaVu Sans", Arial, sans-serif';
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'middle';
+  for (let i = 0; i < L; i += 1) {
+    for (let j = 0; j < L; j += 1) {
+      const v = map.values[i * L + j];
+      if (v < 0.005) continue;
+      ctx.fillStyle = textOn(v);
+      ctx.fillText(v.toFixed(2).replace(/^0\./, '.'), left + (j + 0.5) * cell, top + (i + 0.5) * cell);
+    }
+  }
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'alphabetic';
+  ctx.fillStyle = '#5a6470';
+  ctx.fillText('Rows: queries, columns: keys; each row sums to 1. MHA Explorer (WebAssembly attention core).', 12, height - 10);
+  return new Promise((resolve, reject) => canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('export: the canvas could not be encoded as PNG'))), 'image/png'));
+}
+
+function download(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = el('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 2000);
+}
+
+/**
+ * The export buttons. They read the explorer's selected head at the moment of the click.
+ * @param {object} explorer window.__mhaExplorer
+ */
+export function exportBar(explorer) {
+  const status = el('span', { class: 'note export-status', 'aria-live': 'polite' });
+  const run = (format) => async () => {
+    try {
+      const map = selectedHead(explorer);
+      const name = `${baseName(map)}.${format}`;
+      if (format === 'png') download(await toPng(map), name);
+      if (format === 'svg') download(new Blob([toSvg(map)], { type: 'image/svg+xml' }), name);
+      if (format === 'csv') download(new Blob([toCsv(map)], { type: 'text/csv' }), name);
+      if (format === 'json') download(new Blob([toJson(map)], { type: 'application/json' }), name);
+      status.textContent = `Saved ${name}.`;
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  };
+  const button = (format, label) => el('button', { type: 'button', class: 'button small', 'data-export': format, text: label, onclick: run(format) });
+  return el('div', { class: 'export-bar', id: 'lesson-export', role: 'group', 'aria-label': 'Export the selected head' },
+    el('span', { class: 'export-label', text: 'Export this head:' }),
+    button('png', 'PNG'), button('svg', 'SVG'), button('csv', 'CSV'), button('json', 'JSON'), status);
+}

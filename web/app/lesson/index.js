@@ -1,0 +1,83 @@
+// The multi-head attention lesson, mounted by the explorer (web/app/main.js) on
+// <section id="lesson">. Every number it shows is computed by the WebAssembly core.
+
+import { loadMha } from '../../lib/index.js';
+import { el } from './dom.js';
+import { ideaSection } from './idea.js';
+import { costSection } from './cost.js';
+import { oneHeadSection } from './one-head.js';
+import { codeSection } from './code.js';
+import { mistakesSection } from './mistakes.js';
+import { gqaSection } from './gqa.js';
+import { masksSection } from './masks.js';
+import { ablationSection } from './ablation.js';
+import { interviewSection, practiceSection, takeawaysSection, relatedSection } from './questions.js';
+import { exportBar } from './export.js';
+
+const SECTIONS = [
+  ['The idea and the formula', ideaSection],
+  ['Keeping the computation comparable', costSection],
+  ['One head, with real numbers', oneHeadSection],
+  ['The code', codeSection],
+  ['Common mistakes', mistakesSection],
+  ['Grouped-query attention', gqaSection],
+  ['Masks and sources', masksSection],
+  ['Head ablation', ablationSection],
+  ['Interview question', interviewSection],
+  ['Practice question', practiceSection],
+  ['Key takeaways', takeawaysSection],
+  ['Related notes', relatedSection],
+];
+
+function addStylesheet() {
+  const href = new URL('./lesson.css', import.meta.url).href;
+  if ([...document.styleSheets].some((s) => s.href === href)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const link = el('link', { rel: 'stylesheet', href });
+    link.addEventListener('load', resolve);
+    link.addEventListener('error', resolve);
+    document.head.append(link);
+  });
+}
+
+/** Put the export buttons under the explorer's selected-head map (or in the lesson if absent). */
+function mountExport(root, explorer) {
+  const bar = exportBar(explorer);
+  const caption = document.querySelector('#main-heatmap')?.closest('figure')?.querySelector('figcaption');
+  if (caption) caption.append(bar);
+  else root.append(el('section', { class: 'lesson-section', id: 'lesson-export-section' }, el('h2', { text: 'Export the selected head' }), bar));
+}
+
+/**
+ * @param {HTMLElement} root  <section id="lesson">
+ * @param {{ state: object }} context  state: the explorer's read-only hook (window.__mhaExplorer)
+ */
+export async function mount(root, { state: explorer } = {}) {
+  const started = performance.now();
+  await addStylesheet();
+  const mha = await loadMha();
+  root.classList.add('lesson');
+  const toc = el('nav', { class: 'lesson-toc', 'aria-label': 'Lesson contents' },
+    el('p', { class: 'eyebrow', text: 'The lesson' }),
+    el('ol', {}, SECTIONS.map(([title], i) => el('li', {}, el('a', { href: `#lesson-s${i}`, text: title })))));
+  root.replaceChildren(el('header', { class: 'lesson-header' },
+    el('h2', { class: 'lesson-title', text: 'Multi-head attention, step by step' }),
+    el('p', { class: 'lede', text: 'The lesson behind the explorer above. Each claim comes with a control that tries it on the same WebAssembly core, with real weights.' })), toc);
+  const failures = [];
+  SECTIONS.forEach(([title, build], i) => {
+    let node;
+    try {
+      node = build(mha);
+    } catch (error) {
+      failures.push(`${title}: ${error.message}`);
+      console.error(`lesson section "${title}" failed:`, error);
+      node = el('section', { class: 'lesson-section error' }, el('h2', { text: title }), el('p', { class: 'error', text: `This section could not be computed: ${error.message}` }));
+    }
+    // an anchor per entry of the contents, kept apart from the sections' own ids
+    root.append(el('span', { id: `lesson-s${i}`, class: 'lesson-anchor' }), node);
+  });
+  if (explorer) mountExport(root, explorer);
+  root.dataset.ready = failures.length ? 'error' : 'true';
+  const hook = { failures, mountMs: performance.now() - started };
+  Object.defineProperty(window, '__mhaLesson', { value: Object.freeze(hook), configurable: true });
+}
