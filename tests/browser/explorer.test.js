@@ -250,7 +250,7 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
   await page.waitForSelector('#source-error:not([hidden])');
   const message = await page.textContent('#source-error');
   console.log(`refused: ${message}`);
-  assert.match(message, /d_model 8/);
+  assert.match(message, /d_model 8\b/);
   assert.match(message, /d_model 64/);
   assert.equal(await page.evaluate(() => window.__mhaExplorer.source), 'designed');
 

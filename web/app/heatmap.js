@@ -19,16 +19,18 @@ const VIRIDIS = lut([[68, 1, 84], [72, 35, 116], [64, 67, 135], [52, 94, 141], [
 const PUOR = lut([[45, 0, 75], [84, 39, 136], [128, 115, 172], [178, 171, 210], [216, 218, 235], [247, 247, 247],
   [254, 224, 182], [253, 184, 99], [224, 130, 20], [179, 88, 6], [127, 59, 8]]);
 
+const cssColors = (table) => Array.from({ length: 256 }, (_, i) => `rgb(${table[i * 3]},${table[i * 3 + 1]},${table[i * 3 + 2]})`);
+const VIRIDIS_CSS = cssColors(VIRIDIS);
+const PUOR_CSS = cssColors(PUOR);
+
 /** CSS colour of a weight in [0, 1] (viridis). */
 export function sequentialColor(value) {
-  const i = Math.max(0, Math.min(255, Math.round(value * 255))) * 3;
-  return `rgb(${VIRIDIS[i]},${VIRIDIS[i + 1]},${VIRIDIS[i + 2]})`;
+  return VIRIDIS_CSS[Math.max(0, Math.min(255, Math.round(value * 255))) || 0];
 }
 
 /** CSS colour of a value in [-1, 1] (purple–white–orange). */
 export function divergingColor(value) {
-  const i = Math.max(0, Math.min(255, Math.round((value + 1) * 127.5))) * 3;
-  return `rgb(${PUOR[i]},${PUOR[i + 1]},${PUOR[i + 2]})`;
+  return PUOR_CSS[Math.max(0, Math.min(255, Math.round((value + 1) * 127.5))) || 0];
 }
 
 function textColorOn(value, diverging) {
@@ -43,8 +45,9 @@ export function fitCanvas(canvas, cssWidth, cssHeight) {
   const height = Math.max(1, Math.round(cssHeight * dpr));
   if (canvas.width !== width) canvas.width = width;
   if (canvas.height !== height) canvas.height = height;
-  canvas.style.width = `${cssWidth}px`;
-  canvas.style.height = `${cssHeight}px`;
+  const styleWidth = `${cssWidth}px`, styleHeight = `${cssHeight}px`;
+  if (canvas.style.width !== styleWidth) canvas.style.width = styleWidth;
+  if (canvas.style.height !== styleHeight) canvas.style.height = styleHeight;
   const ctx = canvas.getContext('2d');
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.clearRect(0, 0, width, height);
@@ -137,19 +140,23 @@ export function drawHeatmap(canvas, o) {
     ctx.fillStyle = theme.text;
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
+    // with many tokens, label every step-th row and column so that labels never overlap
+    const step = Math.max(1, Math.ceil((fontSize + 2) / cell));
     for (let i = 0; i < rows; i += 1) {
-      ctx.font = `${i === o.highlightRow ? 'bold ' : ''}${fontSize}px ${theme.font}`;
+      if (i % step !== 0 && i !== o.highlightRow) continue;
+      if (i === o.highlightRow) ctx.font = `bold ${fontSize}px ${theme.font}`;
       ctx.fillText(shorten(o.rowLabels[i], maxChars), left - 6, top + (i + 0.5) * cell);
+      if (i === o.highlightRow) ctx.font = `${fontSize}px ${theme.font}`;
     }
-    ctx.font = `${fontSize}px ${theme.font}`;
     ctx.textAlign = 'left';
-    for (let j = 0; j < cols; j += 1) {
-      ctx.save();
-      ctx.translate(left + (j + 0.5) * cell, top - 6);
-      ctx.rotate(-Math.PI / 4);
+    const diagonal = Math.SQRT1_2;
+    for (let j = 0; j < cols; j += step) {
+      // rotate by -45° about the label's anchor without save/restore
+      const x = left + (j + 0.5) * cell, y = top - 6;
+      ctx.setTransform(dpr * diagonal, -dpr * diagonal, dpr * diagonal, dpr * diagonal, x * dpr, y * dpr);
       ctx.fillText(shorten(o.colLabels[j], maxChars), 0, 0);
-      ctx.restore();
     }
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   }
   return { left, top, cell, rows, cols };
 }

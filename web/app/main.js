@@ -2,16 +2,16 @@
 // the JS API (../lib/index.js). This file wires the page: sources of weights, sentences,
 // the views (heatmaps, statistics, pair comparison, the W_O step) and keyboard/hover handling.
 
-import { loadMha } from '../lib/index.js';
+import { loadMha, loadStateDictFile } from '../lib/index.js';
 import { analyseTokens, tagText, MAX_TOKENS, SEMANTIC_CLASSES } from './tokens.js';
-import { embedTokens, D_MODEL, DIMENSION_NAMES } from './embeddings.js';
+import { embedTokens, D_MODEL, DIMENSION_NAMES, LAYOUT } from './embeddings.js';
 import { designedStateDict, HEADS, NUM_HEADS } from './designed-heads.js';
 import { checkHeadLabel } from './label-checks.js';
 import { EXAMPLES } from './examples.js';
 import { TAGGED_EXAMPLES } from './examples.tagged.js';
 import { drawHeatmap, drawLegend, drawStrip, cellAt } from './heatmap.js';
-import { parseStateDictJson, stateDictToJson } from './state-dict-file.js';
-import { drawWoDiagram } from './wo-view.js';
+import { readWeightsFile, stateDictToJson } from './state-dict-file.js';
+import { drawWoDiagram, drawHeadWeights, headWeightsCellAt } from './wo-view.js';
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
@@ -112,7 +112,7 @@ async function useSource(source) {
       const { config, stateDict } = state.loaded;
       replaceAttention(new state.mha.MultiHeadAttention(config));
       state.attention.loadStateDict(stateDict);
-      $('source-note').textContent = `Weights from ${state.loaded.name}: ${config.numHeads} heads of ${E / config.numHeads} dimensions, applied to this page's 64-dimensional token embeddings. Head names are not known for them; the descriptions are read from the statistics.`;
+      $('source-note').textContent = `Weights from ${state.loaded.name}: ${config.numHeads} heads of ${E / config.numHeads} dimensions, applied to this page's 64-dimensional token embeddings. Head names are not known for them; the descriptions are read from the statistics.${state.loaded.note}`;
     } else {
       if (!state.attention || state.attention.config.numHeads !== NUM_HEADS || state.attention.config.numKvHeads !== NUM_HEADS ||
           state.attention.config.addBiasKv || state.attention.config.addZeroAttn || !state.attention.config.bias) {
@@ -144,11 +144,11 @@ function replaceAttention(next) {
   state.attention = next;
 }
 
-async function loadStateDictFile(file) {
+async function loadWeightsFile(file) {
   $('source-error').hidden = true;
   try {
-    const text = await file.text();
-    const parsed = parseStateDictJson(text, D_MODEL);
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    const parsed = readWeightsFile({ loadStateDictFile }, bytes, file.name, D_MODEL);
     state.loaded = { name: file.name, ...parsed };
     $('source-loaded').disabled = false;
     $('loaded-name').textContent = `(${file.name})`;
@@ -300,16 +300,42 @@ function measure() {
   };
 }
 
+const VIEWS = [
+  ['measure', () => measure()], ['tabs', () => renderTabs()], ['main', () => renderMainHeatmap()],
+  ['info', () => renderHeadInfo()], ['table', () => renderWeightsTable()], ['multiples', () => renderSmallMultiples()],
+  ['pair', () => renderPair()], ['wo', () => renderWoView()], ['tokens', () => renderTokenHighlight()],
+  ['weights', () => renderHeadWeights()],
+];
+
+/** The selected head's rows of W_Q, W_K, W_V (drawn only while "How its weights do it" is open). */
+function renderHeadWeights() {
+  if (!$('head-how').open) return;
+  const E = D_MODEL;
+  const H = numHeads();
+  const hd = E / H;
+  const kvHeads = state.attention.config.numKvHeads;
+  const inProj = state.attention.getParameter('in_proj_weight');
+  const h = state.selectedHead;
+  const kvHead = Math.floor(h / (H / kvHeads));
+  const rows = (offset) => inProj.data.subarray(offset * E, (offset + hd) * E);
+  const blocks = [
+    ['W_Q', rows(h * hd)],
+    ['W_K', rows(H * hd + kvHead * hd)],
+    ['W_V', rows(H * hd + kvHeads * hd + kvHead * hd)],
+  ];
+  const groups = Object.entries(LAYOUT).map(([name, [start, width]]) => ({ name, start, width }));
+  state.layouts['head-weights'] = drawHeadWeights($('head-weights'), { blocks, embedDim: E, groups, theme });
+  $('head-weights').setAttribute('aria-label', `${headTitle(h)}: its rows of W_Q, W_K and W_V against the 64 token features`);
+}
+
 function render() {
-  measure();
-  renderTabs();
-  renderMainHeatmap();
-  renderHeadInfo();
-  renderWeightsTable();
-  renderSmallMultiples();
-  renderPair();
-  renderWoView();
-  renderTokenHighlight();
+  const parts = {};
+  for (const [name, draw] of VIEWS) {
+    const t0 = performance.now();
+    draw();
+    parts[name] = performance.now() - t0;
+  }
+  state.timings.parts = parts;
 }
 
 function renderMainHeatmap() {
@@ -633,12 +659,17 @@ function wireControls() {
   });
   $('state-dict-file').addEventListener('change', (event) => {
     const [file] = event.target.files;
-    if (file) loadStateDictFile(file);
+    if (file) loadWeightsFile(file);
   });
   $('download-weights').addEventListener('click', downloadWeights);
   $('head-tabs').addEventListener('keydown', onTabKeydown);
   $('pair-a').addEventListener('change', () => { state.pairA = Number($('pair-a').value); computePair(); render(); });
   $('pair-b').addEventListener('change', () => { state.pairB = Number($('pair-b').value); computePair(); render(); });
+  $('head-how').addEventListener('toggle', () => renderHeadWeights());
+  $('head-weights').addEventListener('pointermove', (event) => {
+    const hit = headWeightsCellAt(state.layouts['head-weights'], event, $('head-weights'));
+    $('head-weights-hover').textContent = hit ? `${hit.block} row ${hit.row + 1}, feature ${hit.col}: ${DIMENSION_NAMES[hit.col]} = ${hit.value.toFixed(3)}` : '';
+  });
   const canvas = $('main-heatmap');
   canvas.addEventListener('pointermove', onHeatmapPointer);
   canvas.addEventListener('pointerleave', () => { $('tooltip').hidden = true; state.hoverCell = null; setHoverToken(-1); });
@@ -666,7 +697,7 @@ function exposeDebugHook() {
     get source() { return state.source; },
     get selectedHead() { return state.selectedHead; },
     get highlightedRow() { return state.hoverToken; },
-    get timings() { return { ...state.timings }; },
+    get timings() { return { ...state.timings, parts: { ...state.timings.parts } }; },
     get sentence() { return state.sentence.text; },
     tokens: copyTokens,
     /** The (L, 64) embeddings the page fed to the core. */

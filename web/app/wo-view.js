@@ -66,3 +66,85 @@ export function drawWoDiagram(canvas, o) {
   ctx.fillText(`(${E})`, outputLeft + stripHeight + 6, matrixTop + 22);
   return { vectorScale, woScale };
 }
+
+const GROUP_LABELS = {
+  position: 'position', pos: 'POS', semanticClass: 'class', nounAgreement: 'noun agr.',
+  pronounAgreement: 'pron. agr.', firstToken: '', punctuation: '', chunkHead: '', subject: '',
+  nounId: 'noun id', subjectId: 'subject id', modifiedId: 'modified id', unused: '',
+};
+
+/**
+ * One head's rows of W_Q, W_K, W_V (hd × E each), stacked, with the feature groups of the
+ * embedding marked under the columns.
+ * @returns {{left:number, top:number, cell:number, blocks:Array}} layout for hit tests
+ */
+export function drawHeadWeights(canvas, { blocks, embedDim: E, groups, theme }) {
+  const cell = 6;
+  const left = 34;
+  const blockGap = 6;
+  const rowsPer = blocks[0][1].length / E;
+  const labelHeight = 58;
+  const blockTops = blocks.map((_, b) => 2 + b * (rowsPer * cell + blockGap));
+  const gridBottom = blockTops[blocks.length - 1] + rowsPer * cell;
+  const { ctx, dpr } = fitCanvas(canvas, left + E * cell + 4, gridBottom + labelHeight);
+  const px = (v) => Math.round(v * dpr);
+  blocks.forEach(([, data], b) => {
+    // each block on its own scale: W_Q carries the sharpness factor, W_K and W_V are 0/1
+    let maxAbs = 0;
+    for (let k = 0; k < data.length; k += 1) maxAbs = Math.max(maxAbs, Math.abs(data[k]));
+    maxAbs = maxAbs || 1;
+    for (let r = 0; r < rowsPer; r += 1) {
+      for (let c = 0; c < E; c += 1) {
+        ctx.fillStyle = divergingColor(data[r * E + c] / maxAbs);
+        const x = left + c * cell, y = blockTops[b] + r * cell;
+        ctx.fillRect(px(x), px(y), px(x + cell) - px(x), px(y + cell) - px(y));
+      }
+    }
+  });
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.strokeStyle = theme.grid;
+  ctx.lineWidth = 1;
+  ctx.fillStyle = theme.text;
+  ctx.font = `11px ${theme.font}`;
+  ctx.textBaseline = 'middle';
+  ctx.textAlign = 'right';
+  blocks.forEach(([name], b) => {
+    ctx.strokeRect(left - 0.5, blockTops[b] - 0.5, E * cell + 1, rowsPer * cell + 1);
+    ctx.fillText(name, left - 4, blockTops[b] + (rowsPer * cell) / 2);
+  });
+  // feature groups: a tick at each group's start, its name written at −45° below
+  ctx.textAlign = 'right';
+  for (const g of groups) {
+    const x = left + g.start * cell;
+    ctx.beginPath();
+    ctx.moveTo(x + 0.5, 2);
+    ctx.lineTo(x + 0.5, gridBottom + 4);
+    ctx.stroke();
+    const label = GROUP_LABELS[g.name] ?? g.name;
+    if (!label) continue;
+    const cx = x + (g.width * cell) / 2;
+    const cy = gridBottom + 8;
+    const d = Math.SQRT1_2 * dpr;
+    ctx.setTransform(d, -d, d, d, cx * dpr, cy * dpr);
+    ctx.fillText(label, 0, 0);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  }
+  return { left, cell, blockTops, rowsPer, E, blocks };
+}
+
+/** The weight under the pointer in the head-weights view. */
+export function headWeightsCellAt(layout, event, canvas) {
+  if (!layout) return null;
+  const rect = canvas.getBoundingClientRect();
+  const x = event.clientX - rect.left - layout.left;
+  const col = Math.floor(x / layout.cell);
+  if (x < 0 || col >= layout.E) return null;
+  const y = event.clientY - rect.top;
+  for (let b = 0; b < layout.blocks.length; b += 1) {
+    const row = Math.floor((y - layout.blockTops[b]) / layout.cell);
+    if (row >= 0 && row < layout.rowsPer) {
+      return { block: layout.blocks[b][0], row, col, value: layout.blocks[b][1][row * layout.E + col] };
+    }
+  }
+  return null;
+}
