@@ -1,0 +1,401 @@
+// The lesson below the explorer, in a real browser (Debian's chromium through playwright-core),
+// served by scripts/serve.js on a free port. Every interactive piece is driven and its numbers
+// are compared with what the JS API computes in the same page with a fresh module; each export
+// is downloaded and its content compared with the core's map. No console errors. Screenshots of
+// every section (light and dark) go to build/screenshots/lesson-*.png.
+//
+//   node --test tests/browser/lesson.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const webRoot = path.join(root, 'web');
+const shots = path.join(root, 'build', 'screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const SECTIONS = ['lesson-idea', 'lesson-cost', 'lesson-one-head', 'lesson-code', 'lesson-mistakes', 'lesson-gqa', 'lesson-masks',
+  'lesson-ablation', 'lesson-interview', 'lesson-practice', 'lesson-takeaways', 'lesson-related'];
+const TOLERANCE = 1e-5;
+
+let server;
+let browser;
+let page;
+const consoleErrors = [];
+const outsideRequests = [];
+
+before(async () => {
+  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
+    assert.ok(existsSync(path.join(root, file)), `expected ${file} (the WebAssembly core): run "npm run build" first`);
+  }
+  if (!existsSync(path.join(webRoot, 'vendor', 'katex', 'katex.mjs')) || !existsSync(path.join(webRoot, 'vendor', 'compromise-three.mjs'))) {
+    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'vendor.js')], { encoding: 'utf8' });
+    assert.equal(run.status, 0, `scripts/vendor.js failed: ${run.stderr}`);
+  }
+  assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM} (apt-get install chromium)`);
+  mkdirSync(shots, { recursive: true });
+  server = await startServer({ root: webRoot, port: 0 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url || 'no url'})`); });
+  page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
+  page.on('request', (request) => { if (!request.url().startsWith(server.url) && !/^(data|blob):/.test(request.url())) outsideRequests.push(request.url()); });
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.querySelector('#lesson')?.dataset.ready, null, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => document.querySelector('#lesson').dataset.ready), 'true',
+    `lesson failures: ${await page.evaluate(() => JSON.stringify(window.__mhaLesson?.failures))}`);
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+/** Max |a − b|, printed beside the tolerance. */
+function assertClose(what, actual, expected, tolerance = TOLERANCE) {
+  assert.equal(actual.length, expected.length, `${what}: ${actual.length} values, expected ${expected.length}`);
+  let max = 0;
+  for (let k = 0; k < actual.length; k += 1) max = Math.max(max, Math.abs(actual[k] - expected[k]));
+  console.log(`  ${what}: max |Δ| = ${max.toExponential(2)} (tolerance ${tolerance})`);
+  assert.ok(max <= tolerance, `${what}: max |Δ| = ${max} > ${tolerance}`);
+}
+
+async function clickSegment(group, value) {
+  await page.click(`[data-name="${group}"] button[data-value="${value}"]`);
+}
+
+test('every section is there, in order, and the formulas are typeset by the vendored KaTeX', async () => {
+  const ids = await page.evaluate(() => [...document.querySelectorAll('#lesson .lesson-section')].map((s) => s.id));
+  console.log(`  sections: ${ids.join(', ')}`);
+  assert.deepEqual(ids, SECTIONS);
+  await page.locator('#lesson-formula').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.querySelectorAll('#lesson-formula .katex').length >= 3, null, { timeout: 10000 });
+  const formula = await page.evaluate(() => [...document.querySelectorAll('#lesson-formula .katex-mathml')].map((m) => m.textContent).join('\n'));
+  assert.match(formula, /MultiHead/);
+  assert.match(formula, /softmax/);
+  const katexHref = await page.evaluate(() => [...document.querySelectorAll('link[rel="stylesheet"]')].map((l) => l.href).find((h) => h.includes('katex')));
+  assert.ok(katexHref && katexHref.startsWith(server.url) && katexHref.includes('/vendor/katex/'), `KaTeX stylesheet from ${katexHref}`);
+});
+
+test('cost: d_model and h controls offer divisors only and change d_k, parameters and FLOPs; the core is timed', async () => {
+  await page.locator('#lesson-cost').scrollIntoViewIfNeeded();
+  for (const dModel of [64, 512]) {
+    await clickSegment('d-model', dModel);
+    const offered = await page.$$eval('[data-name="heads"] button', (bs) => bs.map((b) => Number(b.dataset.value)));
+    console.log(`  d_model ${dModel}: h offered ${offered.join(', ')}`);
+    assert.ok(offered.length >= 5 && offered.every((h) => dModel % h === 0), `offered heads ${offered} must all divide ${dModel}`);
+  }
+  await clickSegment('d-model', 512);
+  await clickSegment('heads', 16);
+  assert.equal(await page.textContent('#cost-dk'), '32');
+  const readRow = (cls) => page.$$eval(`#cost-table tr.${cls} td`, (tds) => tds.map((td) => td.textContent));
+  const params = (await readRow('row-params')).map((t) => Number(t.replace(/,/g, '')));
+  // the core's own count, from a fresh module in the page
+  const coreParams = await page.evaluate(async () => {
+    const mha = await (await import('./lib/index.js')).loadMha();
+    const m = new mha.MultiHeadAttention({ embedDim: 512, numHeads: 16 });
+    const n = m.parameterNames().reduce((s, name) => s + m.parameterShape(name).reduce((a, b) => a * b, 1), 0);
+    m.dispose();
+    return n;
+  });
+  console.log(`  parameters shown ${params.join(' / ')}, core ${coreParams}, 4·d² + 4·d = ${4 * 512 * 512 + 4 * 512}`);
+  assert.deepEqual(params, [coreParams, coreParams]);
+  assert.equal(coreParams, 4 * 512 * 512 + 4 * 512);
+  const softmax16 = (await readRow('row-softmax')).map((t) => Number(t.replace(/,/g, '')));
+  assert.deepEqual(softmax16, [64 * 64, 16 * 64 * 64], 'softmax exponentials: L² for one head, h·L² for h heads at L = 64');
+  await clickSegment('heads', 4);
+  assert.equal(await page.textContent('#cost-dk'), '128');
+  const softmax4 = (await readRow('row-softmax')).map((t) => Number(t.replace(/,/g, '')));
+  assert.deepEqual(softmax4, [64 * 64, 4 * 64 * 64]);
+  await page.waitForFunction(() => document.querySelector('#cost-table').dataset.timeH && !document.querySelector('#cost-table .time-h').textContent.includes('measuring'), null, { timeout: 30000 });
+  const times = await page.evaluate(() => [Number(document.querySelector('#cost-table').dataset.time1), Number(document.querySelector('#cost-table').dataset.timeH)]);
+  console.log(`  core time at d_model 512, L 64: 1 head ${times[0].toFixed(3)} ms, 4 heads ${times[1].toFixed(3)} ms`);
+  assert.ok(times.every((t) => Number.isFinite(t) && t > 0), `times ${times}`);
+  await clickSegment('d-model', 64);
+  await clickSegment('heads', 8);
+  assert.equal(await page.textContent('#cost-dk'), '8');
+});
+
+test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with the core, and the verb head finds the subject', async () => {
+  await page.locator('#lesson-one-head').scrollIntoViewIfNeeded();
+  await clickSegment('follow-head', 3); // H4: verb -> subject
+  await clickSegment('follow-token', 2); // "sat"
+  const checks = await page.evaluate(() => ({ ...document.querySelector('#follow-checks').dataset }));
+  console.log(`  page vs core: softmax ${Number(checks.softmax).toExponential(2)}, context ${Number(checks.context).toExponential(2)}, concat slot ${Number(checks.concat).toExponential(2)} (tolerance ${TOLERANCE})`);
+  for (const key of ['softmax', 'context', 'concat']) assert.ok(Number(checks[key]) <= TOLERANCE, `${key}: ${checks[key]}`);
+  const top = await page.textContent('#follow-table tr.top-weight th');
+  assert.match(top, /cat/, `H4 from "sat" should weigh "cat" most, got ${top}`);
+  // the numbers in the table are the core's weights for head 4, row "sat"
+  const shown = await page.$$eval('#follow-table tbody td.weight .num', (tds) => tds.map((td) => Number(td.textContent.replace('−', '-'))));
+  const core = await page.evaluate(async () => {
+    const { loadMha } = await import('./lib/index.js');
+    const { designedStateDict } = await import('./app/designed-heads.js');
+    const { exampleInput } = await import('./app/lesson/inputs.js');
+    const mha = await loadMha();
+    const input = exampleInput(0);
+    const m = new mha.MultiHeadAttention({ embedDim: 64, numHeads: 8 });
+    m.loadStateDict(designedStateDict());
+    const { weights } = m.forward({ query: { data: input.x, shape: [input.L, 64] }, averageAttnWeights: false });
+    m.dispose();
+    const L = input.L;
+    return Array.from(weights.data.slice((3 * L + 2) * L, (3 * L + 3) * L));
+  });
+  assertClose('softmax column (3 decimals) vs core', shown, core, 5e-4);
+});
+
+test('the live code prints (1, 10, 64), (1, 10, 10) and d_k = 8, and runs again on request', async () => {
+  await page.locator('#lesson-code').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs || 0) >= 1, null, { timeout: 10000 });
+  const first = await page.textContent('#code-output');
+  console.log(`  output:\n${first.split('\n').map((l) => `    ${l}`).join('\n')}`);
+  const lines = first.split('\n');
+  assert.equal(lines[0], '(1, 10, 64)');
+  assert.equal(lines[1], '(1, 10, 10)');
+  assert.equal(lines[2], '8');
+  const shown = await page.textContent('#code-js');
+  assert.match(shown, /new mha\.MultiHeadAttention\(\{\s*embedDim: 64, numHeads: 8, batchFirst: true/);
+  assert.match(shown, /print\(output\.shape\)/);
+  await page.click('#code-run');
+  await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs) >= 2, null, { timeout: 10000 });
+  assert.match(await page.textContent('#code-output'), /^\(1, 10, 64\)\n\(1, 10, 10\)\n8\n/);
+});
+
+test('more heads: h = 1, 2, 4, 8, 16 at d_model 64 with d_k and diversity from the core', async () => {
+  const rows = await page.$$eval('#heads-table tbody tr', (trs) => trs.map((tr) => ({
+    h: Number(tr.dataset.h), dk: Number(tr.children[1].textContent), maps: tr.querySelectorAll('canvas').length, diversity: tr.querySelector('.diversity').textContent,
+  })));
+  console.log(`  ${rows.map((r) => `h ${r.h}: d_k ${r.dk}, ${r.maps} maps, diversity ${r.diversity}`).join('; ')}`);
+  assert.deepEqual(rows.map((r) => r.h), [1, 2, 4, 8, 16]);
+  for (const r of rows) {
+    assert.equal(r.dk, 64 / r.h);
+    assert.equal(r.maps, r.h);
+  }
+  const core = await page.evaluate(async () => {
+    const { loadMha } = await import('./lib/index.js');
+    const { meanPairwiseJsd } = await import('./app/lesson/mistakes.js');
+    const { designedStateDict } = await import('./app/designed-heads.js');
+    const { exampleInput } = await import('./app/lesson/inputs.js');
+    const mha = await loadMha();
+    const input = exampleInput(0);
+    const m = new mha.MultiHeadAttention({ embedDim: 64, numHeads: 16 });
+    m.loadStateDict(designedStateDict());
+    const { weights } = m.forward({ query: { data: input.x, shape: [input.L, 64] }, averageAttnWeights: false });
+    m.dispose();
+    return meanPairwiseJsd(mha, weights);
+  });
+  assert.equal(rows[4].diversity, core.toFixed(3));
+});
+
+test('forgetting W_O: the toggle changes the output; without W_O it equals the concatenation, heads unmixed', async () => {
+  await page.locator('#mistake-wo').scrollIntoViewIfNeeded();
+  const read = () => page.evaluate(() => ({ ...document.querySelector('#mistake-wo').dataset, numbers: document.querySelector('#wo-demo-numbers').textContent }));
+  const withWo = await read();
+  assert.equal(withWo.applyWo, 'true');
+  await page.click('#wo-toggle');
+  const without = await read();
+  console.log(`  with W_O: ${withWo.numbers}, ${withWo.mixed} numbers mix heads, max |out − concat| ${Number(withWo.diffFromConcat).toFixed(3)}`);
+  console.log(`  without : ${without.numbers}, ${without.mixed} numbers mix heads, max |out − concat| ${without.diffFromConcat}`);
+  assert.equal(without.applyWo, 'false');
+  assert.notEqual(without.numbers, withWo.numbers);
+  assert.equal(Number(without.diffFromConcat), 0, 'skipOutProj: the output is the concatenation exactly');
+  assert.equal(Number(without.mixed), 0, 'without W_O no output number mixes two heads');
+  assert.ok(Number(withWo.mixed) > 0 && Number(withWo.diffFromConcat) > 0.01);
+  assert.match(await page.textContent('#wo-verdict'), /Without W_O the output is the concatenation/);
+  await page.screenshot({ path: path.join(shots, 'lesson-wo-off.png'), clip: await page.locator('#mistake-wo').boundingBox() });
+  await page.click('#wo-toggle');
+  assert.equal((await read()).numbers, withWo.numbers);
+});
+
+test('grouped-query attention: the KV-head control changes the sharing diagram and the memory figure', async () => {
+  await page.locator('#lesson-gqa').scrollIntoViewIfNeeded();
+  for (const G of [8, 4, 2, 1]) {
+    await clickSegment('kv-heads', G);
+    const seen = await page.evaluate(() => ({
+      kv: document.querySelectorAll('#gqa-diagram .gqa-kv').length,
+      edges: [...document.querySelectorAll('#gqa-diagram .gqa-edge')].map((e) => Number(e.dataset.kv)),
+      bytes: Number(document.querySelector('#gqa-memory').dataset.bytesPerTokenPerLayer),
+      text: document.querySelector('#gqa-per-token').textContent,
+      core: document.querySelector('#gqa-core').textContent,
+    }));
+    console.log(`  ${G} KV heads: ${seen.kv} boxes, query→KV ${seen.edges.join('')}, ${seen.text} per token per layer`);
+    assert.equal(seen.kv, G);
+    assert.deepEqual(seen.edges, Array.from({ length: 8 }, (_, i) => Math.floor(i / (8 / G))));
+    assert.equal(seen.bytes, 2 * G * 8 * 2);
+    assert.equal(seen.text, `${2 * G * 8 * 2} B`);
+    assert.match(seen.core, new RegExp(`W_K and W_V are ${G * 8} × 64`));
+  }
+  const llama = await page.textContent('#gqa-llama .llama-gqa');
+  assert.match(llama, /^4,096 B/, 'Llama 3 70B: 2 × 8 KV heads × 128 × 2 bytes');
+});
+
+test('masks: the causal toggle zeroes every weight above the diagonal; a second sentence gives cross-attention', async () => {
+  await page.locator('#lesson-masks').scrollIntoViewIfNeeded();
+  const read = () => page.evaluate(() => ({ ...document.querySelector('#lesson-masks').dataset }));
+  const open = await read();
+  await page.click('#causal-toggle');
+  const causal = await read();
+  console.log(`  weight above the diagonal: ${Number(open.future).toFixed(3)} without the mask, ${causal.future} with it`);
+  assert.ok(Number(open.future) > 1);
+  assert.equal(Number(causal.future), 0);
+  await page.click('#causal-toggle');
+  await page.selectOption('#masks-source', '4');
+  const cross = await read();
+  console.log(`  cross-attention map: ${cross.shape}`);
+  assert.equal(cross.shape, '11x13');
+  assert.match(await page.textContent('#masks-verdict'), /Cross-attention/);
+  await page.selectOption('#masks-source', '-1');
+});
+
+test('head ablation: switching heads off changes the output, by the norms the core gives', async () => {
+  await page.locator('#lesson-ablation').scrollIntoViewIfNeeded();
+  const boxes = page.locator('#lesson-ablation input[type="checkbox"]');
+  for (let h = 0; h < 8; h += 1) if (await boxes.nth(h).isChecked()) await boxes.nth(h).uncheck();
+  const none = await page.$$eval('#ablation-chart .bar-row', (rows) => rows.map((r) => Number(r.dataset.difference)));
+  assert.ok(none.every((d) => d === 0), `no head off: differences ${none}`);
+  await boxes.nth(3).check();
+  await boxes.nth(6).check();
+  const shown = await page.$$eval('#ablation-chart .bar-row', (rows) => rows.map((r) => Number(r.dataset.difference)));
+  const core = await page.evaluate(async () => {
+    const { loadMha } = await import('./lib/index.js');
+    const { designedStateDict } = await import('./app/designed-heads.js');
+    const { exampleInput } = await import('./app/lesson/inputs.js');
+    const mha = await loadMha();
+    const input = exampleInput(0);
+    const m = new mha.MultiHeadAttention({ embedDim: 64, numHeads: 8 });
+    m.loadStateDict(designedStateDict());
+    const q = { data: input.x, shape: [input.L, 64] };
+    const a = m.forward({ query: q, needWeights: false }).output.data;
+    const b = m.forward({ query: q, needWeights: false, ablateHeads: [3, 6] }).output.data;
+    m.dispose();
+    return Array.from({ length: input.L }, (_, t) => Math.hypot(...Array.from({ length: 64 }, (_, c) => a[t * 64 + c] - b[t * 64 + c])));
+  });
+  console.log(`  ‖Δ‖ per token with H4, H7 off: ${shown.map((d) => d.toFixed(2)).join(' ')}`);
+  assertClose('ablation norms vs core', shown, core);
+  assert.ok(shown.some((d) => d > 0.5));
+  await boxes.nth(6).uncheck();
+});
+
+test('practice: the answer box accepts 64 and rejects other answers with feedback', async () => {
+  await page.locator('#lesson-practice').scrollIntoViewIfNeeded();
+  const answer = async (text) => {
+    await page.fill('#practice-answer', text);
+    await page.click('#practice-form button[type="submit"]');
+    return page.evaluate(() => ({ correct: document.querySelector('#practice-feedback').dataset.correct, text: document.querySelector('#practice-feedback').textContent }));
+  };
+  for (const [text, correct] of [['512', 'false'], ['8', 'false'], ['4096', 'false'], ['sixty-four', 'false'], ['', 'false'], ['63', 'false'], ['64', 'true'], [' 64 ', 'true'], ['d_k = 64', 'true']]) {
+    const result = await answer(text);
+    console.log(`  "${text}" -> ${result.correct}: ${result.text.slice(0, 70)}…`);
+    assert.equal(result.correct, correct, `answer "${text}"`);
+    assert.ok(result.text.length > 10, 'feedback is given');
+  }
+});
+
+test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numbers', async () => {
+  await page.locator('#explorer').scrollIntoViewIfNeeded();
+  await page.click('#head-tab-4'); // H5
+  // the core's map for the explorer's current state, recomputed in the page with a fresh module
+  const expected = await page.evaluate(async () => {
+    const hook = window.__mhaExplorer;
+    const mha = await (await import('./lib/index.js')).loadMha();
+    const config = hook.config();
+    const m = new mha.MultiHeadAttention(config);
+    m.loadStateDict(hook.stateDict());
+    const L = hook.tokens().length;
+    const { weights } = m.forward({ query: { data: hook.input(), shape: [L, config.embedDim] }, averageAttnWeights: false });
+    m.dispose();
+    const h = hook.selectedHead;
+    return { h, L, tokens: hook.tokens().map((t) => t.text), values: Array.from(weights.data.slice(h * L * L, (h + 1) * L * L)) };
+  });
+  assert.equal(expected.h, 4);
+  const download = async (format) => {
+    const [file] = await Promise.all([page.waitForEvent('download'), page.click(`#lesson-export button[data-export="${format}"]`)]);
+    const filePath = await file.path();
+    console.log(`  ${format}: ${file.suggestedFilename()}`);
+    assert.match(file.suggestedFilename(), new RegExp(`^head-5-.*\\.${format}$`));
+    return filePath;
+  };
+  const { L, values, tokens } = expected;
+
+  const csv = readFileSync(await download('csv'), 'utf8').trim().split('\n').map((line) => line.split(','));
+  assert.deepEqual(csv[0].slice(1), tokens.map((t) => (/[",]/.test(t) ? `"${t}"` : t)));
+  assertClose('CSV vs core', csv.slice(1).flatMap((row) => row.slice(1).map(Number)), values, 0);
+
+  const json = JSON.parse(readFileSync(await download('json'), 'utf8'));
+  assert.deepEqual(json.shape, [L, L]);
+  assert.equal(json.head, 5);
+  assert.deepEqual(json.tokens, tokens);
+  assertClose('JSON vs core', json.weights.flat(), values, 0);
+
+  const svgText = readFileSync(await download('svg'), 'utf8');
+  const cells = await page.evaluate((text) => {
+    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+    if (doc.querySelector('parsererror')) return { error: doc.querySelector('parsererror').textContent };
+    return { rects: [...doc.querySelectorAll('rect.cell')].map((r) => ({ v: Number(r.dataset.value), fill: r.getAttribute('fill') })) };
+  }, svgText);
+  assert.ok(!cells.error, `SVG parses: ${cells.error}`);
+  assertClose('SVG cell values vs core', cells.rects.map((r) => r.v), values, 0);
+  const colours = await page.evaluate(async (vs) => {
+    const { sequentialColor } = await import('./app/heatmap.js');
+    return vs.map(sequentialColor);
+  }, values);
+  assert.deepEqual(cells.rects.map((r) => r.fill), colours, 'each SVG cell is coloured by its weight');
+
+  const png = readFileSync(await download('png'));
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
+  // decode in the page and read each cell's colour near its top-left corner (clear of the printed value)
+  const pixels = await page.evaluate(async ({ b64, tokens: names }) => {
+    const { mapLayout, PNG_SCALE } = await import('./app/lesson/export.js');
+    const blob = await (await fetch(`data:image/png;base64,${b64}`)).blob();
+    const bitmap = await createImageBitmap(blob);
+    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(bitmap, 0, 0);
+    const { left, top, cell, L: n } = mapLayout(names);
+    const out = [];
+    for (let i = 0; i < n; i += 1) {
+      for (let j = 0; j < n; j += 1) {
+        const d = ctx.getImageData(Math.round((left + j * cell + 4) * PNG_SCALE), Math.round((top + i * cell + 4) * PNG_SCALE), 1, 1).data;
+        out.push([d[0], d[1], d[2]]);
+      }
+    }
+    return { width: bitmap.width, height: bitmap.height, out };
+  }, { b64: png.toString('base64'), tokens });
+  const expectedRgb = colours.map((c) => c.match(/\d+/g).map(Number));
+  let worst = 0;
+  pixels.out.forEach((rgb, k) => rgb.forEach((v, c) => { worst = Math.max(worst, Math.abs(v - expectedRgb[k][c])); }));
+  console.log(`  PNG ${pixels.width}×${pixels.height}: largest colour difference of a cell from its weight's colour ${worst} (tolerance 2 of 255)`);
+  assert.ok(worst <= 2, `PNG cell colours differ by up to ${worst}`);
+  await page.click('#head-tab-0');
+});
+
+test('screenshots of every section, light and dark', async () => {
+  for (const theme of ['light', 'dark']) {
+    const dark = await page.evaluate(() => document.documentElement.dataset.theme === 'dark');
+    if ((theme === 'dark') !== dark) await page.click('#theme-toggle');
+    await page.waitForTimeout(150);
+    for (const id of SECTIONS) {
+      const locator = page.locator(`#${id}`);
+      await locator.scrollIntoViewIfNeeded();
+      await page.waitForTimeout(80);
+      await locator.screenshot({ path: path.join(shots, `lesson-${theme}-${id.replace('lesson-', '')}.png`) });
+    }
+  }
+  await page.click('#theme-toggle');
+  console.log(`  ${SECTIONS.length * 2} screenshots in ${path.relative(root, shots)}/`);
+});
+
+test('no console errors and no request outside the page\'s own server', () => {
+  console.log(`  console errors: ${consoleErrors.length}; outside requests: ${outsideRequests.length}`);
+  assert.deepEqual(consoleErrors, []);
+  assert.deepEqual(outsideRequests, []);
+});
