@@ -5,7 +5,9 @@
 //
 // Prints the loss as it trains, then accuracy and the heads x relations table; with --json the
 // last line is one JSON object (seed, steps, seconds, accuracy, heads).
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +46,44 @@ double parse_double(const char* flag, const char* text, double lo, double hi) {
   return v;
 }
 
+// The figures the targets name: best layer-0 previous-token head, best pronoun and verb heads,
+// the two best induction heads of one layer together.
+struct Summary {
+  double previous_l0 = 0, pronoun = 0, verb = 0, induction_pair = 0, induction_best = 0;
+};
+
+Summary summarize(const Evaluation& e, int layers, int heads) {
+  Summary s;
+  auto at = [&](int l, int h, Relation r) {
+    return e.heads[(static_cast<size_t>(l) * heads + h) * kNumRelations + static_cast<int>(r)].mean_weight;
+  };
+  for (int l = 0; l < layers; ++l) {
+    double first = 0, second = 0;
+    for (int h = 0; h < heads; ++h) {
+      if (l == 0) s.previous_l0 = std::max(s.previous_l0, at(l, h, Relation::kPrevious));
+      s.pronoun = std::max(s.pronoun, at(l, h, Relation::kPronounAntecedent));
+      s.verb = std::max(s.verb, at(l, h, Relation::kVerbSubject));
+      const double w = at(l, h, Relation::kInduction);
+      if (w > first) {
+        second = first;
+        first = w;
+      } else if (w > second) {
+        second = w;
+      }
+    }
+    s.induction_best = std::max(s.induction_best, first);
+    s.induction_pair = std::max(s.induction_pair, first + second);
+  }
+  return s;
+}
+
+void print_summary(const char* prefix, const Evaluation& e, const Summary& s) {
+  std::printf("%sagreement %.3f  pronoun %.3f  copy %.3f | heads: previous(L0) %.3f  pronoun %.3f  verb %.3f  "
+              "induction best %.3f, two best of a layer %.3f\n",
+              prefix, e.agreement, e.pronoun, e.copy, s.previous_l0, s.pronoun, s.verb, s.induction_best,
+              s.induction_pair);
+}
+
 void print_table(const Evaluation& e, int layers, int heads) {
   std::printf("\nheads x relations (mean weight on the true key / argmax share; held-out sentences: %d)\n", e.sentences);
   std::printf("%-6s", "head");
@@ -71,7 +111,7 @@ void print_table(const Evaluation& e, int layers, int heads) {
 
 int main(int argc, char** argv) {
   TrainConfig config;
-  int eval_count = 1000, log_every = 250;
+  int eval_count = 1000, log_every = 250, eval_every = 0;
   bool json = false;
   std::string out_path;
   for (int i = 1; i < argc; ++i) {
@@ -87,6 +127,7 @@ int main(int argc, char** argv) {
     else if (flag == "--warmup") config.warmup_steps = static_cast<int>(parse_int("--warmup", value(), 1, 1000000));
     else if (flag == "--eval") eval_count = static_cast<int>(parse_int("--eval", value(), 1, 100000));
     else if (flag == "--log-every") log_every = static_cast<int>(parse_int("--log-every", value(), 1, 1000000));
+    else if (flag == "--eval-every") eval_every = static_cast<int>(parse_int("--eval-every", value(), 1, 1000000));
     else if (flag == "--out") out_path = value();
     else if (flag == "--json") json = true;
     else usage("unknown option \"" + flag + "\"");
@@ -103,20 +144,29 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(config.seed), parameter_count(model_config), model_config.vocab_size,
               config.steps, config.batch_size, config.learning_rate);
 
-  double seconds = 0;
+  double seconds = 0, cpu_seconds = 0;
   double loss_sum = 0;
   int loss_count = 0;
   for (int s = 0; s < config.steps; ++s) {
     auto start = std::chrono::steady_clock::now();
+    std::clock_t cpu_start = std::clock();
     loss_sum += trainer.step();
     ++loss_count;
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    cpu_seconds += static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     if ((s + 1) % log_every == 0 || s + 1 == config.steps) {
-      std::printf("step %5d  loss %.4f  lr %.2e  %.1f s\n", s + 1, loss_sum / loss_count,
-                  trainer.current_learning_rate(), seconds);
+      std::printf("step %5d  loss %.4f  lr %.2e  %.1f s (cpu %.1f s)\n", s + 1, loss_sum / loss_count,
+                  trainer.current_learning_rate(), seconds, cpu_seconds);
       std::fflush(stdout);
       loss_sum = 0;
       loss_count = 0;
+    }
+    if (eval_every > 0 && (s + 1) % eval_every == 0 && s + 1 < config.steps) {
+      Evaluation e = evaluate(trainer.model(), grammar, held_out);
+      char prefix[64];
+      std::snprintf(prefix, sizeof prefix, "  eval %5d: ", s + 1);
+      print_summary(prefix, e, summarize(e, model_config.num_layers, model_config.num_heads));
+      std::fflush(stdout);
     }
   }
 
@@ -126,17 +176,8 @@ int main(int argc, char** argv) {
   std::printf("\nheld-out (%d sentences, float16 weights): loss %.4f, agreement %.4f, pronoun %.4f, copy %.4f\n",
               e.sentences, e.loss, e.agreement, e.pronoun, e.copy);
   print_table(e, model_config.num_layers, model_config.num_heads);
-  // The two best induction heads of one layer, summed (induction often spreads over heads).
-  for (int l = 0; l < model_config.num_layers; ++l) {
-    double first = 0, second = 0;
-    for (int h = 0; h < model_config.num_heads; ++h) {
-      double w = e.heads[(static_cast<size_t>(l) * model_config.num_heads + h) * kNumRelations +
-                         static_cast<int>(Relation::kInduction)].mean_weight;
-      if (w > first) { second = first; first = w; } else if (w > second) second = w;
-    }
-    std::printf("layer %d induction: best head %.3f, two best together %.3f\n", l, first, first + second);
-  }
-  std::printf("training time: %.1f s\n", seconds);
+  print_summary("summary: ", e, summarize(e, model_config.num_layers, model_config.num_heads));
+  std::printf("training time: %.1f s wall, %.1f s cpu\n", seconds, cpu_seconds);
 
   if (!out_path.empty()) {
     std::vector<uint8_t> bytes = encode_weights(trainer.model(), config.seed, config.steps);
@@ -148,6 +189,6 @@ int main(int argc, char** argv) {
     }
     std::printf("wrote %s (%zu bytes)\n", out_path.c_str(), bytes.size());
   }
-  if (json) std::printf("%s\n", evaluation_json(e, config.seed, config.steps, seconds).c_str());
+  if (json) std::printf("%s\n", evaluation_json(e, config.seed, config.steps, seconds, cpu_seconds).c_str());
   return 0;
 }

@@ -318,9 +318,13 @@ Status decode_weights(const uint8_t* data, size_t size, ModelConfig* config, std
   return Status::Ok();
 }
 
-std::string evaluation_json(const Evaluation& e, uint64_t seed, int steps, double seconds) {
+std::string evaluation_json(const Evaluation& e, uint64_t seed, int steps, double seconds, double cpu_seconds) {
   char buffer[256];
   std::string json = "{\"seed\":" + std::to_string(seed) + ",\"steps\":" + std::to_string(steps);
+  if (cpu_seconds >= 0) {
+    std::snprintf(buffer, sizeof buffer, ",\"cpu_seconds\":%.2f", cpu_seconds);
+    json += buffer;
+  }
   std::snprintf(buffer, sizeof buffer,
                 ",\"seconds\":%.2f,\"loss\":%.4f,\"accuracy\":{\"agreement\":%.4f,\"pronoun\":%.4f,\"copy\":%.4f},"
                 "\"label_threshold\":%.2f,\"heads\":[",

@@ -103,6 +103,8 @@ float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 void round_to_half(std::vector<float>& values);
 
-std::string evaluation_json(const Evaluation& evaluation, uint64_t seed, int steps, double seconds);
+// The JSON line of `npm run train -- --json`; cpu_seconds < 0 leaves that field out.
+std::string evaluation_json(const Evaluation& evaluation, uint64_t seed, int steps, double seconds,
+                            double cpu_seconds = -1);
 
 }  // namespace mha::train

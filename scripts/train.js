@@ -1,0 +1,41 @@
+// npm run train -- [--seed S] [--steps N] [--batch B] [--lr X] [--warmup W] [--eval N]
+//                  [--log-every K] [--out FILE] [--json]
+//
+// Builds the native core if it is out of date, then trains the 2-layer decoder on the grammar
+// (build/native/mha_trainer) and prints the loss, held-out accuracy and the heads x relations
+// table; with --json the last line is one JSON object:
+//   {"seed", "steps", "seconds", "loss", "accuracy": {"agreement", "pronoun", "copy"},
+//    "label_threshold", "heads": [{"layer", "head", "relation", "at", "mean_weight", "argmax_share"}]}
+// The shipped weights were written with: npm run train -- --seed 1 --out web/app/train/model-seed1.bin
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { build, BuildError } from './build.js';
+import { repoRoot } from './setup.js';
+
+const args = process.argv.slice(2);
+const trainer = path.join(repoRoot, 'build/native/mha_trainer');
+try {
+  // Build output goes to stderr, so that stdout stays the trainer's (its last line the JSON).
+  const log = console.log;
+  console.log = (...parts) => console.error(...parts);
+  try {
+    build({ targets: ['native'] });
+  } finally {
+    console.log = log;
+  }
+} catch (error) {
+  if (!(error instanceof BuildError)) throw error;
+  console.error(`[train] ${error.message}`);
+  process.exit(1);
+}
+if (!fs.existsSync(trainer)) {
+  console.error(`[train] ${path.relative(repoRoot, trainer)} was not built (is the CMake target mha_trainer there?)`);
+  process.exit(1);
+}
+const result = spawnSync(trainer, args, { cwd: repoRoot, stdio: 'inherit' });
+if (result.error) {
+  console.error(`[train] could not run ${trainer}: ${result.error.message}`);
+  process.exit(1);
+}
+process.exit(result.status ?? 1);

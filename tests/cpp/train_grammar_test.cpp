@@ -1,0 +1,177 @@
+// The training language keeps its promises: agreement, long-range distractors, a unique
+// pronoun antecedent, a repeat whose induction links point where copying needs them; the
+// generator is deterministic; the weights file and float16 conversion round-trip.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "mha/train/grammar.h"
+#include "mha/train/trainer.h"
+
+namespace mha::train {
+namespace {
+
+TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
+  Grammar g;
+  Rng rng(42);
+  const auto& w = g.vocabulary();
+  int with_distractor = 0, because = 0, so = 0, induction_links = 0;
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) {
+    Sentence s = g.generate(rng);
+    const auto& t = s.tokens;
+    ASSERT_LE(static_cast<int>(t.size()), Grammar::kMaxLength);
+    ASSERT_EQ(t[0], g.bos_id());
+    // main verb agrees with its subject; the other form is the same verb in the other number
+    const Word& verb = w[t[s.verb]];
+    ASSERT_EQ(verb.category, Category::kVerb);
+    ASSERT_EQ(w[s.verb_other_form].lemma, verb.lemma);
+    ASSERT_NE(w[s.verb_other_form].number, verb.number);
+    int subject = -1, antecedent = -1;
+    for (const Link& link : s.links) {
+      ASSERT_LT(link.key, link.query) << g.to_text(t);
+      switch (link.relation) {
+        case Relation::kVerbSubject:
+          subject = link.key;
+          ASSERT_EQ(w[t[link.key]].category, Category::kNoun);
+          ASSERT_EQ(w[t[link.key]].number, verb.number) << g.to_text(t);
+          break;
+        case Relation::kModifierNoun:
+          ASSERT_EQ(w[t[link.query]].category, Category::kNoun);
+          ASSERT_EQ(w[t[link.key]].number, w[t[link.query]].number) << g.to_text(t);
+          break;
+        case Relation::kPronounAntecedent: {
+          antecedent = link.key;
+          const Word& pronoun = w[t[link.query]];
+          const Word& noun = w[t[link.key]];
+          ASSERT_EQ(pronoun.category, Category::kPronoun);
+          ASSERT_EQ(pronoun.number, noun.number);
+          if (noun.number == 0) ASSERT_EQ(pronoun.cls, noun.cls);
+          // no other noun could be the antecedent
+          for (int p = 1; p < s.pronoun; ++p) {
+            if (p == link.key || w[t[p]].category != Category::kNoun) continue;
+            const bool same = w[t[p]].number == noun.number && (noun.number == 1 || w[t[p]].cls == noun.cls);
+            ASSERT_FALSE(same) << g.to_text(t);
+          }
+          const std::string& connective = w[t[link.query - 1]].text;
+          (connective == "because" ? because : so)++;
+          break;
+        }
+        case Relation::kInduction:
+          // the query's token is the token just before the key: copying continues from there
+          ASSERT_EQ(t[link.query], t[link.key - 1]) << g.to_text(t);
+          ASSERT_EQ(t[link.query + 1], t[link.key]) << g.to_text(t);
+          ++induction_links;
+          break;
+        case Relation::kPrevious:
+          ASSERT_EQ(link.key, link.query - 1);
+          break;
+      }
+    }
+    ASSERT_GE(subject, 1);
+    ASSERT_GE(antecedent, 1);
+    // distractor nouns between subject and verb have the other number
+    bool distractor = false;
+    for (int p = subject + 1; p < s.verb; ++p) {
+      if (w[t[p]].category != Category::kNoun) continue;
+      ASSERT_NE(w[t[p]].number, verb.number) << g.to_text(t);
+      distractor = true;
+    }
+    with_distractor += distractor;
+    // the repeat: 2..6 tokens after "again", each once in the first part
+    ASSERT_GE(s.repeat_length, 2);
+    ASSERT_LE(s.repeat_length, 6);
+    ASSERT_EQ(w[t[s.repeat_start - 1]].text, "again");
+    for (int k = 0; k < s.repeat_length; ++k) {
+      ASSERT_EQ(t[s.repeat_start + k], t[s.source_start + k]);
+      int count = 0;
+      for (int p = 1; p < s.repeat_start - 1; ++p) count += t[p] == t[s.source_start + k];
+      ASSERT_EQ(count, 1) << g.to_text(t);
+    }
+  }
+  std::printf("%d sentences: %d with distractors before the verb, %d because / %d so, %d induction links\n", n,
+              with_distractor, because, so, induction_links);
+  EXPECT_GT(with_distractor, n / 2);
+  EXPECT_GT(because, n / 4);
+  EXPECT_GT(so, n / 4);
+  Rng example(1);
+  std::printf("example: %s\n", g.to_text(g.generate(example).tokens).c_str());
+}
+
+TEST(TrainGrammar, GenerationIsDeterministicFromTheSeed) {
+  Grammar g;
+  Rng a(7), b(7), c(8);
+  std::set<std::string> differ;
+  for (int i = 0; i < 50; ++i) {
+    Sentence x = g.generate(a), y = g.generate(b), z = g.generate(c);
+    EXPECT_EQ(x.tokens, y.tokens);
+    if (x.tokens != z.tokens) differ.insert(g.to_text(z.tokens));
+  }
+  EXPECT_GT(differ.size(), 40u);
+}
+
+TEST(TrainGrammar, ParseAcceptsTheVocabularyAndNamesUnknownWords) {
+  Grammar g;
+  Sentence s;
+  ASSERT_TRUE(g.parse("These old dogs like a cat because they are hungry.", &s).ok());
+  EXPECT_EQ(g.to_text(s.tokens), "these old dogs like a cat because they are hungry.");
+  Status bad = g.parse("the dogs like a cat", &s);
+  EXPECT_FALSE(bad.ok());
+  std::printf("error: %s\n", bad.message().c_str());
+  EXPECT_NE(bad.message().find("\"the\""), std::string::npos);
+}
+
+TEST(TrainGrammar, HeldOutSentencesAreFixedAndDistinct) {
+  Grammar g;
+  std::vector<Sentence> a = held_out_sentences(g, 300), b = held_out_sentences(g, 300);
+  std::set<std::vector<int>> unique;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].tokens, b[i].tokens);
+    unique.insert(a[i].tokens);
+  }
+  EXPECT_EQ(unique.size(), a.size());
+}
+
+TEST(TrainWeights, Float16RoundTripsAndRoundsToNearestEven) {
+  const float cases[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f, 0.1f, -0.333333f};
+  for (float v : cases) {
+    const float back = half_to_float(float_to_half(v));
+    EXPECT_LE(std::abs(back - v), std::abs(v) * 1e-3f + 3e-8f) << v;
+  }
+  EXPECT_EQ(float_to_half(1.0f), 0x3C00);
+  EXPECT_EQ(float_to_half(65520.0f), 0x7C00);            // past the largest half: infinity
+  EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048), 0x3C00);  // halfway: to even
+  EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048), 0x3C02);
+  for (uint32_t h = 0; h < 0x7C00; ++h) EXPECT_EQ(float_to_half(half_to_float(static_cast<uint16_t>(h))), h);
+}
+
+TEST(TrainWeights, FileRoundTripsAndRejectsBadInput) {
+  ModelConfig config;
+  config.vocab_size = 12;
+  config.context = 8;
+  config.d_model = 16;
+  config.num_heads = 4;
+  config.num_layers = 2;
+  Model<float> model(config);
+  model.initialize(3);
+  std::vector<uint8_t> bytes = encode_weights(model, 3, 100);
+  ModelConfig read;
+  std::vector<float> params;
+  ASSERT_TRUE(decode_weights(bytes.data(), bytes.size(), &read, &params).ok());
+  EXPECT_EQ(read.d_model, 16);
+  EXPECT_EQ(read.num_heads, 4);
+  ASSERT_EQ(params.size(), model.parameters().size());
+  std::vector<float> rounded = model.parameters();
+  round_to_half(rounded);
+  EXPECT_EQ(params, rounded);
+  Status truncated = decode_weights(bytes.data(), bytes.size() - 2, &read, &params);
+  EXPECT_FALSE(truncated.ok());
+  std::printf("truncated: %s\n", truncated.message().c_str());
+  bytes[0] = 'X';
+  EXPECT_FALSE(decode_weights(bytes.data(), bytes.size(), &read, &params).ok());
+}
+
+}  // namespace
+}  // namespace mha::train
