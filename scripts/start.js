@@ -14,4 +14,5 @@ try {
   console.error(error instanceof BuildError ? `[build] ${error.message}` : error.message);
   process.exit(1);
 }
+await import('./vendor.js'); // the page's browser packages (tagger, KaTeX) into web/vendor/
 await serveForever();

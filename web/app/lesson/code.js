@@ -29,10 +29,9 @@ async function snippet(loadMha, print) {
   });
 
   // 10 tokens, 64-dim embeddings (uniform noise here)
-  const x = {
-    data: Float32Array.from({ length: 1 * 10 * 64 }, () => Math.random() - 0.5),
-    shape: [1, 10, 64],
-  };
+  const n = 1 * 10 * 64;
+  const data = new Float32Array(n).map(() => Math.random() - 0.5);
+  const x = { data, shape: [1, 10, 64] };
   const { output, weights } = multiheadAttn.forward({
     query: x, key: x, value: x,   // self-attention
   });

@@ -94,22 +94,21 @@ function forgettingWoDemo(mha, getTheme) {
     const theme = getTheme();
     const { token: t } = state;
     const result = attention.forward({
-      query: { data: input.x, shape: [input.L, E] }, needWeights: false, returnHeadOutputs: true, returnConcat: true, skipOutProj: !state.applyWo,
+      query: { data: input.x, shape: [input.L, E] }, needWeights: false, returnConcat: true, skipOutProj: !state.applyWo,
     });
     const output = result.output.data.slice(t * E, (t + 1) * E);
     const concat = result.concat.data.slice(t * E, (t + 1) * E);
-    const headOut = (g) => result.headOutputs.data.subarray((g * input.L + t) * d, (g * input.L + t + 1) * d);
-    // sources[g][r]: share of output number r that comes from head g (|W_O[r, slot g]·head_g|, normalised per r)
+    // sources[g][r]: share of output number r that head g can feed: Σ_c |M[r, g·d + c]| over the row's
+    // total, where M is W_O, or the identity when W_O is skipped (the output is then the concatenation)
     const Wo = attention.getParameter('out_proj.weight').data;
     const sources = new Float32Array(NUM_HEADS * E);
     for (let r = 0; r < E; r += 1) {
       let total = 0;
       for (let g = 0; g < NUM_HEADS; g += 1) {
         let s = 0;
-        const hv = headOut(g);
-        for (let c = 0; c < d; c += 1) s += (state.applyWo ? Wo[r * E + g * d + c] : (r === g * d + c ? 1 : 0)) * hv[c];
-        sources[g * E + r] = Math.abs(s);
-        total += Math.abs(s);
+        for (let c = 0; c < d; c += 1) s += state.applyWo ? Math.abs(Wo[r * E + g * d + c]) : (r === g * d + c ? 1 : 0);
+        sources[g * E + r] = s;
+        total += s;
       }
       for (let g = 0; g < NUM_HEADS; g += 1) sources[g * E + r] = total > 0 ? sources[g * E + r] / total : 0;
     }
@@ -150,7 +149,7 @@ function forgettingWoDemo(mha, getTheme) {
     el('div', { class: 'strip-row' }, el('span', { class: 'strip-label', text: 'Output (64)' }), el('div', { class: 'strip-canvas' }, outputCanvas)),
     numbers,
     el('figure', { class: 'sources-figure' }, el('div', { class: 'canvas-scroll' }, headsCanvas),
-      el('figcaption', { class: 'note', text: 'Where each output number comes from: column r shows the share of output number r contributed by each head (|W_O[r, head slot] · head output|, normalised per column; brighter = larger share).' })),
+      el('figcaption', { class: 'note', text: 'Which heads feed each output number: column r shows, for each head, the share of row r of the matrix after the concatenation (W_O, or the identity when W_O is skipped) that reads that head\'s slot: Σ|W_O[r, slot]| over Σ|W_O[r, :]|. Brighter = larger share.' })),
     verdict);
   render();
   node.current = () => last;

@@ -64,9 +64,15 @@ export function takeawaysSection() {
 export function relatedSection() {
   const card = (title, text, href, linkText) => el('article', { class: 'related-card' },
     el('h3', { text: title }), el('p', { text }), el('a', { href, text: linkText }));
-  return section('lesson-related', 'Related notes',
+  const node = section('lesson-related', 'Related notes',
     el('div', { class: 'related-grid' },
       card('Scaled dot-product attention', 'One head\'s computation: scores Q·Kᵀ, divided by √d_k, a softmax per row, a weighted sum of V. Followed number by number above.', '#lesson-one-head', 'One head, followed with real numbers'),
       card('Self-attention', 'Queries, keys and values all from the same sequence; with a causal mask for decoders, and its sibling cross-attention.', '#lesson-masks', 'Masks and sources'),
       card('Transformer architecture', 'Multi-head attention plus positional encoding, residual connections, normalisation and a feed-forward block make one Transformer layer; the page\'s “Where are we?” lists the steps.', '#learning-context', 'Where this lesson sits')));
+  // the explorer's learning context is a <details>: open it when a link leads there
+  node.querySelectorAll('a[href="#learning-context"]').forEach((a) => a.addEventListener('click', () => {
+    const details = document.getElementById('learning-context');
+    if (details && 'open' in details) details.open = true;
+  }));
+  return node;
 }
