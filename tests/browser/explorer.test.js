@@ -274,6 +274,42 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
   await page.waitForFunction(() => window.__mhaExplorer.source === 'designed' && window.__mhaExplorer.config().numHeads === 8);
 });
 
+test('export: the heatmap as PNG and CSV, the weights as JSON that loads back', async () => {
+  await page.locator('#sentence-list [role="radio"]').nth(0).click();
+  await page.locator('#head-tab-4').click();
+  const snap = await snapshotWithReference();
+  const [csvDownload] = await Promise.all([page.waitForEvent('download'), page.click('#save-csv')]);
+  const csv = await streamText(await csvDownload.createReadStream());
+  const rows = csv.trim().split('\n').slice(1).map((line) => line.split(',').slice(1).map(Number));
+  const err = maxAbsDiff(rows.flat(), headMap(snap, 4));
+  console.log(`CSV of head 5: ${rows.length} rows, largest difference from the API ${err.toExponential(2)} (tolerance 1e-5)`);
+  assert.equal(rows.length, snap.L);
+  assert.ok(err <= 1e-5);
+  const [pngDownload] = await Promise.all([page.waitForEvent('download'), page.click('#save-png')]);
+  const png = await streamBytes(await pngDownload.createReadStream());
+  assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'PNG signature');
+  const [jsonDownload] = await Promise.all([page.waitForEvent('download'), page.click('#download-weights')]);
+  const json = await streamBytes(await jsonDownload.createReadStream());
+  await page.setInputFiles('#state-dict-file', { name: 'designed.json', mimeType: 'application/json', buffer: json });
+  await page.waitForFunction(() => window.__mhaExplorer.source === 'loaded');
+  const reloaded = await snapshotWithReference();
+  const roundTrip = maxAbsDiff(reloaded.apiWeights, snap.apiWeights);
+  console.log(`designed weights saved as JSON and loaded back: attention maps differ by ${roundTrip.toExponential(2)}`);
+  assert.ok(roundTrip <= 1e-5);
+  await page.check('input[name="source"][value="designed"]');
+  await page.waitForFunction(() => window.__mhaExplorer.source === 'designed');
+});
+
+async function streamBytes(stream) {
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+async function streamText(stream) {
+  return (await streamBytes(stream)).toString('utf8');
+}
+
 test('free text is tagged in the page, shown as text, and the labels hold on it', async () => {
   const sentences = [
     'The girl told her brother that he was late.',

@@ -47,7 +47,7 @@ const state = {
   hoverCell: null,
   drawn: {}, // canvas id -> values the canvas shows (read by the tests)
   layouts: {},
-  timings: { lastUpdateMs: NaN, lastComputeMs: NaN, lastDrawMs: NaN, readyMs: NaN },
+  timings: { lastUpdateMs: NaN, lastComputeMs: NaN, lastDrawMs: NaN, scriptStartMs: NaN, coreLoadedMs: NaN, readyMs: NaN },
   nlp: null,
 };
 
@@ -160,12 +160,38 @@ async function loadWeightsFile(file) {
 
 function downloadWeights() {
   const json = stateDictToJson(state.attention, state.source === 'designed' ? 'designed heads of the MHA Explorer' : state.source);
-  const blob = new Blob([json], { type: 'application/json' });
-  const a = el('a', { href: URL.createObjectURL(blob), download: `mha-explorer-${state.source}-weights.json` });
+  saveBlob(new Blob([json], { type: 'application/json' }), `mha-explorer-${state.source}-weights.json`);
+}
+
+function saveBlob(blob, name) {
+  const a = el('a', { href: URL.createObjectURL(blob), download: name });
   document.body.append(a);
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+function fileStem() {
+  return `head-${state.selectedHead + 1}-${state.source}`;
+}
+
+function saveHeatmapPng() {
+  $('main-heatmap').toBlob((blob) => { if (blob) saveBlob(blob, `${fileStem()}.png`); }, 'image/png');
+}
+
+/** The selected head's weights as CSV: a header of key tokens, one row per query token. */
+export function weightsCsv(tokens, values) {
+  const quote = (text) => `"${text.replace(/"/g, '""')}"`;
+  const L = tokens.length;
+  const lines = [['query \\ key', ...tokens.map((t) => t.text)].map(quote).join(',')];
+  for (let i = 0; i < L; i += 1) {
+    lines.push([quote(tokens[i].text), ...Array.from(values.subarray(i * L, (i + 1) * L), (v) => v.toPrecision(6))].join(','));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function saveHeatmapCsv() {
+  saveBlob(new Blob([weightsCsv(state.tokens, headMap(state.selectedHead))], { type: 'text/csv' }), `${fileStem()}.csv`);
 }
 
 function showError(id, error) {
@@ -662,10 +688,17 @@ function wireControls() {
     if (file) loadWeightsFile(file);
   });
   $('download-weights').addEventListener('click', downloadWeights);
+  $('save-png').addEventListener('click', saveHeatmapPng);
+  $('save-csv').addEventListener('click', saveHeatmapCsv);
   $('head-tabs').addEventListener('keydown', onTabKeydown);
   $('pair-a').addEventListener('change', () => { state.pairA = Number($('pair-a').value); computePair(); render(); });
   $('pair-b').addEventListener('change', () => { state.pairB = Number($('pair-b').value); computePair(); render(); });
   $('head-how').addEventListener('toggle', () => renderHeadWeights());
+  $('table-toggle').addEventListener('click', () => {
+    const shown = $('weights-table-wrap').classList.toggle('visually-hidden') === false;
+    $('table-toggle').setAttribute('aria-pressed', String(shown));
+    $('table-toggle').textContent = shown ? 'Hide the table' : 'Show this head\'s weights as a table';
+  });
   $('head-weights').addEventListener('pointermove', (event) => {
     const hit = headWeightsCellAt(state.layouts['head-weights'], event, $('head-weights'));
     $('head-weights-hover').textContent = hit ? `${hit.block} row ${hit.row + 1}, feature ${hit.col}: ${DIMENSION_NAMES[hit.col]} = ${hit.value.toFixed(3)}` : '';
@@ -724,8 +757,10 @@ async function main() {
   wireControls();
   drawLegend($('legend'), false, 200, 12);
   drawLegend($('legend-diverging'), true, 120, 10);
+  state.timings.scriptStartMs = performance.now();
   try {
     state.mha = await loadMha();
+    state.timings.coreLoadedMs = performance.now();
   } catch (error) {
     $('status').textContent = `The WebAssembly core could not be loaded: ${error.message}. Build it with "npm run build".`;
     $('status').classList.add('error');
