@@ -317,6 +317,8 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
     return { h, L, tokens: hook.tokens().map((t) => t.text), values: Array.from(weights.data.slice(h * L * L, (h + 1) * L * L)) };
   });
   assert.equal(expected.h, 4);
+  await page.locator('#lesson-export').scrollIntoViewIfNeeded();
+  await page.locator('#main-heatmap').locator('xpath=ancestor::figure').screenshot({ path: path.join(shots, 'lesson-export-bar.png') });
   const download = async (format) => {
     const [file] = await Promise.all([page.waitForEvent('download'), page.click(`#lesson-export button[data-export="${format}"]`)]);
     const filePath = await file.path();
@@ -391,6 +393,8 @@ test('screenshots of every section, light and dark', async () => {
     }
   }
   await page.click('#theme-toggle');
+  await page.locator('#lesson .lesson-toc').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'lesson-light-contents.png') });
   console.log(`  ${SECTIONS.length * 2} screenshots in ${path.relative(root, shots)}/`);
 });
 
