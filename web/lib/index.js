@@ -4,6 +4,7 @@ import { MhaError, codeName } from './errors.js';
 
 export { MhaError };
 export { loadStateDictFile, parseSafetensors, toSafetensors } from './safetensors.js';
+export { createWorkerMha } from './worker.js';
 
 // Slots of the core's input buffers and results (cpp/bindings/bindings.cpp).
 const SLOT = { query: 0, key: 1, value: 2, keyPaddingMask: 3, attnMask: 4, parameter: 5 };

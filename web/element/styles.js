@@ -1,0 +1,91 @@
+// The styles of <mha-explorer>, adopted by its shadow root as a constructable stylesheet
+// (no <style> element, no inline markup: this works under `style-src 'self'`).
+// Colours follow the page's palette (web/app/styles.css); a host page can override any
+// --mha-* custom property from outside.
+
+export const ELEMENT_CSS = `
+:host {
+  --mha-font: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif;
+  --mha-bg: #ffffff;
+  --mha-text: #1b1f24;
+  --mha-muted: #5a6470;
+  --mha-border: #d9dee5;
+  --mha-grid: #c9ced6;
+  --mha-accent: #3b4cc0;
+  --mha-accent-soft: #e7e9fb;
+  --mha-highlight: #e8590c;
+  --mha-bad: #b42318;
+  --mha-focus: #0b66e4;
+  display: block;
+  position: relative;
+  box-sizing: border-box;
+  width: 100%;
+  min-width: 0;
+  overflow: auto;
+  background: var(--mha-bg);
+  color: var(--mha-text);
+  font: 14px/1.45 var(--mha-font);
+  border: 1px solid var(--mha-border);
+  border-radius: 10px;
+  color-scheme: light;
+  contain: content;
+}
+:host([hidden]) { display: none; }
+[hidden] { display: none !important; }
+:host(.dark) {
+  --mha-bg: #1b2027;
+  --mha-text: #e6e9ee;
+  --mha-muted: #9aa4b1;
+  --mha-border: #2e3641;
+  --mha-grid: #3a4350;
+  --mha-accent: #8fa2ff;
+  --mha-accent-soft: #27304a;
+  --mha-highlight: #ff922b;
+  --mha-bad: #ff7b72;
+  --mha-focus: #6ea8ff;
+  color-scheme: dark;
+}
+* { box-sizing: border-box; }
+button, input, select { font: inherit; color: inherit; }
+:focus-visible { outline: 3px solid var(--mha-focus); outline-offset: 2px; }
+.frame { padding: 0.75rem; display: flex; flex-direction: column; gap: 0.6rem; min-height: 100%; }
+.toolbar { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; justify-content: space-between; }
+.sentence-form { display: flex; gap: 0.4rem; flex: 1 1 16rem; min-width: 0; }
+.sentence-form input { flex: 1; min-width: 0; padding: 0.3rem 0.5rem; border: 1px solid var(--mha-border); border-radius: 6px; background: transparent; }
+button { cursor: pointer; border: 1px solid var(--mha-border); background: transparent; border-radius: 6px; padding: 0.3rem 0.6rem; }
+button:hover { border-color: var(--mha-accent); }
+.views { display: inline-flex; border: 1px solid var(--mha-border); border-radius: 6px; overflow: hidden; }
+.views button { border: 0; border-radius: 0; }
+.views button[aria-pressed="true"] { background: var(--mha-accent); color: var(--mha-bg); }
+.tabs { display: flex; flex-wrap: wrap; gap: 0.3rem; }
+.tab { font-size: 0.85em; padding: 0.2rem 0.5rem; }
+.tab[aria-selected="true"] { background: var(--mha-accent-soft); border-color: var(--mha-accent); font-weight: 600; }
+.body { position: relative; min-height: 120px; }
+.single { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; }
+.single .info { flex: 1 1 14rem; min-width: 12rem; }
+.single .info h3 { margin: 0 0 0.3rem; font-size: 1.05em; }
+.single .info p { margin: 0.2rem 0 0.5rem; color: var(--mha-muted); }
+.stats { display: grid; grid-template-columns: auto auto; gap: 0.1rem 0.8rem; margin: 0; }
+.stats dt { color: var(--mha-muted); }
+.stats dd { margin: 0; font-variant-numeric: tabular-nums; }
+.grid { display: grid; grid-template-columns: repeat(var(--mha-columns, 4), minmax(0, 1fr)); gap: 0.5rem; }
+.multiple { display: flex; flex-direction: column; align-items: flex-start; gap: 0.2rem; padding: 0.35rem; text-align: left; }
+.multiple[aria-pressed="true"] { border-color: var(--mha-highlight); box-shadow: 0 0 0 1px var(--mha-highlight); }
+.multiple .title { font-size: 0.8em; line-height: 1.2; }
+.compare { display: flex; flex-wrap: wrap; gap: 0.75rem; }
+.compare figure { margin: 0; display: flex; flex-direction: column; gap: 0.25rem; }
+.compare figcaption, .note { font-size: 0.85em; color: var(--mha-muted); }
+.compare label { font-size: 0.85em; }
+.jsd { flex-basis: 100%; margin: 0; }
+canvas { display: block; max-width: 100%; }
+.status { min-height: 1.2em; margin: 0; font-size: 0.85em; color: var(--mha-muted); }
+.error { color: var(--mha-bad); }
+.progress { position: absolute; inset: 0; display: flex; flex-direction: column; align-items: center; justify-content: center; gap: 0.4rem;
+  background: color-mix(in srgb, var(--mha-bg) 80%, transparent); font-size: 0.9em; }
+.progress[hidden] { display: none; }
+.bar { width: min(60%, 240px); height: 6px; border-radius: 3px; background: var(--mha-border); overflow: hidden; }
+.bar::after { content: ""; display: block; width: 35%; height: 100%; background: var(--mha-accent); animation: slide 1.1s ease-in-out infinite; }
+@keyframes slide { from { transform: translateX(-100%); } to { transform: translateX(290%); } }
+@media (prefers-reduced-motion: reduce) { .bar::after { animation: none; width: 100%; opacity: 0.6; } }
+.visually-hidden { position: absolute !important; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+`;
