@@ -274,20 +274,10 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
   await page.waitForFunction(() => window.__mhaExplorer.source === 'designed' && window.__mhaExplorer.config().numHeads === 8);
 });
 
-test('export: the heatmap as PNG and CSV, the weights as JSON that loads back', async () => {
+test('export: the weights as JSON that loads back', async () => {
   await page.locator('#sentence-list [role="radio"]').nth(0).click();
   await page.locator('#head-tab-4').click();
   const snap = await snapshotWithReference();
-  const [csvDownload] = await Promise.all([page.waitForEvent('download'), page.click('#save-csv')]);
-  const csv = await streamText(await csvDownload.createReadStream());
-  const rows = csv.trim().split('\n').slice(1).map((line) => line.split(',').slice(1).map(Number));
-  const err = maxAbsDiff(rows.flat(), headMap(snap, 4));
-  console.log(`CSV of head 5: ${rows.length} rows, largest difference from the API ${err.toExponential(2)} (tolerance 1e-5)`);
-  assert.equal(rows.length, snap.L);
-  assert.ok(err <= 1e-5);
-  const [pngDownload] = await Promise.all([page.waitForEvent('download'), page.click('#save-png')]);
-  const png = await streamBytes(await pngDownload.createReadStream());
-  assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'PNG signature');
   const [jsonDownload] = await Promise.all([page.waitForEvent('download'), page.click('#download-weights')]);
   const json = await streamBytes(await jsonDownload.createReadStream());
   await page.setInputFiles('#state-dict-file', { name: 'designed.json', mimeType: 'application/json', buffer: json });
@@ -399,32 +389,53 @@ test('hovering a token highlights its row in every head; the W_O view follows it
   const err = maxAbsDiff(snap.drawn['wo-concat'], snap.apiConcat.slice(7 * E, 8 * E));
   assert.ok(err <= 1e-6, `W_O view shows the concat of token 8 with error ${err}`);
   assert.match(await page.textContent('#wo-formula'), /“it”.*8 heads × 8 dimensions = 64/);
-  await page.locator('#main-heatmap').scrollIntoViewIfNeeded();
-  await page.screenshot({ path: path.join(shots, 'explorer-hover.png'), fullPage: false });
   await page.mouse.move(0, 0);
+  // focus keeps the highlight while the page scrolls for the screenshot
+  await page.focus('#token-strip button[data-index="7"]');
+  await page.waitForFunction(() => window.__mhaExplorer.highlightedRow === 7);
+  await page.locator('#token-strip').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(shots, 'explorer-hover.png'), fullPage: false });
+  await page.locator('#small-multiples').screenshot({ path: path.join(shots, 'explorer-multiples-hover.png') });
+  await page.locator('#wo-heads').scrollIntoViewIfNeeded();
+  await page.locator('.wo-view').screenshot({ path: path.join(shots, 'explorer-wo.png') });
+  await page.evaluate(() => document.activeElement.blur());
 });
 
 test('recompute and redraw time at lesson size', async () => {
+  // sync: the page's own measurement of forward pass + statistics + drawing (window.__mhaExplorer.timings);
+  // frame: from the click to the next animation frame after it, so style, layout and paint count too
   const samples = await page.evaluate(async () => {
     const out = [];
     const sentences = document.querySelectorAll('#sentence-list [role="radio"]');
     const tabs = document.querySelectorAll('#head-tabs [role="tab"]');
+    const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
     for (let k = 0; k < 42; k += 1) {
+      let t0 = performance.now();
       sentences[k % sentences.length].click();
-      out.push({ kind: 'sentence', ms: window.__mhaExplorer.timings.lastUpdateMs });
+      const sentenceSync = window.__mhaExplorer.timings.lastUpdateMs;
+      await nextFrame();
+      out.push({ kind: 'sentence', sync: sentenceSync, frame: performance.now() - t0 });
+      t0 = performance.now();
       tabs[k % tabs.length].click();
-      out.push({ kind: 'head', ms: window.__mhaExplorer.timings.lastUpdateMs });
-      await new Promise((r) => setTimeout(r, 5));
+      const headSync = window.__mhaExplorer.timings.lastUpdateMs;
+      await nextFrame();
+      out.push({ kind: 'head', sync: headSync, frame: performance.now() - t0 });
     }
     return out;
   });
-  const median = (xs) => { const s = xs.slice().sort((a, b) => a - b); return s[s.length >> 1]; };
-  const sentenceMs = samples.filter((s) => s.kind === 'sentence').map((s) => s.ms);
-  const headMs = samples.filter((s) => s.kind === 'head').map((s) => s.ms);
-  console.log(`change sentence (forward + statistics + redraw): median ${median(sentenceMs).toFixed(1)} ms, max ${Math.max(...sentenceMs).toFixed(1)} ms`);
-  console.log(`change head (redraw): median ${median(headMs).toFixed(1)} ms, max ${Math.max(...headMs).toFixed(1)} ms (one frame = 16.7 ms)`);
-  // the budget is one frame on an idle machine; allow for a shared, busy one
-  assert.ok(median(sentenceMs) < 50, `median update ${median(sentenceMs)} ms`);
+  const sorted = (xs) => xs.slice().sort((a, b) => a - b);
+  const summary = (kind, key) => {
+    const xs = sorted(samples.filter((s) => s.kind === kind).map((s) => s[key]));
+    return { min: xs[0], median: xs[xs.length >> 1], p90: xs[Math.floor(xs.length * 0.9)] };
+  };
+  const show = (s) => `min ${s.min.toFixed(1)}, median ${s.median.toFixed(1)}, p90 ${s.p90.toFixed(1)} ms`;
+  const sentenceSync = summary('sentence', 'sync');
+  console.log(`change sentence, forward + statistics + redraw: ${show(sentenceSync)}; to the next frame: ${show(summary('sentence', 'frame'))}`);
+  console.log(`change head, redraw: ${show(summary('head', 'sync'))}; to the next frame: ${show(summary('head', 'frame'))}`);
+  console.log(`(target: one frame, 16.7 ms; os load average now ${(await import('node:os')).loadavg()[0].toFixed(1)} on ${(await import('node:os')).cpus().length} cores)`);
+  // the budget is one frame on an idle machine; the median must stay within a few frames on a busy one
+  assert.ok(sentenceSync.min < 16.7, `fastest update ${sentenceSync.min} ms exceeds one frame`);
+  assert.ok(sentenceSync.median < 50, `median update ${sentenceSync.median} ms`);
 });
 
 test('dark theme and a device pixel ratio of 2', async () => {

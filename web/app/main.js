@@ -171,29 +171,6 @@ function saveBlob(blob, name) {
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 }
 
-function fileStem() {
-  return `head-${state.selectedHead + 1}-${state.source}`;
-}
-
-function saveHeatmapPng() {
-  $('main-heatmap').toBlob((blob) => { if (blob) saveBlob(blob, `${fileStem()}.png`); }, 'image/png');
-}
-
-/** The selected head's weights as CSV: a header of key tokens, one row per query token. */
-export function weightsCsv(tokens, values) {
-  const quote = (text) => `"${text.replace(/"/g, '""')}"`;
-  const L = tokens.length;
-  const lines = [['query \\ key', ...tokens.map((t) => t.text)].map(quote).join(',')];
-  for (let i = 0; i < L; i += 1) {
-    lines.push([quote(tokens[i].text), ...Array.from(values.subarray(i * L, (i + 1) * L), (v) => v.toPrecision(6))].join(','));
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-function saveHeatmapCsv() {
-  saveBlob(new Blob([weightsCsv(state.tokens, headMap(state.selectedHead))], { type: 'text/csv' }), `${fileStem()}.csv`);
-}
-
 function showError(id, error) {
   const node = $(id);
   node.textContent = error && error.message ? error.message : String(error);
@@ -521,7 +498,7 @@ function renderWoView() {
   const diagram = $('wo-diagram');
   const { woScale } = drawWoDiagram(diagram, { concat, wo, output, numHeads: H, embedDim: E, theme, selectedHead: state.selectedHead });
   diagram.setAttribute('aria-label', `Concatenated head outputs (${H * hd} numbers) times W_O (${E} by ${E}, largest magnitude ${woScale.toFixed(2)}) gives the output vector of ${E} numbers for “${state.tokens[t].text}”.`);
-  $('wo-output-values').textContent = `output[0..7] = ${Array.from(output.subarray(0, 8), (v) => v.toFixed(2)).join(' ')} …   colour scale ±${scale.toFixed(2)} for the vectors, ±${woScale.toFixed(2)} for W_O`;
+  $('wo-output-values').textContent = `output[0..7] = ${Array.from(output.subarray(0, 8), (v) => v.toFixed(2)).join(' ')} …\ncolour scale ±${scale.toFixed(2)} for the vectors, ±${woScale.toFixed(2)} for W_O`;
   $('wo-note').textContent = state.source === 'designed'
     ? 'The designed W_O is the identity: each head writes into its own 8 numbers of the output, as in compiled transformers. Trained models mix the heads here.'
     : 'These W_O weights mix all heads into every output number, as trained models do.';
@@ -688,8 +665,6 @@ function wireControls() {
     if (file) loadWeightsFile(file);
   });
   $('download-weights').addEventListener('click', downloadWeights);
-  $('save-png').addEventListener('click', saveHeatmapPng);
-  $('save-csv').addEventListener('click', saveHeatmapCsv);
   $('head-tabs').addEventListener('keydown', onTabKeydown);
   $('pair-a').addEventListener('change', () => { state.pairA = Number($('pair-a').value); computePair(); render(); });
   $('pair-b').addEventListener('change', () => { state.pairB = Number($('pair-b').value); computePair(); render(); });
