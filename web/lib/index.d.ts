@@ -138,7 +138,9 @@ export type MhaErrorCode =
   | 'UNKNOWN_PARAMETER'
   | 'TOO_LARGE'
   | 'INVALID_ARGUMENT'
-  | 'DISPOSED';
+  | 'DISPOSED'
+  /** The Web Worker of {@link createWorkerMha} failed to start, or was terminated. */
+  | 'WORKER_ERROR';
 
 /** Thrown for every bad input; `code` says which kind. */
 export class MhaError extends Error {
@@ -202,3 +204,144 @@ export interface LoadOptions {
 
 /** Load the WebAssembly core (once; later calls return the same module). */
 export function loadMha(options?: LoadOptions): Promise<MhaModule>;
+
+// ---------------------------------------------------------------------------------------------
+// Weights from files (web/lib/safetensors.js)
+
+/** A tensor read from a file, converted to float32; `dtype` is the one stored in the file. */
+export interface FileTensor extends Tensor {
+  /** 'F32' | 'F16' | 'BF16' | 'F64' for .safetensors; 'float32' for JSON. */
+  dtype: string;
+}
+
+export interface StateDictFileOptions {
+  /** Named in error messages (e.g. the file's name or URL). Default 'state_dict'. */
+  fileName?: string;
+  /**
+   * Name prefix of the attention layer to take from a model's state_dict, e.g.
+   * `'encoder.layers.3.self_attn.'`. Default: the one layer the file holds (an error lists
+   * the layers when there are several).
+   */
+  prefix?: string;
+  /** The number of heads, when the file does not say (no config / `__metadata__`); wins over the file. */
+  numHeads?: number;
+  /** Key/value heads (grouped-query attention); default from the file or the shapes. */
+  numKvHeads?: number;
+  /** Override the file's batch_first (default false, as in PyTorch). */
+  batchFirst?: boolean;
+  /** Override the file's add_zero_attn (not visible in the shapes; default false). */
+  addZeroAttn?: boolean;
+}
+
+/** What {@link loadStateDictFile} returns: pass `config` to the constructor, then `loadStateDict(stateDict)`. */
+export interface StateDictFile {
+  /** Read from the file's config where it has one, the rest from the tensors' shapes. */
+  config: Required<Omit<AttentionConfig, 'seed'>>;
+  /** nn.MultiheadAttention names (prefix removed) → float32 tensors. */
+  stateDict: Record<string, Tensor>;
+  format: 'safetensors' | 'json';
+  /** The prefix the layer's names had in the file ('' for a bare nn.MultiheadAttention). */
+  prefix: string;
+  /** A .safetensors file's `__metadata__` ({} for JSON). */
+  metadata: Record<string, string>;
+}
+
+/**
+ * Load a PyTorch `nn.MultiheadAttention` state_dict from a file's contents: `.safetensors`
+ * bytes (F32; F16, BF16 and F64 converted), JSON text or bytes (the golden-case format
+ * `{ config, state_dict: { name: { shape, data } } }`, or a bare state_dict), or parsed JSON.
+ * Every tensor's shape is checked; a malformed, truncated or mis-shaped file throws an
+ * {@link MhaError} naming the tensor, its shape and the expected one.
+ *
+ * @example
+ * ```js
+ * const bytes = new Uint8Array(await (await fetch('mha.safetensors')).arrayBuffer());
+ * const { config, stateDict } = loadStateDictFile(bytes, { fileName: 'mha.safetensors' });
+ * const attn = new mha.MultiHeadAttention(config);
+ * attn.loadStateDict(stateDict);
+ * ```
+ */
+export function loadStateDictFile(
+  input: ArrayBuffer | Uint8Array | string | object,
+  options?: StateDictFileOptions,
+): StateDictFile;
+
+/** Parse a `.safetensors` file into float32 tensors by name, and its `__metadata__`. */
+export function parseSafetensors(
+  input: ArrayBuffer | Uint8Array,
+  options?: { fileName?: string },
+): { tensors: Record<string, FileTensor>; metadata: Record<string, string> };
+
+/** Write tensors as a `.safetensors` file (F32, data 8-byte aligned). */
+export function toSafetensors(
+  tensors: Record<string, { data: ArrayLike<number>; shape: readonly number[] }>,
+  metadata?: Record<string, string>,
+): Uint8Array;
+
+// ---------------------------------------------------------------------------------------------
+// Off the main thread (web/lib/worker.js)
+
+export interface WorkerOptions {
+  /** Where worker.js is (default: beside this module). Set it when a bundler moved the module. */
+  workerUrl?: string | URL;
+  /** Where the .wasm file is (default: beside index.js, as the worker sees it). */
+  wasmUrl?: string | URL;
+}
+
+/**
+ * {@link MultiHeadAttention} computed in a Web Worker: the same methods, each returning a
+ * promise. Calls run in the order they are made. A bad config rejects `ready` and every call.
+ */
+export declare class WorkerMultiHeadAttention implements AsyncDisposable {
+  constructor(config: AttentionConfig);
+  /** Resolves to the resolved config once the worker has made the module. */
+  readonly ready: Promise<Required<AttentionConfig>>;
+  /** The resolved config; null until `ready` resolves. */
+  readonly config: Required<AttentionConfig> | null;
+  /** embedDim / numHeads; NaN until `ready` resolves. */
+  readonly headDim: number;
+  readonly disposed: boolean;
+  forward(input: ForwardInput): Promise<ForwardResult>;
+  loadStateDict(stateDict: Record<string, TensorInput>, options?: { strict?: boolean }): Promise<void>;
+  setParameter(name: string, tensor: TensorInput): Promise<void>;
+  getParameter(name: string): Promise<Tensor>;
+  parameterNames(): Promise<string[]>;
+  parameterShape(name: string): Promise<number[]>;
+  stateDict(): Promise<Record<string, Tensor>>;
+  resetParameters(seed?: number): Promise<void>;
+  setMemoryCap(bytes: number): Promise<void>;
+  /** Frees the module's memory in the worker. */
+  dispose(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** The API of {@link MhaModule}, answered by a Web Worker: every call returns a promise. */
+export interface WorkerMhaModule {
+  MultiHeadAttention: typeof WorkerMultiHeadAttention;
+  headStatistics(weights: TensorInput, options?: StatisticsOptions): Promise<{ heads: HeadStatistics[]; rows: RowStatistics | null }>;
+  headSimilarity(weights: TensorInput): Promise<{ jsd: Float64Array; numHeads: number }>;
+  jsDivergence(a: TensorInput, b: TensorInput): Promise<{ perRow: Float64Array; mean: number }>;
+  heapBytes(): Promise<number>;
+  /** {@link loadStateDictFile}, parsed in the worker (for large files). */
+  loadStateDictFile(input: ArrayBuffer | Uint8Array | string | object, options?: StateDictFileOptions): Promise<StateDictFile>;
+  /** Calls sent and not yet answered. */
+  readonly pending: number;
+  /** Called with the number of unanswered calls whenever it changes (e.g. to show progress); returns an unsubscribe function. */
+  onPendingChange(listener: (pending: number) => void): () => void;
+  /** Stop the worker; pending and later calls reject with code WORKER_ERROR. */
+  terminate(): void;
+}
+
+/**
+ * Start a Web Worker with the WebAssembly core (browsers; in Node.js use {@link loadMha}).
+ * Inputs beyond the lesson's sizes belong here: the page stays responsive while they compute.
+ *
+ * @example
+ * ```js
+ * const mha = await createWorkerMha();
+ * const attn = new mha.MultiHeadAttention({ embedDim: 1024, numHeads: 16, batchFirst: true });
+ * const { output, weights } = await attn.forward({ query: x });
+ * await attn.dispose();
+ * ```
+ */
+export function createWorkerMha(options?: WorkerOptions): Promise<WorkerMhaModule>;
