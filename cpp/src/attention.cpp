@@ -247,6 +247,7 @@ Status MultiHeadAttention::set_parameter(const std::string& name, const float* d
     }
   }
   std::memcpy(slot.data, data, length * sizeof(float));
+  packed_weights_stale_ = true;
   return Status::Ok();
 }
 
@@ -512,7 +513,16 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
     }
   }
 
-  // 4. In-projection with bias.
+  // 4. In-projection with bias. The weights are packed for the GEMM once, then reused.
+  if (packed_weights_stale_) {
+    if (packed_in_proj_) {
+      packed_in_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)));
+      kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
+    }
+    packed_out_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(E, E)));
+    kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), E, E);
+    packed_weights_stale_ = false;
+  }
   const float* w_q = in_proj_weight_.data();
   const float* w_k = w_q + E * E;
   const float* w_v = w_k + kv * c.kdim;
@@ -526,7 +536,7 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   if (self_attention && !extended_kv) {
     // One GEMM projects q, k and v: in_proj_weight is (3E, E).
     float* qkv = base + at_qkv;
-    kernels::linear(qkv, query_nle, w_q, b_q, N * L, 3 * E, E);
+    kernels::linear_packed(qkv, query_nle, packed_in_proj_weight_.data(), b_q, N * L, 3 * E, E);
     q_ptr = qkv;
     k_ptr = qkv + E;
     v_ptr = qkv + 2 * E;
@@ -657,10 +667,10 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
     const float* b_o = c.bias ? out_proj_bias_.data() : nullptr;
     if (sequence_first_out && N > 1) {
       float* out_nle = base + at_out_t;
-      kernels::linear(out_nle, concat, out_proj_weight_.data(), b_o, N * L, E, E);
+      kernels::linear_packed(out_nle, concat, packed_out_proj_weight_.data(), b_o, N * L, E, E);
       to_sequence_first(result->output.data.data(), out_nle, N, L, E);
     } else {
-      kernels::linear(result->output.data.data(), concat, out_proj_weight_.data(), b_o, N * L, E, E);
+      kernels::linear_packed(result->output.data.data(), concat, packed_out_proj_weight_.data(), b_o, N * L, E, E);
     }
   }
 

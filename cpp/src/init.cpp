@@ -50,6 +50,7 @@ void xavier_uniform(float* data, int64_t fan_out, int64_t fan_in, Random& random
 }  // namespace
 
 void MultiHeadAttention::reset_parameters(uint64_t seed) {
+  packed_weights_stale_ = true;
   Random random(seed);
   const int64_t E = config_.embed_dim;
   const int64_t kv = kv_dim();

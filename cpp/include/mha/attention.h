@@ -139,6 +139,11 @@ class MultiHeadAttention {
 
   // Scratch reused across calls, so that steady-state forwards do not allocate.
   std::vector<float> workspace_;
+  // in_proj_weight (when packed) and out_proj.weight packed for the GEMM (kernels::pack_weight),
+  // rebuilt by the first forward after a parameter changes.
+  std::vector<float> packed_in_proj_weight_;
+  std::vector<float> packed_out_proj_weight_;
+  bool packed_weights_stale_ = true;
 };
 
 }  // namespace mha

@@ -13,6 +13,13 @@ namespace mha::kernels {
 void linear(float* out, const float* in, const float* weight, const float* bias, int64_t M,
             int64_t N, int64_t K);
 
+// The same with the weight packed beforehand, for weights reused across calls:
+//   packed[packed_weight_floats(N, K)] = pack_weight(weight[N, K])
+int64_t packed_weight_floats(int64_t N, int64_t K);
+void pack_weight(float* packed, const float* weight, int64_t N, int64_t K);
+void linear_packed(float* out, const float* in, const float* packed_weight, const float* bias,
+                   int64_t M, int64_t N, int64_t K);
+
 // The additive mask of one (batch, head) pair, never materialised as a whole unless given so:
 //   mask[i, j] = attn[i * ld_attn + j]            (if attn, for j < mask_cols)
 //              + key[j]                           (if key,  for j < mask_cols)

@@ -16,6 +16,17 @@ std::vector<float>& pack_buffer() {
 }
 }  // namespace
 
+int64_t packed_weight_floats(int64_t N, int64_t K) { return gemm::packed_floats(K, N); }
+
+void pack_weight(float* packed, const float* weight, int64_t N, int64_t K) {
+  gemm::pack_nt(packed, weight, K, N, K);
+}
+
+void linear_packed(float* out, const float* in, const float* packed_weight, const float* bias,
+                   int64_t M, int64_t N, int64_t K) {
+  gemm::gemm_packed(out, N, in, K, packed_weight, bias, M, N, K, false);
+}
+
 void linear(float* out, const float* in, const float* weight, const float* bias, int64_t M,
             int64_t N, int64_t K) {
   std::vector<float>& packed = pack_buffer();
