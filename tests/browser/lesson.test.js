@@ -300,6 +300,22 @@ test('practice: the answer box accepts 64 and rejects other answers with feedbac
   }
 });
 
+/** Split one CSV line, honouring double quotes. */
+function csvCells(line) {
+  const cells = [];
+  let cell = '';
+  let quoted = false;
+  for (let k = 0; k < line.length; k += 1) {
+    const c = line[k];
+    if (quoted) {
+      if (c === '"' && line[k + 1] === '"') { cell += '"'; k += 1; } else if (c === '"') quoted = false; else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { cells.push(cell); cell = ''; } else cell += c;
+  }
+  cells.push(cell);
+  return cells;
+}
+
 test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numbers', async () => {
   await page.locator('#explorer').scrollIntoViewIfNeeded();
   await page.click('#head-tab-4'); // H5
@@ -317,20 +333,27 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
     return { h, L, tokens: hook.tokens().map((t) => t.text), values: Array.from(weights.data.slice(h * L * L, (h + 1) * L * L)) };
   });
   assert.equal(expected.h, 4);
-  await page.locator('#lesson-export').scrollIntoViewIfNeeded();
+  const where = await page.evaluate(() => {
+    const bar = document.getElementById('lesson-export');
+    if (!bar) return 'SVG and JSON beside the explorer\'s own PNG and CSV';
+    return bar.closest('#explorer') ? 'a bar under the explorer\'s map' : 'a section of the lesson';
+  });
+  const inExplorer = where.startsWith('SVG'); // the PNG is then the explorer's canvas
+  console.log(`  export buttons: ${where}`);
+  await page.locator('#save-svg').scrollIntoViewIfNeeded();
   await page.locator('#main-heatmap').locator('xpath=ancestor::figure').screenshot({ path: path.join(shots, 'lesson-export-bar.png') });
   const download = async (format) => {
-    const [file] = await Promise.all([page.waitForEvent('download'), page.click(`#lesson-export button[data-export="${format}"]`)]);
-    const filePath = await file.path();
+    const [file] = await Promise.all([page.waitForEvent('download'), page.click(`#save-${format}`)]);
     console.log(`  ${format}: ${file.suggestedFilename()}`);
     assert.match(file.suggestedFilename(), new RegExp(`^head-5-.*\\.${format}$`));
-    return filePath;
+    return file.path();
   };
   const { L, values, tokens } = expected;
 
-  const csv = readFileSync(await download('csv'), 'utf8').trim().split('\n').map((line) => line.split(','));
-  assert.deepEqual(csv[0].slice(1), tokens.map((t) => (/[",]/.test(t) ? `"${t}"` : t)));
-  assertClose('CSV vs core', csv.slice(1).flatMap((row) => row.slice(1).map(Number)), values, 0);
+  const csv = readFileSync(await download('csv'), 'utf8').trim().split('\n').map(csvCells);
+  assert.deepEqual(csv[0].slice(1), tokens);
+  assert.deepEqual(csv.slice(1).map((row) => row[0]), tokens);
+  assertClose('CSV vs core', csv.slice(1).flatMap((row) => row.slice(1).map(Number)), values, 1e-6);
 
   const json = JSON.parse(readFileSync(await download('json'), 'utf8'));
   assert.deepEqual(json.shape, [L, L]);
@@ -354,29 +377,51 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
 
   const png = readFileSync(await download('png'));
   assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
-  // decode in the page and read each cell's colour near its top-left corner (clear of the printed value)
-  const pixels = await page.evaluate(async ({ b64, tokens: names }) => {
-    const { mapLayout, PNG_SCALE } = await import('./app/lesson/export.js');
+  const expectedRgb = colours.map((c) => c.match(/\d+/g).map(Number));
+  const seen = await page.evaluate(async ({ b64, tokens: names, inExplorer: fromCanvas }) => {
     const blob = await (await fetch(`data:image/png;base64,${b64}`)).blob();
     const bitmap = await createImageBitmap(blob);
     const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
     const ctx = canvas.getContext('2d');
     ctx.drawImage(bitmap, 0, 0);
-    const { left, top, cell, L: n } = mapLayout(names);
-    const out = [];
-    for (let i = 0; i < n; i += 1) {
-      for (let j = 0; j < n; j += 1) {
-        const d = ctx.getImageData(Math.round((left + j * cell + 4) * PNG_SCALE), Math.round((top + i * cell + 4) * PNG_SCALE), 1, 1).data;
-        out.push([d[0], d[1], d[2]]);
+    const image = ctx.getImageData(0, 0, bitmap.width, bitmap.height).data;
+    const colourSet = new Set();
+    for (let k = 0; k < image.length; k += 4) colourSet.add(`${image[k]},${image[k + 1]},${image[k + 2]}`);
+    const result = { width: bitmap.width, height: bitmap.height, colours: [...colourSet] };
+    if (fromCanvas) {
+      // the explorer saves its canvas: the file must be that canvas, pixel for pixel
+      const onScreen = document.getElementById('main-heatmap');
+      const live = onScreen.getContext('2d').getImageData(0, 0, onScreen.width, onScreen.height).data;
+      let differing = live.length === image.length ? 0 : -1;
+      if (differing === 0) for (let k = 0; k < live.length; k += 1) if (live[k] !== image[k]) differing += 1;
+      result.canvas = { width: onScreen.width, height: onScreen.height, differing };
+    } else {
+      const { mapLayout, PNG_SCALE } = await import('./app/lesson/export.js');
+      const { left, top, cell, L: n } = mapLayout(names);
+      result.cells = [];
+      for (let i = 0; i < n; i += 1) {
+        for (let j = 0; j < n; j += 1) {
+          const d = ctx.getImageData(Math.round((left + j * cell + 4) * PNG_SCALE), Math.round((top + i * cell + 4) * PNG_SCALE), 1, 1).data;
+          result.cells.push([d[0], d[1], d[2]]);
+        }
       }
     }
-    return { width: bitmap.width, height: bitmap.height, out };
-  }, { b64: png.toString('base64'), tokens });
-  const expectedRgb = colours.map((c) => c.match(/\d+/g).map(Number));
-  let worst = 0;
-  pixels.out.forEach((rgb, k) => rgb.forEach((v, c) => { worst = Math.max(worst, Math.abs(v - expectedRgb[k][c])); }));
-  console.log(`  PNG ${pixels.width}×${pixels.height}: largest colour difference of a cell from its weight's colour ${worst} (tolerance 2 of 255)`);
-  assert.ok(worst <= 2, `PNG cell colours differ by up to ${worst}`);
+    return result;
+  }, { b64: png.toString('base64'), tokens, inExplorer });
+  const missing = expectedRgb.filter((rgb) => !seen.colours.includes(rgb.join(',')));
+  console.log(`  PNG ${seen.width}×${seen.height}: ${expectedRgb.length - missing.length} of ${expectedRgb.length} cells' colours (viridis of the core's weight) found in the image`);
+  assert.equal(missing.length, 0, `colours of weights missing from the PNG: ${missing.slice(0, 5).join(' | ')}`);
+  if (seen.canvas) {
+    console.log(`  PNG vs the explorer's canvas ${seen.canvas.width}×${seen.canvas.height}: ${seen.canvas.differing} bytes differ`);
+    assert.equal(seen.canvas.differing, 0);
+    const drawn = await page.evaluate(() => window.__mhaExplorer.drawn()['main-heatmap']);
+    assertClose('the canvas saved shows the core\'s map', drawn, values, 0);
+  } else {
+    let worst = 0;
+    seen.cells.forEach((rgb, k) => rgb.forEach((v, c) => { worst = Math.max(worst, Math.abs(v - expectedRgb[k][c])); }));
+    console.log(`  largest colour difference of a cell from its weight's colour ${worst} (tolerance 2 of 255)`);
+    assert.ok(worst <= 2);
+  }
   await page.click('#head-tab-0');
 });
 

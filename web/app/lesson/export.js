@@ -150,13 +150,8 @@ function download(blob, name) {
   setTimeout(() => URL.revokeObjectURL(url), 2000);
 }
 
-/**
- * The export buttons. They read the explorer's selected head at the moment of the click.
- * @param {object} explorer window.__mhaExplorer
- */
-export function exportBar(explorer) {
-  const status = el('span', { class: 'note export-status', 'aria-live': 'polite' });
-  const run = (format) => async () => {
+function exporter(explorer, status) {
+  return (format) => async () => {
     try {
       const map = selectedHead(explorer);
       const name = `${baseName(map)}.${format}`;
@@ -169,8 +164,33 @@ export function exportBar(explorer) {
       status.textContent = error.message;
     }
   };
-  const button = (format, label) => el('button', { type: 'button', class: 'button small', 'data-export': format, text: label, onclick: run(format) });
-  return el('div', { class: 'export-bar', id: 'lesson-export', role: 'group', 'aria-label': 'Export the selected head' },
+}
+
+/**
+ * Hook the exports to the explorer: a bar of all four formats under the selected head's map. If
+ * the explorer's figure saves PNG and CSV itself (#save-png, #save-csv in an .export-row), only
+ * the SVG picture and the JSON numbers are added beside them. Without the explorer's figure the
+ * bar is returned for the caller to place.
+ * @param {object} explorer window.__mhaExplorer (read at the moment of each click)
+ * @returns {HTMLElement|null} the bar to place, or null when the buttons went into the explorer
+ */
+export function attachExport(explorer) {
+  const status = el('span', { class: 'note export-status', 'aria-live': 'polite' });
+  const run = exporter(explorer, status);
+  const row = document.querySelector('#main-heatmap')?.closest('figure')?.querySelector('.export-row');
+  if (row && document.getElementById('save-png') && document.getElementById('save-csv')) {
+    row.append(
+      el('button', { type: 'button', class: 'link-button', id: 'save-svg', 'data-export': 'svg', text: 'Save picture (SVG)', onclick: run('svg') }),
+      el('button', { type: 'button', class: 'link-button', id: 'save-json', 'data-export': 'json', text: 'Save numbers (JSON)', onclick: run('json') }),
+      status);
+    return null;
+  }
+  const button = (format, label) => el('button', { type: 'button', class: 'button small', id: `save-${format}`, 'data-export': format, text: label, onclick: run(format) });
+  const bar = el('div', { class: 'export-bar', id: 'lesson-export', role: 'group', 'aria-label': 'Export the selected head' },
     el('span', { class: 'export-label', text: 'Export this head:' }),
     button('png', 'PNG'), button('svg', 'SVG'), button('csv', 'CSV'), button('json', 'JSON'), status);
+  const caption = document.querySelector('#main-heatmap')?.closest('figure')?.querySelector('figcaption');
+  if (!caption) return bar;
+  caption.append(bar);
+  return null;
 }

@@ -12,7 +12,7 @@ import { gqaSection } from './gqa.js';
 import { masksSection } from './masks.js';
 import { ablationSection } from './ablation.js';
 import { interviewSection, practiceSection, takeawaysSection, relatedSection } from './questions.js';
-import { exportBar } from './export.js';
+import { attachExport } from './export.js';
 
 const SECTIONS = [
   ['The idea and the formula', ideaSection],
@@ -40,12 +40,10 @@ function addStylesheet() {
   });
 }
 
-/** Put the export buttons under the explorer's selected-head map (or in the lesson if absent). */
+/** Export buttons beside the explorer's own (or a bar of their own in the lesson). */
 function mountExport(root, explorer) {
-  const bar = exportBar(explorer);
-  const caption = document.querySelector('#main-heatmap')?.closest('figure')?.querySelector('figcaption');
-  if (caption) caption.append(bar);
-  else root.append(el('section', { class: 'lesson-section', id: 'lesson-export-section' }, el('h2', { text: 'Export the selected head' }), bar));
+  const bar = attachExport(explorer);
+  if (bar) root.append(el('section', { class: 'lesson-section', id: 'lesson-export-section' }, el('h2', { text: 'Export the selected head' }), bar));
 }
 
 /**
