@@ -1,0 +1,155 @@
+// Strict embedding: the pages and <mha-explorer> served with
+//   Content-Security-Policy: default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'
+// must raise no `securitypolicyviolation` (nor a CSP console error), request nothing beyond
+// their own origin, and add no global names (Object.keys(window) before the page's scripts and
+// after they ran). The worker path runs too (a 2048-wide model in the example page).
+//
+//   node --test tests/browser/csp.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.js';
+
+export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const shots = path.join(root, 'build', 'screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const PROBE = 'mha-csp-probe';
+
+let server;
+let browser;
+
+before(async () => {
+  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
+    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
+  }
+  assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM}`);
+  mkdirSync(shots, { recursive: true });
+  server = await startServer({ root: path.join(root, 'web'), port: 0, headers: { 'Content-Security-Policy': CSP } });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+/** Open a page with the probe installed in every frame before any of the page's scripts. */
+async function open(urlPath) {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  const origin = new URL(server.url).origin;
+  const report = { violations: [], cspConsole: [], errors: [], foreign: [], requests: 0 };
+  await page.addInitScript((key) => {
+    // A symbol-keyed, non-enumerable record: invisible to Object.keys(window).
+    const record = { baseline: Object.keys(window), violations: [] };
+    document.addEventListener('securitypolicyviolation', (e) => {
+      record.violations.push(`${e.violatedDirective} blocked ${e.blockedURI || '(inline)'} at ${e.sourceFile}:${e.lineNumber}`);
+    });
+    Object.defineProperty(window, Symbol.for(key), { value: record });
+  }, PROBE);
+  page.on('console', (message) => {
+    const text = message.text();
+    if (/Content Security Policy|Refused to/i.test(text)) report.cspConsole.push(text);
+    else if (message.type() === 'error' && !(message.location().url || '').endsWith('/favicon.ico')) report.errors.push(text);
+  });
+  page.on('pageerror', (error) => report.errors.push(`page error: ${error.message}`));
+  page.on('request', (request) => {
+    report.requests += 1;
+    const url = request.url();
+    if (!url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:')) report.foreign.push(url);
+    if (url.startsWith('data:') || url.startsWith('blob:')) report.foreign.push(`${url.slice(0, 40)} (not 'self')`);
+  });
+  page.on('worker', (worker) => {
+    worker.on('console', (message) => { if (/Content Security Policy|Refused to/i.test(message.text())) report.cspConsole.push(`worker: ${message.text()}`); });
+  });
+  await page.goto(`${server.url}${urlPath}`);
+  return { page, report };
+}
+
+/** Violations and new globals recorded in every frame of the page. */
+async function collect(page, report) {
+  const frames = [];
+  for (const frame of page.frames()) {
+    const result = await frame.evaluate((key) => {
+      const record = window[Symbol.for(key)];
+      if (!record) return null;
+      const before = new Set(record.baseline);
+      return { url: location.href, violations: record.violations, added: Object.keys(window).filter((k) => !before.has(k) && !/^\d+$/.test(k)) }; // window[0…]: child frames
+    }, PROBE);
+    if (result) frames.push(result);
+  }
+  const violations = frames.flatMap((f) => f.violations.map((v) => `${f.url}: ${v}`));
+  const added = frames.flatMap((f) => f.added.map((k) => `${f.url}: ${k}`));
+  console.log(`  ${page.url()}: ${frames.length} frame(s), ${report.requests} requests, ${violations.length} CSP violations, ${report.cspConsole.length} CSP console errors, ${report.foreign.length} requests beyond the origin, ${added.length} new globals`);
+  for (const line of [...violations, ...report.cspConsole, ...report.foreign.map((u) => `foreign request: ${u}`), ...added.map((k) => `new global: ${k}`), ...report.errors]) {
+    console.log(`    ${line}`);
+  }
+  return { violations, added };
+}
+
+function assertClean({ violations, added }, report) {
+  assert.deepEqual(violations, [], 'securitypolicyviolation events');
+  assert.deepEqual(report.cspConsole, [], 'CSP errors in the console');
+  assert.deepEqual(report.foreign, [], 'requests beyond the origin');
+  assert.deepEqual(added, [], 'new global names');
+  assert.deepEqual(report.errors, [], 'errors');
+}
+
+const allReady = () => [...document.querySelectorAll('mha-explorer')].length > 0 &&
+  [...document.querySelectorAll('mha-explorer')].every((e) => e.status === 'ready' || e.status === 'error');
+
+test('the example page: five elements, an iframe embed, free text, a wide model in a Web Worker', async () => {
+  const { page, report } = await open('examples/embed.html');
+  await page.waitForFunction(allReady, null, { timeout: 60_000 });
+  const frame = page.frames().find((f) => f.url().includes('/embed.html?'));
+  assert.ok(frame, 'the iframe embed loaded');
+  await frame.waitForFunction(allReady, null, { timeout: 60_000 });
+  // free text: loads the tagger lazily under the same policy
+  await page.evaluate(() => { document.getElementById('single').sentence = 'The old man gave his dog a bone.'; });
+  await page.waitForFunction(() => document.getElementById('single').status === 'ready' &&
+    document.getElementById('single').result.tokens.length === 9, null, { timeout: 60_000 });
+  // a wide model: computed in a worker, progress shown
+  await page.click('#big-start');
+  await page.waitForFunction(() => document.getElementById('big')?.status === 'ready' || document.getElementById('big')?.status === 'error', null, { timeout: 120_000 });
+  const states = await page.evaluate(() => [...document.querySelectorAll('mha-explorer')].map((e) => `${e.id}:${e.status}:${e.result?.worker ? 'worker' : 'direct'}`));
+  console.log(`  elements: ${states.join(', ')}`);
+  assert.ok(states.every((s) => s.includes(':ready:')), states.join(', '));
+  assert.ok(states.includes('big:ready:worker'), 'the wide model ran in a Web Worker');
+  const shadowStyles = await page.evaluate(() => [...document.querySelectorAll('mha-explorer')].map((e) => [e.shadowRoot.querySelectorAll('style').length, e.shadowRoot.adoptedStyleSheets.length]));
+  assert.ok(shadowStyles.every(([styles, adopted]) => styles === 0 && adopted === 1), 'styles come from one adopted stylesheet, no <style>');
+  const cssRules = await page.evaluate(() => document.querySelector('mha-explorer').shadowRoot.adoptedStyleSheets[0].cssRules.length);
+  assert.ok(cssRules > 20, `the adopted stylesheet has its rules under the policy (${cssRules})`);
+  await page.screenshot({ path: path.join(shots, 'csp-examples.png'), fullPage: true });
+  assertClean(await collect(page, report), report);
+  await page.close();
+});
+
+test('the iframe embed URL with options as query parameters', async () => {
+  const { page, report } = await open('embed.html?sentence=The%20dog%20chased%20the%20cat.&view=grid&heads=random:5&theme=dark');
+  await page.waitForFunction(allReady, null, { timeout: 60_000 });
+  const state = await page.evaluate(() => {
+    const e = document.querySelector('mha-explorer');
+    return { status: e.status, view: e.view, source: e.result.source, tokens: e.result.tokens.join(' '), dark: e.classList.contains('dark') };
+  });
+  console.log(`  ${JSON.stringify(state)}`);
+  assert.deepEqual(state, { status: 'ready', view: 'grid', source: 'random', tokens: 'The dog chased the cat .', dark: true });
+  assertClean(await collect(page, report), report);
+  await page.close();
+});
+
+test('the lesson page (web/index.html)', async () => {
+  const { page, report } = await open('index.html');
+  await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 60_000 });
+  await page.waitForTimeout(1500); // the lesson sections load after the explorer
+  assertClean(await collect(page, report), report);
+  await page.close();
+});
