@@ -285,6 +285,14 @@ test('head ablation: switching heads off changes the output, by the norms the co
   await boxes.nth(6).uncheck();
 });
 
+test('interview: the answer opens under the question', async () => {
+  await page.locator('#lesson-interview').scrollIntoViewIfNeeded();
+  assert.equal(await page.isVisible('#interview-answer p'), false);
+  await page.click('#interview-answer summary');
+  assert.equal(await page.isVisible('#interview-answer p'), true);
+  assert.match(await page.textContent("#interview-answer"), /the projections are the same matrices/);
+});
+
 test('practice: the answer box accepts 64 and rejects other answers with feedback', async () => {
   await page.locator('#lesson-practice').scrollIntoViewIfNeeded();
   const answer = async (text) => {

@@ -148,7 +148,7 @@ export function costSection(mha) {
       math(String.raw`d_{\text{model}}`), ', cut into pieces: the projections are the same matrices, and the scores cost ',
       math(String.raw`h \cdot L^2 d_k = L^2 d_{\text{model}}`), '. Multi-head attention trades the capacity of each head for several distinct views, not for more compute.'),
     el('p', { class: 'note', text: 'Choose a width and a number of heads (only divisors of d_model are offered). Both modules below are created in the WebAssembly core and timed here.' }),
-    controls, dkFormula, table, verdict, timing);
+    controls, dkFormula, el('div', { class: 'table-wrap' }, table), verdict, timing);
   update();
   return node;
 }

@@ -149,7 +149,7 @@ function forgettingWoDemo(mha, getTheme) {
     el('div', { class: 'strip-row' }, el('span', { class: 'strip-label', text: 'Output (64)' }), el('div', { class: 'strip-canvas' }, outputCanvas)),
     numbers,
     el('figure', { class: 'sources-figure' }, el('div', { class: 'canvas-scroll' }, headsCanvas),
-      el('figcaption', { class: 'note', text: 'Which heads feed each output number: column r shows, for each head, the share of row r of the matrix after the concatenation (W_O, or the identity when W_O is skipped) that reads that head\'s slot: Σ|W_O[r, slot]| over Σ|W_O[r, :]|. Brighter = larger share.' })),
+      el('figcaption', { class: 'note', text: 'Which heads feed each output number: column r shows, for each head, the share of row r of the matrix after the concatenation (W_O, or the identity when W_O is skipped) that reads that head\'s slot: Σ|W_O[r, slot]| over Σ|W_O[r, :]|. Brighter = larger share; an even mix over 8 heads is 1/8 each.' })),
     verdict);
   render();
   node.current = () => last;
