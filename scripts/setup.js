@@ -230,10 +230,19 @@ export function ensureNodeModules() {
   if (!result.ok) throw new SetupError(`[setup] ${result.message}`);
 }
 
+/** Copies the npm packages the page loads in the browser into web/vendor/ (scripts/vendor.js). */
+export function vendorBrowserPackages() {
+  const script = path.join(repoRoot, 'scripts/vendor.js');
+  if (!exists(script)) return;
+  const result = run(process.execPath, [script], { cwd: repoRoot });
+  if (!result.ok) throw new SetupError(`[setup] copying the page's browser packages failed: ${result.message}`);
+}
+
 /** Everything `command` ('start', 'test' or 'build') needs before it builds. */
 export function setup(command) {
   ensureSystemPackages(command);
   ensureNodeModules();
+  vendorBrowserPackages();
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

@@ -1,6 +1,7 @@
-// `npm start`: install what is missing (Debian packages as root, npm dependencies), build the
-// WebAssembly core when its sources changed, and serve the page at http://localhost:8080/
-// (PORT to change it). Node.js built-ins only: it runs before `npm ci` on a fresh clone.
+// `npm start`: install what is missing (Debian packages as root, npm dependencies), copy the
+// page's browser packages into web/vendor/, build the WebAssembly core when its sources
+// changed, and serve the page at http://localhost:8080/ (PORT to change it).
+// Node.js built-ins only: it runs before `npm ci` on a fresh clone.
 
 import { build, BuildError } from './build.js';
 import { serveForever } from './serve.js';
@@ -14,5 +15,4 @@ try {
   console.error(error instanceof BuildError ? `[build] ${error.message}` : error.message);
   process.exit(1);
 }
-await import('./vendor.js'); // the page's browser packages (tagger, KaTeX) into web/vendor/
 await serveForever();
