@@ -4,7 +4,16 @@ import { MhaError, codeName } from './errors.js';
 
 export { MhaError };
 export { loadStateDictFile, parseSafetensors, toSafetensors } from './safetensors.js';
-export { createWorkerMha } from './worker.js';
+
+/**
+ * Start a Web Worker with the core: the same API, every call returning a promise (worker.js).
+ * Loaded on first use, so pages that compute on the main thread never download it.
+ * @param {import('./index.js').WorkerOptions} [options]
+ */
+export async function createWorkerMha(options) {
+  const worker = await import('./worker.js');
+  return worker.createWorkerMha(options);
+}
 
 // Slots of the core's input buffers and results (cpp/bindings/bindings.cpp).
 const SLOT = { query: 0, key: 1, value: 2, keyPaddingMask: 3, attnMask: 4, parameter: 5 };
