@@ -487,7 +487,11 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   const size_t at_key_t = transpose_inputs && !self_attention ? reserve(N * S * c.kdim) : 0;
   const size_t at_value_t = transpose_inputs && !self_attention ? reserve(N * S * c.vdim) : 0;
   // Projections: fused (N*L, 3E) for self-attention, else q (N*L, E), k and v (N*S_total, kv).
-  const size_t at_qkv = self_attention && !extended_kv ? reserve(N * L * 3 * E) : 0;
+  // Self-attention without weights projects q, k, v one head at a time (3 * L * hd floats)
+  // instead of all at once ((L, 3E)): memory O(L * hd) beyond the input and output.
+  const bool per_head_projection = self_attention && !extended_kv && !options.need_weights;
+  const size_t at_qkv = self_attention && !extended_kv && !per_head_projection ? reserve(N * L * 3 * E) : 0;
+  const size_t at_qkv_head = per_head_projection ? reserve(L * 3 * hd) : 0;
   const size_t at_q = (self_attention && !extended_kv) ? 0 : reserve(N * L * E);
   const size_t at_k = (self_attention && !extended_kv) ? 0 : reserve(N * S_total * kv);
   const size_t at_v = (self_attention && !extended_kv) ? 0 : reserve(N * S_total * kv);
@@ -519,6 +523,22 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
       packed_in_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)));
       kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
     }
+    if (packed_in_proj_) {
+      const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
+      packed_in_proj_per_head_.resize(static_cast<size_t>(H * per_head));
+      in_proj_bias_per_head_.assign(c.bias ? static_cast<size_t>(3 * E) : 0, 0.0f);
+      std::vector<float> rows(static_cast<size_t>(3 * hd * E));
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t part = 0; part < 3; ++part) {  // q, k, v rows of head h
+          std::memcpy(rows.data() + part * hd * E, in_proj_weight_.data() + (part * E + h * hd) * E,
+                      hd * E * sizeof(float));
+          if (c.bias)
+            std::memcpy(in_proj_bias_per_head_.data() + h * 3 * hd + part * hd,
+                        in_proj_bias_.data() + part * E + h * hd, hd * sizeof(float));
+        }
+        kernels::pack_weight(packed_in_proj_per_head_.data() + h * per_head, rows.data(), 3 * hd, E);
+      }
+    }
     packed_out_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(E, E)));
     kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), E, E);
     packed_weights_stale_ = false;
@@ -533,7 +553,11 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   float* k_ptr;
   float* v_ptr;
   int64_t ld_q, ld_kv;
-  if (self_attention && !extended_kv) {
+  if (per_head_projection) {
+    // Projected per head in step 7.
+    q_ptr = k_ptr = v_ptr = nullptr;
+    ld_q = ld_kv = 3 * hd;
+  } else if (self_attention && !extended_kv) {
     // One GEMM projects q, k and v: in_proj_weight is (3E, E).
     float* qkv = base + at_qkv;
     kernels::linear_packed(qkv, query_nle, packed_in_proj_weight_.data(), b_q, N * L, 3 * E, E);
@@ -573,7 +597,7 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   }
   // 5. q scaled by 1/sqrt(hd), as PyTorch does before q . k^T.
   const float inv_sqrt_hd = 1.0f / std::sqrt(static_cast<float>(hd));
-  for (int64_t r = 0; r < N * L; ++r) {
+  for (int64_t r = 0; r < (per_head_projection ? 0 : N * L); ++r) {
     float* q_r = q_ptr + r * ld_q;
     for (int64_t e = 0; e < E; ++e) q_r[e] *= inv_sqrt_hd;
   }
@@ -611,9 +635,25 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
       mask.key = key_add != nullptr ? key_add + n * S : nullptr;
       mask.causal = causal;
       mask.mask_cols = S;
-      const float* q_nh = q_ptr + n * L * ld_q + h * hd;
-      const float* k_ng = k_ptr + n * S_total * ld_kv + g * hd;
-      const float* v_ng = v_ptr + n * S_total * ld_kv + g * hd;
+      const float* q_nh;
+      const float* k_ng;
+      const float* v_ng;
+      if (per_head_projection) {
+        // q, k, v of head h for batch item n: (L, 3*hd), q scaled by 1/sqrt(hd).
+        float* qkv_h = base + at_qkv_head;
+        const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
+        kernels::linear_packed(qkv_h, query_nle + n * L * E, packed_in_proj_per_head_.data() + h * per_head,
+                               c.bias ? in_proj_bias_per_head_.data() + h * 3 * hd : nullptr, L, 3 * hd, E);
+        for (int64_t l = 0; l < L; ++l)
+          for (int64_t d = 0; d < hd; ++d) qkv_h[l * 3 * hd + d] *= inv_sqrt_hd;
+        q_nh = qkv_h;
+        k_ng = qkv_h + hd;
+        v_ng = qkv_h + 2 * hd;
+      } else {
+        q_nh = q_ptr + n * L * ld_q + h * hd;
+        k_ng = k_ptr + n * S_total * ld_kv + g * hd;
+        v_ng = v_ptr + n * S_total * ld_kv + g * hd;
+      }
       float* out_nh = concat + n * L * E + h * hd;
       if (options.need_weights) {
         float* probs_nh = probs + (n * H + h) * L * S_total;

@@ -144,6 +144,10 @@ class MultiHeadAttention {
   std::vector<float> packed_in_proj_weight_;
   std::vector<float> packed_out_proj_weight_;
   bool packed_weights_stale_ = true;
+  // The same in-projection regrouped per head, [W_q,h; W_k,h; W_v,h] (3*hd, E) each, packed, and
+  // its bias [b_q,h; b_k,h; b_v,h]: self-attention without weights projects one head at a time.
+  std::vector<float> packed_in_proj_per_head_;
+  std::vector<float> in_proj_bias_per_head_;
 };
 
 }  // namespace mha
