@@ -36,7 +36,9 @@ function check(output, job) {
   if (!job.refFile) return null;
   const err = maxAbsDiff(output, readF32(job.refFile));
   if (!(err <= TOLERANCE)) {
-    throw new Error(`output differs from the reference: max |diff| ${err.toExponential(2)} > ${TOLERANCE}`);
+    const error = new Error(`output differs from the reference: max |diff| ${err.toExponential(2)} > ${TOLERANCE}`);
+    error.mismatch = true;
+    throw error;
   }
   return err;
 }
@@ -83,7 +85,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       process.exit(0);
     },
     (error) => {
-      process.stdout.write(`${JSON.stringify({ error: String(error?.message ?? error) })}\n`);
+      process.stdout.write(`${JSON.stringify({ error: String(error?.message ?? error), mismatch: Boolean(error?.mismatch) })}\n`);
       process.exit(1);
     },
   );

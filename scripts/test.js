@@ -91,6 +91,16 @@ export const steps = [
     args: () => ['--test', ...nodeTestFiles('tests/browser')],
     when: whenFiles('tests/browser', NODE_TEST_FILE),
   },
+  {
+    // Checks that the benchmark still runs (shape A, short budgets, nothing built); the timings
+    // it prints are not checked. The full run is `npm run bench`.
+    name: 'benchmark smoke (npm run bench -- --quick)',
+    needs: ['wasm'],
+    cmd: node,
+    args: ['bench/run.js', '--quick'],
+    when: whenExists('bench/run.js'),
+    timeoutMs: 120_000,
+  },
 ];
 
 const DEFAULT_TIMEOUT_MS = 15 * 60_000;

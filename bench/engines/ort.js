@@ -1,17 +1,23 @@
 // `onnxruntime-web` (1 thread) and `onnxruntime-web-2t` (2 threads): onnxruntime-web's
 // WebAssembly backend (SIMD) in Node.js, running torch.nn.MultiheadAttention exported to ONNX
-// by scripts/export_onnx.py (opset 14, batch_first, need_weights=False). The model is
-// generated at bench time into build/bench/ (it holds the weights: 4 MB at E=512), because
-// committing it would not fit; without /usr/bin/python3 + torch, this engine is skipped.
+// by scripts/export_onnx.py (opset 14, batch_first, need_weights=False). The models hold the
+// weights: shape A's (E=64, 70 KB) is committed in bench/models/, so `--quick` runs it without
+// torch; the others (4-9 MB) are generated at bench time into build/bench/. Without a model
+// (and without /usr/bin/python3 + torch to make it), this engine is skipped.
+//
+// The weights are bench/data.js's makeWeights(E, H): if that changes, re-export with
+// `/usr/bin/python3 scripts/export_onnx.py ...` (the cross-check would fail otherwise).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { benchDir } from '../data.js';
+import { benchDir, repoRoot } from '../data.js';
 
 const require = createRequire(import.meta.url);
 
+/** Where the model for (E, H) is: the committed one if any, else the one made in build/bench/. */
 export function modelPath(E, H) {
-  return path.join(benchDir, `mha_E${E}_H${H}.onnx`);
+  const committed = path.join(repoRoot, 'bench/models', `mha_E${E}_H${H}.onnx`);
+  return fs.existsSync(committed) ? committed : path.join(benchDir, `mha_E${E}_H${H}.onnx`);
 }
 
 export function available({ E, H }) {
