@@ -120,6 +120,10 @@ Real Model<Real>::forward(const int* tokens, const int* targets, int B, int T) {
   using namespace kernels;
   const int C = config_.d_model, NH = config_.num_heads, V = config_.vocab_size;
   const int F = config_.mlp_hidden(), L = config_.num_layers;
+  if (B < 1 || T < 1 || T > config_.context) {  // positions past the context have no embedding
+    valid_targets_ = 0;
+    return std::numeric_limits<Real>::quiet_NaN();
+  }
   const size_t N = static_cast<size_t>(B) * T;
   B_ = B;
   T_ = T;

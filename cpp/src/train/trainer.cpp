@@ -51,7 +51,7 @@ void fill_row(const Sentence& sentence, int context, int pad_id, int* tokens, in
 template <typename Real>
 Evaluation evaluate(Model<Real>& model, const Grammar& grammar, const std::vector<Sentence>& sentences) {
   const ModelConfig& c = model.config();
-  const int T = c.context, V = c.vocab_size, H = c.num_heads, L = c.num_layers;
+  const int V = c.vocab_size, H = c.num_heads, L = c.num_layers;
   const int chunk = 64;
   struct Sum {
     double weight = 0, argmax = 0;
@@ -68,6 +68,9 @@ Evaluation evaluate(Model<Real>& model, const Grammar& grammar, const std::vecto
   std::vector<int> tokens, targets;
   for (size_t begin = 0; begin < sentences.size(); begin += chunk) {
     const int B = static_cast<int>(std::min<size_t>(chunk, sentences.size() - begin));
+    int T = 2;
+    for (int b = 0; b < B; ++b) T = std::max(T, static_cast<int>(sentences[begin + b].tokens.size()));
+    T = std::min(T, c.context);
     tokens.assign(static_cast<size_t>(B) * T, 0);
     targets.assign(static_cast<size_t>(B) * T, -1);
     int valid = 0;
@@ -182,12 +185,19 @@ double Trainer::current_learning_rate() const {
 }
 
 double Trainer::step() {
-  const int B = config_.batch_size, T = model_.config().context;
+  const int B = config_.batch_size;
+  batch_.clear();
+  // Positions past the batch's longest sentence hold only padding: leave them out (causal
+  // attention makes the result the same as with the full context).
+  int T = 2;
   for (int b = 0; b < B; ++b) {
     Sentence s = grammar_.generate(data_rng_);
     while (held_out_keys_.count(key_of(s.tokens))) s = grammar_.generate(data_rng_);
-    fill_row(s, T, grammar_.pad_id(), &tokens_[b * T], &targets_[b * T]);
+    T = std::max(T, static_cast<int>(s.tokens.size()));
+    batch_.push_back(std::move(s));
   }
+  T = std::min(T, model_.config().context);
+  for (int b = 0; b < B; ++b) fill_row(batch_[b], T, grammar_.pad_id(), &tokens_[b * T], &targets_[b * T]);
   const double loss = model_.forward(tokens_.data(), targets_.data(), B, T);
   model_.backward();
   if (config_.grad_clip > 0) clip_grad_norm(model_.gradients(), config_.grad_clip);

@@ -62,7 +62,7 @@ class Model {
   void initialize(uint64_t seed);
 
   // tokens and targets are (B, T) row-major; targets < 0 are ignored. Returns the mean loss
-  // (NaN when no target is valid). Keeps the activations for backward() and attention().
+  // (NaN when no target is valid, or when T > context or B < 1: then backward() writes zeros). Keeps the activations for backward() and attention().
   Real forward(const int* tokens, const int* targets, int B, int T);
   // Gradients of the last forward's loss, written (not accumulated) into gradients().
   void backward();

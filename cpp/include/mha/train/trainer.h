@@ -87,6 +87,7 @@ class Trainer {
   AdamW<float> optimizer_;
   Rng data_rng_;
   std::unordered_set<std::string> held_out_keys_;
+  std::vector<Sentence> batch_;
   std::vector<int> tokens_, targets_;
   int steps_done_ = 0;
 };

@@ -1,0 +1,116 @@
+// The train view in headless Chromium: the shipped trained model loads and is scored head by
+// head; a short live training in the Web Worker makes the loss fall and a head's score on its
+// relation rise.
+//
+//   node --test tests/browser/train.test.js
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const shots = path.join(root, 'build', 'screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const VIEW = 'mha-train-view';
+
+let server;
+let browser;
+
+before(async () => {
+  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
+    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
+  }
+  assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM}`);
+  mkdirSync(shots, { recursive: true });
+  server = await startServer({ root: path.join(root, 'web'), port: 0 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+async function openView() {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(new URL('app/train/index.html', server.url).href);
+  return { page, errors };
+}
+
+const readView = (page, expression) => page.evaluate(`(() => { const view = window[Symbol.for('${VIEW}')]; return ${expression}; })()`);
+
+test('the shipped model loads and every head is scored on every relation', { timeout: 120_000 }, async () => {
+  const { page, errors } = await openView();
+  await page.waitForFunction((key) => window[Symbol.for(key)]?.trained?.maps || window[Symbol.for(key)]?.errors.length, VIEW, { timeout: 100_000 });
+  const trained = await readView(page, `({ errors: view.errors, heads: view.trained.evaluation.heads, accuracy: view.trained.evaluation.accuracy,
+    shape: view.trained.maps.shape, labels: view.trained.labels.map((l) => l.text) })`);
+  assert.deepEqual(trained.errors, []);
+  assert.equal(trained.heads.length, 2 * 8 * 5, 'one score per layer, head and relation');
+  const best = (relation) => Math.max(...trained.heads.filter((h) => h.relation === relation).map((h) => h.meanWeight));
+  console.log(`shipped model: agreement ${trained.accuracy.agreement.toFixed(3)}, pronoun ${trained.accuracy.pronoun.toFixed(3)}, ` +
+    `copy ${trained.accuracy.copy.toFixed(3)}; best pronoun head ${best('pronoun_antecedent').toFixed(3)}; labels ${trained.labels.join(' | ')}`);
+  assert.ok(trained.accuracy.agreement >= 0.95, `agreement ${trained.accuracy.agreement} (expected >= 0.95)`);
+  assert.ok(best('pronoun_antecedent') >= 0.5, `best pronoun head ${best('pronoun_antecedent')} (expected >= 0.5)`);
+  assert.equal(trained.shape[0], 2);
+  assert.equal(trained.shape[1], 8);
+  // A sentence typed in the vocabulary, and one that is not
+  await page.fill('#trained-text', 'these old dogs like a cat because they are hungry.');
+  await page.click('#trained-show');
+  const typed = await readView(page, 'view.trained.sentence.words.length');
+  assert.equal(typed, 11);
+  await page.fill('#trained-text', 'the dogs like a cat');
+  await page.click('#trained-show');
+  const message = await page.textContent('#trained-error');
+  console.log(`unknown word: ${message}`);
+  assert.match(message, /unknown word "the"/);
+  await page.screenshot({ path: path.join(shots, 'train-shipped.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('live training in the worker: the loss falls and the pronoun head rises', { timeout: 420_000 }, async () => {
+  const { page, errors } = await openView();
+  await page.fill('#seed', '2');
+  await page.fill('#learning-rate', '0.006');
+  await page.click('#start');
+  const started = Date.now();
+  // Until the best pronoun head has clearly risen, or 6 minutes on a busy machine.
+  await page.waitForFunction((key) => {
+    const view = window[Symbol.for(key)];
+    if (view.errors.length) return true;
+    const evals = view.evaluations;
+    if (evals.length < 3) return false;
+    const best = (e) => Math.max(...e.evaluation.heads.filter((h) => h.relation === 'pronoun_antecedent').map((h) => h.meanWeight));
+    return best(evals[evals.length - 1]) >= best(evals[0]) + 0.3 || best(evals[evals.length - 1]) >= 0.8;
+  }, VIEW, { timeout: 380_000, polling: 1000 }).catch(() => {});
+  await page.click('#pause');
+  const run = await readView(page, `({ errors: view.errors, losses: view.losses,
+    evals: view.evaluations.map((e) => ({ step: e.step, seconds: e.seconds,
+      pronoun: Math.max(...e.evaluation.heads.filter((h) => h.relation === 'pronoun_antecedent').map((h) => h.meanWeight)),
+      accuracy: e.evaluation.accuracy })) })`);
+  assert.deepEqual(run.errors, []);
+  assert.ok(run.evals.length >= 2, `expected at least two evaluations, got ${run.evals.length}`);
+  const first = run.losses.slice(0, 3).reduce((a, p) => a + p.loss, 0) / 3;
+  const last = run.losses.slice(-3).reduce((a, p) => a + p.loss, 0) / 3;
+  const e0 = run.evals[0];
+  const e1 = run.evals[run.evals.length - 1];
+  console.log(`live training: ${run.losses.at(-1).step} steps in ${run.losses.at(-1).seconds.toFixed(1)} s of training ` +
+    `(${((Date.now() - started) / 1000).toFixed(0)} s wall); loss ${first.toFixed(3)} -> ${last.toFixed(3)}; ` +
+    `best pronoun head ${e0.pronoun.toFixed(3)} (step ${e0.step}) -> ${e1.pronoun.toFixed(3)} (step ${e1.step}, ${e1.seconds.toFixed(1)} s); ` +
+    `pronoun accuracy ${e1.accuracy.pronoun.toFixed(3)}`);
+  assert.ok(last < first - 0.5, `loss should fall: ${first} -> ${last}`);
+  assert.ok(e1.pronoun > e0.pronoun + 0.2, `pronoun head should rise: ${e0.pronoun} -> ${e1.pronoun}`);
+  await page.screenshot({ path: path.join(shots, 'train-live.png'), fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -1,0 +1,246 @@
+// The train view: live training in a Web Worker (train-worker.js) and the shipped trained model,
+// both measured head by head against the grammar's relations. Every number comes from the
+// WebAssembly core through web/lib/train.js.
+import { loadTrainer, RELATIONS, bestPair } from '../../lib/train.js';
+
+const $ = (id) => document.getElementById(id);
+const TRAINED_WEIGHTS = new URL('./model-seed1.bin', import.meta.url);
+
+// Read by the browser tests (a symbol-keyed, non-enumerable property: no new global name).
+const view = { losses: [], evaluations: [], trained: null, lastMaps: null, worker: null, errors: [] };
+Object.defineProperty(window, Symbol.for('mha-train-view'), { value: view });
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+function showError(id, message) {
+  const box = $(id);
+  box.textContent = message;
+  box.hidden = !message;
+  if (message) view.errors.push(message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing
+
+/** One head's T x T map: row = query, column = key; darker = more weight. */
+function drawMap(canvas, data, offset, T) {
+  const scale = Math.max(2, Math.floor(160 / T));
+  canvas.width = T * scale;
+  canvas.height = T * scale;
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  for (let q = 0; q < T; ++q) {
+    for (let k = 0; k <= q; ++k) {
+      const w = data[offset + q * T + k];
+      const shade = Math.round(255 * (1 - Math.min(1, w)));
+      ctx.fillStyle = `rgb(${shade}, ${Math.round(shade * 0.9 + 20)}, 255)`;
+      ctx.fillRect(k * scale, q * scale, scale, scale);
+    }
+  }
+}
+
+function drawLoss(canvas, losses) {
+  const ctx = canvas.getContext('2d');
+  const { width, height } = canvas;
+  ctx.clearRect(0, 0, width, height);
+  if (losses.length < 2) return;
+  const maxStep = losses[losses.length - 1].step;
+  const maxLoss = Math.max(...losses.map((p) => p.loss));
+  const minLoss = Math.min(0, ...losses.map((p) => p.loss));
+  ctx.strokeStyle = '#999';
+  ctx.strokeRect(30, 5, width - 35, height - 25);
+  ctx.fillStyle = '#333';
+  ctx.font = '11px sans-serif';
+  ctx.fillText(maxLoss.toFixed(2), 0, 14);
+  ctx.fillText(minLoss.toFixed(1), 8, height - 20);
+  ctx.fillText(`step ${maxStep}`, width - 70, height - 6);
+  ctx.strokeStyle = '#1d4ed8';
+  ctx.beginPath();
+  losses.forEach((p, i) => {
+    const x = 30 + ((width - 35) * p.step) / maxStep;
+    const y = 5 + (height - 25) * (1 - (p.loss - minLoss) / (maxLoss - minLoss || 1));
+    if (i === 0) ctx.moveTo(x, y);
+    else ctx.lineTo(x, y);
+  });
+  ctx.stroke();
+}
+
+/** Each head's label: its best relation when it clears the threshold, else diffuse. */
+function headLabels(evaluation, threshold, L, H) {
+  const labels = [];
+  for (let layer = 0; layer < L; ++layer) {
+    for (let head = 0; head < H; ++head) {
+      const scores = evaluation.heads.filter((s) => s.layer === layer && s.head === head);
+      const best = scores.reduce((a, b) => (b.meanWeight > a.meanWeight ? b : a));
+      labels.push(best.meanWeight >= threshold
+        ? { text: `${best.relation.replace('_', ' → ').replace('_', ' ')} ${best.meanWeight.toFixed(2)}`, relation: best.relation, best }
+        : { text: 'diffuse', relation: null, best });
+    }
+  }
+  return labels;
+}
+
+function renderMaps(container, maps, labels) {
+  const [L, H, T] = maps.shape;
+  container.replaceChildren();
+  for (let layer = 0; layer < L; ++layer) {
+    for (let head = 0; head < H; ++head) {
+      const canvas = el('canvas', { 'aria-label': `layer ${layer} head ${head} attention map` });
+      drawMap(canvas, maps.data, ((layer * H + head) * T) * T, T);
+      const label = labels ? labels[layer * H + head].text : '';
+      container.append(el('figure', {}, canvas, el('figcaption', {}, `L${layer} H${head}`, el('span', { class: 'label', text: label }))));
+    }
+  }
+}
+
+function renderTable(container, evaluation, threshold, L, H) {
+  const labels = headLabels(evaluation, threshold, L, H);
+  const table = el('table', { class: 'scores' });
+  table.append(el('tr', {}, el('th', { class: 'label', text: 'head' }),
+    ...RELATIONS.map((r) => el('th', { text: r })), el('th', { class: 'label', text: 'label' })));
+  for (let layer = 0; layer < L; ++layer) {
+    for (let head = 0; head < H; ++head) {
+      const row = el('tr', {}, el('td', { class: 'label', text: `L${layer} H${head}` }));
+      for (const relation of RELATIONS) {
+        const s = evaluation.heads.find((x) => x.layer === layer && x.head === head && x.relation === relation);
+        row.append(el('td', {
+          class: s.meanWeight >= threshold ? 'strong' : '',
+          text: `${s.meanWeight.toFixed(2)} (${s.argmaxShare.toFixed(2)})`,
+          title: `measured at the ${s.at.replace('_', ' ')}`,
+        }));
+      }
+      row.append(el('td', { class: 'label', text: labels[layer * H + head].text }));
+      table.append(row);
+    }
+  }
+  const specialised = labels.filter((l) => l.relation).length;
+  const pair = bestPair(evaluation.heads, 'induction');
+  const summary = el('p', { class: 'note' },
+    `${specialised} of ${L * H} heads specialised (mean weight ≥ ${threshold.toFixed(2)} on one relation); ${L * H - specialised} stayed diffuse. ` +
+    `Induction: the two best heads of layer ${pair.layer} (H${pair.heads.join(', H')}) together put ${pair.sum.toFixed(2)} on the true target. ` +
+    `Held-out accuracy: agreement ${(100 * evaluation.accuracy.agreement).toFixed(1)}%, pronoun ${(100 * evaluation.accuracy.pronoun).toFixed(1)}%, copy ${(100 * evaluation.accuracy.copy).toFixed(1)}% (${evaluation.sentences} sentences).`);
+  container.replaceChildren(summary, table);
+  return labels;
+}
+
+function sentenceText(sentence) {
+  return sentence.words.filter((w) => w !== '<bos>').join(' ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live training
+
+let threshold = 0.4;
+
+function startTraining() {
+  showError('error', '');
+  const seed = Number($('seed').value);
+  const learningRate = Number($('learning-rate').value);
+  if (!Number.isInteger(seed) || seed < 0) return showError('error', `The seed must be a whole number ≥ 0, got "${$('seed').value}".`);
+  if (!(learningRate > 0 && learningRate <= 0.05)) return showError('error', `The learning rate must be in (0, 0.05], got "${$('learning-rate').value}".`);
+  if (view.worker) view.worker.terminate();
+  view.losses = [];
+  view.evaluations = [];
+  const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
+  view.worker = worker;
+  let sentence = null;
+  worker.onmessage = ({ data }) => {
+    if (data.type === 'ready') {
+      sentence = data.sentence;
+      $('live-sentence').textContent = sentenceText(sentence);
+      renderMaps($('live-maps'), data.maps, null);
+      $('status').textContent = `Training from random weights (seed ${seed})…`;
+      $('pause').disabled = false;
+    } else if (data.type === 'loss') {
+      view.losses.push({ step: data.step, loss: data.loss, seconds: data.seconds });
+      drawLoss($('loss-curve'), view.losses);
+      $('status').textContent = `Step ${data.step}: loss ${data.loss.toFixed(3)}, learning rate ${data.learningRate.toExponential(2)}, ${data.seconds.toFixed(1)} s of training.`;
+    } else if (data.type === 'eval') {
+      const e = data.evaluation;
+      view.evaluations.push({ step: data.step, seconds: data.seconds, evaluation: e });
+      view.lastMaps = data.maps;
+      $('acc-agreement').textContent = `${(100 * e.accuracy.agreement).toFixed(1)}%`;
+      $('acc-pronoun').textContent = `${(100 * e.accuracy.pronoun).toFixed(1)}%`;
+      $('acc-copy').textContent = `${(100 * e.accuracy.copy).toFixed(1)}%`;
+      const [L, H] = data.maps.shape;
+      const labels = renderTable($('live-table'), e, threshold, L, H);
+      renderMaps($('live-maps'), data.maps, labels);
+    } else if (data.type === 'error') {
+      showError('error', data.message);
+    }
+  };
+  worker.onerror = (event) => showError('error', `The training worker failed: ${event.message ?? 'unknown error'}`);
+  worker.postMessage({ type: 'start', seed, learningRate });
+  $('resume').disabled = true;
+}
+
+$('start').addEventListener('click', startTraining);
+$('pause').addEventListener('click', () => {
+  view.worker?.postMessage({ type: 'pause' });
+  $('pause').disabled = true;
+  $('resume').disabled = false;
+  $('status').textContent += ' Paused.';
+});
+$('resume').addEventListener('click', () => {
+  view.worker?.postMessage({ type: 'resume' });
+  $('pause').disabled = false;
+  $('resume').disabled = true;
+});
+$('learning-rate').addEventListener('change', () => {
+  const value = Number($('learning-rate').value);
+  if (value > 0 && value <= 0.05) view.worker?.postMessage({ type: 'learningRate', value });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The shipped model
+
+let trained = null;
+
+function showTrained() {
+  showError('trained-error', '');
+  try {
+    const text = $('trained-text').value.trim();
+    const sentence = text ? trained.parse(text) : trained.sentence(Number($('trained-seed').value));
+    const maps = trained.attention(sentence);
+    $('trained-sentence').textContent = sentenceText(sentence);
+    renderMaps($('trained-maps'), maps, view.trained.labels);
+    view.trained.maps = maps;
+    view.trained.sentence = sentence;
+  } catch (error) {
+    showError('trained-error', error.message);
+  }
+}
+
+async function loadShipped() {
+  try {
+    trained = await loadTrainer({ seed: 1, heldOut: 300 });
+    $('vocabulary').textContent = trained.vocabulary.filter((w) => !w.startsWith('<')).join(' ');
+    $('example-sentence').textContent = sentenceText(trained.sentence(1));
+    threshold = trained.labelThreshold;
+    const response = await fetch(TRAINED_WEIGHTS);
+    if (!response.ok) throw new Error(`could not load ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}`);
+    trained.loadWeights(new Uint8Array(await response.arrayBuffer()));
+    const evaluation = trained.evaluate();
+    const labels = renderTable($('trained-table'), evaluation, threshold, trained.numLayers, trained.numHeads);
+    view.trained = { evaluation, labels };
+    $('trained-note').textContent = 'Trained natively by npm run train -- --seed 1 (float16 weights). Its heads on a sentence of the grammar, or on one you type in its vocabulary:';
+    showTrained();
+  } catch (error) {
+    showError('trained-error', error.message);
+    $('trained-note').textContent = 'The trained weights could not be loaded.';
+  }
+}
+
+$('trained-show').addEventListener('click', showTrained);
+$('trained-text').addEventListener('keydown', (event) => { if (event.key === 'Enter') showTrained(); });
+loadShipped();

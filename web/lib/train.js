@@ -1,0 +1,230 @@
+// Training in the browser: the grammar and the 2-layer decoder of cpp/include/mha/train, run by
+// the WebAssembly core (its TrainSession, cpp/bindings/train_bindings.cpp). Shapes, defaults,
+// errors and ownership live here; the core does the arithmetic.
+//
+//   const trainer = await loadTrainer({ seed: 1, learningRate: 3e-3 });
+//   trainer.step(10);                       // ten AdamW steps; returns their mean loss
+//   const scores = trainer.evaluate();      // accuracy and every head x relation
+//   const s = trainer.sentence(7);          // a sentence of the grammar with its links
+//   const maps = trainer.attention(s);      // { data: Float32Array, shape: [layers, H, T, T] }
+//   trainer.dispose();
+import { MhaError, codeName } from './errors.js';
+
+export const RELATIONS = ['previous', 'verb_subject', 'pronoun_antecedent', 'modifier_noun', 'induction'];
+/** Where a relation is measured: the link's own query, or the token before it. */
+export const QUERY_PLACES = {
+  previous: ['token', 'token'],
+  verb_subject: ['verb', 'before_verb'],
+  pronoun_antecedent: ['pronoun', 'connective'],
+  modifier_noun: ['noun', 'noun'],
+  induction: ['repeat_token', 'repeat_token'],
+};
+
+let corePromise = null;
+
+function isNode() {
+  return typeof process === 'object' && process !== null && typeof process.versions === 'object' &&
+    typeof process.versions.node === 'string' && typeof window === 'undefined';
+}
+
+/** The raw WebAssembly module (one instance, shared by every session). */
+export function loadTrainCore(options = {}) {
+  if (!corePromise) {
+    corePromise = (async () => {
+      const { default: createMhaCore } = await import('./wasm/mha_core.js');
+      const moduleArgs = {};
+      if (options.wasmBinary) {
+        moduleArgs.wasmBinary = options.wasmBinary;
+      } else if (isNode()) {
+        const fsName = 'node:fs/promises';
+        const { readFile } = await import(/* @vite-ignore */ fsName);
+        moduleArgs.wasmBinary = await readFile(new URL('./wasm/mha_core.wasm', import.meta.url));
+      } else {
+        const wasmUrl = new URL('./wasm/mha_core.wasm', import.meta.url).href;
+        moduleArgs.locateFile = () => wasmUrl;
+      }
+      const core = await createMhaCore(moduleArgs);
+      if (typeof core.TrainSession !== 'function') {
+        throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no TrainSession: rebuild with npm run build');
+      }
+      return core;
+    })().catch((error) => {
+      corePromise = null;
+      throw error;
+    });
+  }
+  return corePromise;
+}
+
+function positiveNumber(what, value, integer) {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new MhaError('INVALID_ARGUMENT', `${what}: expected a ${integer ? 'positive integer' : 'positive number'}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * A training session: a model from random weights (seed), its optimizer and the grammar.
+ * @param {{seed?: number, learningRate?: number, steps?: number, batchSize?: number, warmup?: number, heldOut?: number, wasmBinary?: ArrayBuffer}} [options]
+ */
+export async function loadTrainer(options = {}) {
+  const core = await loadTrainCore(options);
+  return new Trainer(core, options);
+}
+
+export class Trainer {
+  #core;
+  #handle;
+  #vocabulary;
+
+  constructor(core, options = {}) {
+    const {
+      seed = 1, learningRate = 3e-3, steps = 3000, batchSize = 32, warmup = 100, heldOut = 200,
+    } = options;
+    if (!Number.isInteger(seed) || seed < 0) throw new MhaError('INVALID_ARGUMENT', `seed: expected an integer >= 0, got ${String(seed)}`);
+    positiveNumber('learningRate', learningRate, false);
+    positiveNumber('steps', steps, true);
+    positiveNumber('batchSize', batchSize, true);
+    positiveNumber('warmup', warmup, true);
+    positiveNumber('heldOut', heldOut, true);
+    this.#core = core;
+    this.#handle = new core.TrainSession();
+    this.#check(this.#handle.init(seed, learningRate, steps, batchSize, warmup, heldOut));
+    this.#vocabulary = this.#handle.vocabulary().split('\n').slice(0, -1);
+    this.seed = seed;
+  }
+
+  #live() {
+    if (!this.#handle) throw new MhaError('DISPOSED', 'this Trainer has been disposed');
+    return this.#handle;
+  }
+
+  #check(status) {
+    if (status !== 0) throw new MhaError(codeName(status), this.#handle.error());
+  }
+
+  get vocabulary() { return this.#vocabulary.slice(); }
+  get numLayers() { return this.#live().numLayers(); }
+  get numHeads() { return this.#live().numHeads(); }
+  get context() { return this.#live().context(); }
+  get stepsDone() { return this.#live().stepsDone(); }
+  get learningRate() { return this.#live().learningRate(); }
+  get labelThreshold() { return this.#live().labelThreshold(); }
+
+  /** Peak learning rate of the warm-up + cosine schedule from now on. */
+  setLearningRate(peak) {
+    positiveNumber('learningRate', peak, false);
+    this.#live().setLearningRate(peak);
+  }
+
+  /** n AdamW steps on fresh batches of the grammar; returns their mean loss. */
+  step(n = 1) {
+    positiveNumber('n', n, true);
+    return this.#live().step(n);
+  }
+
+  /** Held-out accuracy and every head scored on every relation. */
+  evaluate() {
+    const handle = this.#live();
+    this.#check(handle.evaluate());
+    const r = handle.result().slice();
+    const L = handle.numLayers(), H = handle.numHeads();
+    const heads = [];
+    let i = 5;
+    for (let layer = 0; layer < L; ++layer) {
+      for (let head = 0; head < H; ++head) {
+        for (const relation of RELATIONS) {
+          heads.push({ layer, head, relation, at: QUERY_PLACES[relation][r[i + 2]], meanWeight: r[i], argmaxShare: r[i + 1] });
+          i += 3;
+        }
+      }
+    }
+    return { loss: r[0], accuracy: { agreement: r[1], pronoun: r[2], copy: r[3] }, sentences: r[4], heads };
+  }
+
+  #readSentence(length) {
+    const handle = this.#live();
+    const tokens = Array.from(handle.tokens());
+    const flat = handle.links();
+    const links = [];
+    for (let i = 0; i < flat.length; i += 3) links.push({ relation: RELATIONS[flat[i]], query: flat[i + 1], key: flat[i + 2] });
+    return { tokens, words: tokens.map((t) => this.#vocabulary[t]), links, length };
+  }
+
+  /** A sentence of the grammar from its own seed, with its ground-truth links. */
+  sentence(seed) {
+    if (!Number.isInteger(seed) || seed < 0) throw new MhaError('INVALID_ARGUMENT', `seed: expected an integer >= 0, got ${String(seed)}`);
+    return this.#readSentence(this.#live().sentence(seed));
+  }
+
+  /** Free text in the grammar's vocabulary (links: previous token only). */
+  parse(text) {
+    if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `text: expected a string, got ${typeof text}`);
+    const n = this.#live().parse(text);
+    if (n < 0) throw new MhaError('INVALID_ARGUMENT', this.#handle.error());
+    return this.#readSentence(n);
+  }
+
+  #load(sentence) {
+    const handle = this.#live();
+    if (!sentence || !Array.isArray(sentence.tokens)) throw new MhaError('INVALID_ARGUMENT', 'expected a sentence from sentence() or parse()');
+    const current = Array.from(handle.tokens());
+    if (current.length !== sentence.tokens.length || current.some((t, i) => t !== sentence.tokens[i])) {
+      const text = sentence.words.filter((w) => w !== '<bos>' && w !== '<pad>').join(' ');
+      if (handle.parse(text) < 0) throw new MhaError('INVALID_ARGUMENT', handle.error());
+    }
+    return handle;
+  }
+
+  /** Attention maps of the current weights on a sentence: shape [layers, heads, T, T]. */
+  attention(sentence) {
+    const handle = this.#load(sentence);
+    this.#check(handle.attention());
+    const T = sentence.tokens.length;
+    return { data: handle.result().slice(), shape: [handle.numLayers(), handle.numHeads(), T, T] };
+  }
+
+  /** Next-token probabilities after each token: shape [T, vocabulary]. */
+  predictions(sentence) {
+    const handle = this.#load(sentence);
+    this.#check(handle.predictions());
+    return { data: handle.result().slice(), shape: [sentence.tokens.length, this.#vocabulary.length] };
+  }
+
+  /** Replace the weights with a weights file (float16, as npm run train writes). */
+  loadWeights(bytes) {
+    const data = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes;
+    if (!(data instanceof Uint8Array)) throw new MhaError('INVALID_DTYPE', `weights: expected a Uint8Array or ArrayBuffer, got ${typeof bytes}`);
+    const handle = this.#live();
+    handle.bytes(data.length).set(data);
+    this.#check(handle.loadWeights());
+  }
+
+  /** The current weights as a weights file (float16). */
+  saveWeights() {
+    const handle = this.#live();
+    this.#check(handle.saveWeights());
+    return handle.bytes(-1).slice();
+  }
+
+  dispose() {
+    if (this.#handle) {
+      this.#handle.delete();
+      this.#handle = null;
+    }
+  }
+
+  [Symbol.dispose]() { this.dispose(); }
+}
+
+/** The two best heads of one layer on a relation, summed (induction spreads over heads). */
+export function bestPair(heads, relation) {
+  let best = { layer: -1, heads: [], sum: 0 };
+  const layers = [...new Set(heads.map((h) => h.layer))];
+  for (const layer of layers) {
+    const sorted = heads.filter((h) => h.layer === layer && h.relation === relation).sort((a, b) => b.meanWeight - a.meanWeight);
+    const sum = (sorted[0]?.meanWeight ?? 0) + (sorted[1]?.meanWeight ?? 0);
+    if (sum > best.sum) best = { layer, heads: sorted.slice(0, 2).map((h) => h.head), sum };
+  }
+  return best;
+}
