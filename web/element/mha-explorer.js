@@ -537,7 +537,7 @@ export class MhaExplorerElement extends HTMLElement {
     }
     const [canvas, info] = box.children;
     const wide = width >= 620;
-    const mapWidth = wide ? Math.min(width - 240, 640) : width;
+    const mapWidth = wide ? Math.min(width - 250, 640) : width;
     const labels = r.tokens.map((t) => t.text);
     this.#layout = drawHeatmap(canvas, {
       values: this.#headMap(h), rows: r.L, cols: r.L, rowLabels: labels, colLabels: labels, width: mapWidth, maxCell: 44,
@@ -612,7 +612,9 @@ export class MhaExplorerElement extends HTMLElement {
       select.replaceChildren(...Array.from({ length: r.H }, (_, h) => el('option', { value: String(h + 1), text: `H${h + 1} · ${this.#headShort(h)}` })));
     }
     select.value = String(b + 1);
-    const each = width >= 700 ? Math.floor((width - 40) / 3) : width >= 460 ? Math.floor((width - 20) / 2) : width;
+    const columns = width >= 700 ? 3 : width >= 460 ? 2 : 1;
+    box.style.setProperty('--mha-columns', String(columns));
+    const each = Math.floor((width - (columns - 1) * 12) / columns) - 4;
     const labels = r.tokens.map((t) => t.text);
     const mapA = this.#headMap(a);
     const mapB = this.#headMap(b);

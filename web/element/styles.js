@@ -62,7 +62,7 @@ button:hover { border-color: var(--mha-accent); }
 .tab[aria-selected="true"] { background: var(--mha-accent-soft); border-color: var(--mha-accent); font-weight: 600; }
 .body { position: relative; min-height: 120px; }
 .single { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; }
-.single .info { flex: 1 1 14rem; min-width: 12rem; }
+.single .info { flex: 1 1 13rem; min-width: 12rem; }
 .single .info h3 { margin: 0 0 0.3rem; font-size: 1.05em; }
 .single .info p { margin: 0.2rem 0 0.5rem; color: var(--mha-muted); }
 .stats { display: grid; grid-template-columns: auto auto; gap: 0.1rem 0.8rem; margin: 0; }
@@ -72,11 +72,12 @@ button:hover { border-color: var(--mha-accent); }
 .multiple { display: flex; flex-direction: column; align-items: flex-start; gap: 0.2rem; padding: 0.35rem; text-align: left; }
 .multiple[aria-pressed="true"] { border-color: var(--mha-highlight); box-shadow: 0 0 0 1px var(--mha-highlight); }
 .multiple .title { font-size: 0.8em; line-height: 1.2; }
-.compare { display: flex; flex-wrap: wrap; gap: 0.75rem; }
+.compare { display: grid; grid-template-columns: repeat(var(--mha-columns, 3), minmax(0, 1fr)); gap: 0.75rem; align-items: start; }
+.compare > p, .compare > label { grid-column: 1 / -1; }
 .compare figure { margin: 0; display: flex; flex-direction: column; gap: 0.25rem; }
 .compare figcaption, .note { font-size: 0.85em; color: var(--mha-muted); }
 .compare label { font-size: 0.85em; }
-.jsd { flex-basis: 100%; margin: 0; }
+.jsd { margin: 0; }
 canvas { display: block; max-width: 100%; }
 .status { min-height: 1.2em; margin: 0; font-size: 0.85em; color: var(--mha-muted); }
 .error { color: var(--mha-bad); }

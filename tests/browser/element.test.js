@@ -1,0 +1,263 @@
+// <mha-explorer> in Chromium: the numbers it shows are the JS API's for the same weights and
+// tokens; attributes, views, events, several independent instances, sizing to its container,
+// theme and height, keyboard, and clear errors for bad attributes. Screenshots go to
+// build/screenshots/.
+//
+//   node --test tests/browser/element.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const shots = path.join(root, 'build', 'screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+let server;
+let browser;
+let page;
+const pageErrors = [];
+
+before(async () => {
+  assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
+  mkdirSync(shots, { recursive: true });
+  server = await startServer({ root: path.join(root, 'web'), port: 0 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  // embed.html brings the element; the tests add their own instances beside it
+  await page.goto(`${server.url}embed.html?view=single`);
+  await page.waitForFunction(() => document.querySelector('mha-explorer').status === 'ready');
+  await page.evaluate(() => {
+    document.body.style.height = 'auto';
+    // helpers for the tests, kept out of window's own names
+    window[Symbol.for('test')] = {
+      add(attributes, parent = document.body) {
+        const e = document.createElement('mha-explorer');
+        for (const [k, v] of Object.entries(attributes)) e.setAttribute(k, v);
+        e.computedCount = 0;
+        e.events = [];
+        e.addEventListener('computed', () => { e.computedCount += 1; });
+        e.addEventListener('head-selected', (ev) => e.events.push(ev.detail));
+        parent.append(e);
+        return e;
+      },
+      settled: (e) => new Promise((resolve) => {
+        const check = () => (e.status === 'ready' || e.status === 'error' ? resolve(e.status) : setTimeout(check, 20));
+        check();
+      }),
+    };
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+test('the weights it shows are the JS API\'s: designed heads and a PyTorch-exported file', async () => {
+  const result = await page.evaluate(async () => {
+    const t = window[Symbol.for('test')];
+    const { loadMha, loadStateDictFile } = await import('/lib/index.js');
+    const { analyseTokens } = await import('/app/tokens.js');
+    const { embedTokens } = await import('/app/embeddings.js');
+    const { designedStateDict } = await import('/app/designed-heads.js');
+    const { TAGGED_EXAMPLES } = await import('/app/examples.tagged.js');
+    const mha = await loadMha();
+    const sentence = 'Mary gave John a book, and she smiled at him.';
+    const x = embedTokens(analyseTokens(TAGGED_EXAMPLES[sentence]));
+    const L = x.length / 64;
+    const maxDiff = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
+    const out = {};
+    for (const [name, heads, load] of [
+      ['designed', 'designed', (a) => a.loadStateDict(designedStateDict())],
+      ['file', '/examples/weights/mha_e64_h8_seed7.safetensors', async (a) => {
+        const bytes = new Uint8Array(await (await fetch('/examples/weights/mha_e64_h8_seed7.safetensors')).arrayBuffer());
+        a.loadStateDict(loadStateDictFile(bytes).stateDict);
+      }],
+    ]) {
+      const e = t.add({ sentence, heads, view: 'grid' });
+      await t.settled(e);
+      const attention = new mha.MultiHeadAttention({ embedDim: 64, numHeads: 8, batchFirst: true });
+      await load(attention);
+      const expected = attention.forward({ query: { data: x, shape: [1, L, 64] }, averageAttnWeights: false }).weights;
+      const stats = mha.headStatistics({ data: expected.data, shape: [8, L, L] }).heads;
+      attention.dispose();
+      out[name] = {
+        status: e.status, shape: e.result.weights.shape, diff: maxDiff(e.result.weights.data, expected.data),
+        entropyDiff: maxDiff(e.result.statistics.map((s) => s.entropy), stats.map((s) => s.entropy)),
+        tokens: e.result.tokens.length, source: e.result.source,
+      };
+      e.remove();
+    }
+    return out;
+  });
+  for (const [name, r] of Object.entries(result)) {
+    console.log(`  ${name}: weights (${r.shape}) max |element − API| ${r.diff}, entropy max |diff| ${r.entropyDiff} (expected 0)`);
+    assert.equal(r.status, 'ready');
+    assert.deepEqual(r.shape, [8, 12, 12]);
+    assert.equal(r.diff, 0);
+    assert.equal(r.entropyDiff, 0);
+  }
+  assert.equal(result.file.source, 'url');
+});
+
+test('views, selected head, head-selected events, keyboard', async () => {
+  const r = await page.evaluate(async () => {
+    const t = window[Symbol.for('test')];
+    const e = t.add({ view: 'grid', 'selected-head': '2' });
+    await t.settled(e);
+    const root = e.shadowRoot;
+    const out = { gridCells: root.querySelectorAll('.grid .multiple').length, pressed: root.querySelector('.multiple[aria-pressed="true"]').dataset.head };
+    root.querySelectorAll('.grid .multiple')[6].click();
+    out.afterClick = e.getAttribute('selected-head');
+    out.event = e.events.at(-1);
+    e.view = 'single';
+    await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
+    out.single = !!root.querySelector('.single canvas') && !root.querySelector('.grid');
+    out.tab = root.querySelector('[role="tab"][aria-selected="true"]').dataset.head;
+    root.querySelector('[role="tab"][aria-selected="true"]').focus();
+    root.querySelector('.tabs').dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+    out.afterArrow = e.selectedHead;
+    root.querySelector('[data-view="compare"]').click();
+    await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
+    out.compareMaps = root.querySelectorAll('.compare canvas').length;
+    out.compareText = root.querySelector('.compare .jsd').textContent;
+    out.viewAttribute = e.getAttribute('view');
+    out.computedCount = e.computedCount; // view and head changes redraw; they do not recompute
+    e.remove();
+    return out;
+  });
+  console.log(`  ${JSON.stringify(r)}`);
+  assert.equal(r.gridCells, 8);
+  assert.equal(r.pressed, '2');
+  assert.equal(r.afterClick, '7');
+  assert.deepEqual(r.event, { head: 7, index: 6, name: 'Head 7 – No-op: first-token sink' });
+  assert.ok(r.single);
+  assert.equal(r.tab, '7');
+  assert.equal(r.afterArrow, 8);
+  assert.equal(r.compareMaps, 3);
+  assert.match(r.compareText, /Jensen–Shannon divergence .* \d\.\d{3} nats/);
+  assert.equal(r.viewAttribute, 'compare');
+  assert.equal(r.computedCount, 1);
+});
+
+test('several elements are independent; each sizes itself to its container', async () => {
+  const r = await page.evaluate(async () => {
+    const t = window[Symbol.for('test')];
+    const narrow = document.createElement('div');
+    narrow.style.width = '380px';
+    const wide = document.createElement('div');
+    wide.style.width = '900px';
+    document.body.append(narrow, wide);
+    const a = t.add({ view: 'single', heads: 'random:1' }, narrow);
+    const b = t.add({ view: 'single' }, wide);
+    await Promise.all([t.settled(a), t.settled(b)]);
+    const width = (e) => e.shadowRoot.querySelector('.single canvas').getBoundingClientRect().width;
+    const out = { narrow: width(a), wide: width(b), aSource: a.result.source, bSource: b.result.source };
+    const before = b.computedCount;
+    a.sentence = 'The dog chased the cat, and the mouse watched the bird.';
+    await new Promise((r2) => a.addEventListener('computed', r2, { once: true }));
+    out.bRecomputed = b.computedCount - before;
+    out.aTokens = a.result.tokens.length;
+    out.bTokens = b.result.tokens.length;
+    narrow.style.width = '700px';
+    await new Promise((r2) => setTimeout(r2, 150));
+    out.grown = width(a);
+    const canvasBox = a.shadowRoot.querySelector('.single canvas').getBoundingClientRect();
+    out.infoBeside = a.shadowRoot.querySelector('.single .info').getBoundingClientRect().left >= canvasBox.right;
+    a.remove(); b.remove(); narrow.remove(); wide.remove();
+    return out;
+  });
+  console.log(`  ${JSON.stringify(r)}`);
+  assert.ok(r.narrow <= 380 - 20, `canvas ${r.narrow}px in a 380px container`);
+  assert.ok(r.wide > r.narrow + 100);
+  assert.equal(r.aSource, 'random');
+  assert.equal(r.bSource, 'designed');
+  assert.equal(r.bRecomputed, 0, 'changing one element leaves the other alone');
+  assert.equal(r.aTokens, 13);
+  assert.equal(r.bTokens, 11);
+  // wider: the map grows and the description moves beside it
+  assert.ok(r.grown > r.narrow + 50, `after the container grew the canvas is ${r.grown}px`);
+  assert.ok(r.infoBeside, 'the description sits beside the map in a wide container');
+});
+
+test('theme and height', async () => {
+  const r = await page.evaluate(async () => {
+    const t = window[Symbol.for('test')];
+    const light = t.add({ theme: 'light', height: '300' });
+    const dark = t.add({ theme: 'dark', height: '20rem' });
+    await Promise.all([t.settled(light), t.settled(dark)]);
+    const bg = (e) => getComputedStyle(e).backgroundColor;
+    const out = { light: bg(light), dark: bg(dark), lightHeight: light.getBoundingClientRect().height, darkHeight: dark.getBoundingClientRect().height };
+    light.theme = 'dark';
+    out.switched = bg(light);
+    light.remove(); dark.remove();
+    return out;
+  });
+  console.log(`  ${JSON.stringify(r)}`);
+  assert.equal(r.light, 'rgb(255, 255, 255)');
+  assert.equal(r.dark, 'rgb(27, 32, 39)');
+  assert.equal(r.switched, r.dark);
+  assert.equal(r.lightHeight, 300);
+  assert.equal(r.darkHeight, 320);
+});
+
+test('bad attributes give clear errors (and an error event); the element recovers', async () => {
+  const r = await page.evaluate(async () => {
+    const t = window[Symbol.for('test')];
+    const cases = {
+      designedSize: { heads: 'designed', 'd-model': '32' },
+      notDivisible: { heads: 'random:2', 'd-model': '30', 'num-heads': '4' },
+      missingFile: { heads: '/examples/weights/missing.safetensors' },
+      tooLong: { sentence: Array.from({ length: 70 }, (_, i) => `word${i}`).join(' ') },
+    };
+    const out = {};
+    for (const [name, attributes] of Object.entries(cases)) {
+      const e = t.add(attributes);
+      let event = null;
+      e.addEventListener('error', (ev) => { event = ev.detail.message; });
+      await t.settled(e);
+      out[name] = { status: e.status, text: e.shadowRoot.querySelector('.status').textContent, event };
+      if (name === 'designedSize') {
+        e.removeAttribute('d-model');
+        await new Promise((r2) => e.addEventListener('computed', r2, { once: true }));
+        out.recovered = e.status;
+      }
+      e.remove();
+    }
+    return out;
+  });
+  for (const [k, v] of Object.entries(r)) console.log(`  ${k}: ${JSON.stringify(v)}`);
+  assert.match(r.designedSize.text, /designed heads are 8 heads of a 64-wide model \(got d-model 32, num-heads 8\)/);
+  assert.match(r.notDivisible.text, /num-heads 4 must divide d-model 30/);
+  assert.match(r.missingFile.text, /missing\.safetensors: HTTP 404/);
+  assert.match(r.tooLong.text, /the sentence has 70 tokens; the explorer takes at most 64/);
+  for (const k of ['designedSize', 'notDivisible', 'missingFile', 'tooLong']) {
+    assert.equal(r[k].status, 'error');
+    assert.ok(r[k].event && r[k].text.includes(r[k].event), `${k}: an error event with the message`);
+  }
+  assert.equal(r.recovered, 'ready');
+});
+
+test('screenshots of the three views; no page errors', async () => {
+  await page.evaluate(async () => {
+    const t = window[Symbol.for('test')];
+    document.querySelector('body > mha-explorer').remove();
+    for (const view of ['single', 'grid', 'compare']) t.add({ view, id: `shot-${view}`, 'selected-head': '5', sentence: 'The cat sat on the mat because it was tired.' });
+    await Promise.all([...document.querySelectorAll('mha-explorer')].map((e) => t.settled(e)));
+  });
+  for (const view of ['single', 'grid', 'compare']) {
+    await page.locator(`#shot-${view}`).screenshot({ path: path.join(shots, `element-${view}.png`) });
+  }
+  assert.deepEqual(pageErrors, []);
+});
