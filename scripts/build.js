@@ -8,7 +8,8 @@
 //
 // Node.js built-ins only (it runs before `npm ci`).
 //
-//   node scripts/build.js [--native] [--wasm] [--force]     (default: both)
+//   node scripts/build.js [--native] [--wasm] [--asan] [--force]   (default: native and wasm)
+//   --asan: build/asan, the sanitizer and fuzzing build (clang++; see buildAsan)
 
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -130,6 +131,28 @@ function buildNative({ force, hash }) {
   return true;
 }
 
+/**
+ * build/asan: clang++ with AddressSanitizer + UndefinedBehaviorSanitizer (MHA_SANITIZE) and the
+ * libFuzzer harness (MHA_FUZZ): the unit tests, mha_golden and mha_fuzz, for `npm test`'s
+ * sanitizer steps and `npm run fuzz`. Not part of the default targets.
+ */
+function buildAsan({ force, hash }) {
+  const buildDir = path.join(repoRoot, 'build/asan');
+  if (!force && readStamp(buildDir) === hash) {
+    console.log('[build] asan: up to date');
+    return false;
+  }
+  if (!which('clang++')) throw new BuildError('asan build failed: clang++ not found (install the Debian packages clang and libclang-rt-14-dev)');
+  if (!configured(buildDir)) {
+    run('asan configure', 'cmake', ['-S', '.', '-B', 'build/asan', '-DCMAKE_CXX_COMPILER=clang++',
+      '-DCMAKE_BUILD_TYPE=RelWithDebInfo', '-DMHA_SANITIZE=ON', '-DMHA_FUZZ=ON']);
+  }
+  const targets = ['mha_unit_tests', 'mha_golden', 'mha_fuzz'];
+  run('asan build', 'cmake', ['--build', 'build/asan', '-j', JOBS, '--target', ...targets]);
+  fs.writeFileSync(path.join(buildDir, '.sources-hash'), `${hash}\n`);
+  return true;
+}
+
 /** The environment for Emscripten's tools, never the user's shell. */
 function emscriptenEnv() {
   const env = { ...process.env };
@@ -208,7 +231,9 @@ export function build({ targets = ['native', 'wasm'], force = false } = {}) {
     const built = {};
     for (const target of targets) {
       const started = Date.now();
-      const didBuild = target === 'native' ? buildNative({ force, hash }) : buildWasm({ force, hash });
+      const builder = { native: buildNative, wasm: buildWasm, asan: buildAsan }[target];
+      if (!builder) throw new BuildError(`unknown build target '${target}' (native, wasm or asan)`);
+      const didBuild = builder({ force, hash });
       if (didBuild) console.log(`[build] ${target}: built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       built[target] = didBuild;
     }
@@ -218,12 +243,12 @@ export function build({ targets = ['native', 'wasm'], force = false } = {}) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const args = process.argv.slice(2);
-  const unknown = args.filter((a) => !['--native', '--wasm', '--force'].includes(a));
+  const unknown = args.filter((a) => !['--native', '--wasm', '--asan', '--force'].includes(a));
   if (unknown.length > 0) {
-    console.error(`usage: node scripts/build.js [--native] [--wasm] [--force]; unknown: ${unknown.join(' ')}`);
+    console.error(`usage: node scripts/build.js [--native] [--wasm] [--asan] [--force]; unknown: ${unknown.join(' ')}`);
     process.exit(2);
   }
-  const targets = ['native', 'wasm'].filter((t) => args.includes(`--${t}`));
+  const targets = ['native', 'wasm', 'asan'].filter((t) => args.includes(`--${t}`));
   try {
     ensureSystemPackages(targets.length === 1 && targets[0] === 'wasm' ? 'start' : 'build');
     build({ targets: targets.length ? targets : ['native', 'wasm'], force: args.includes('--force') });

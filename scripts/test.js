@@ -43,6 +43,12 @@ const whenFiles = (dir, pattern) => () =>
   filesIn(dir, pattern).length > 0 || `no ${pattern.source} files in ${dir}/ yet`;
 const whenExists = (file) => () => exists(file) || `${file} does not exist yet`;
 
+// Any sanitizer finding is fatal and reported with a stack.
+const SANITIZER_ENV = {
+  ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=1:symbolize=1',
+  UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',
+};
+
 export const steps = [
   {
     name: 'build (native)',
@@ -100,6 +106,37 @@ export const steps = [
     args: ['bench/run.js', '--quick'],
     when: whenExists('bench/run.js'),
     timeoutMs: 120_000,
+  },
+  // Robustness (issue 7): the same C++ tests and golden cases under AddressSanitizer and
+  // UndefinedBehaviorSanitizer (clang, build/asan), and a short fuzzing run of the core.
+  {
+    name: 'build (asan: sanitizers and fuzzer)',
+    provides: 'asan',
+    cmd: node,
+    args: ['scripts/build.js', '--asan'],
+  },
+  {
+    name: 'C++ unit tests under ASan+UBSan (ctest build/asan)',
+    needs: ['asan'],
+    cmd: 'ctest',
+    args: ['--test-dir', 'build/asan', '--output-on-failure', '-j', '2'],
+    env: SANITIZER_ENV,
+    when: whenFiles('tests/cpp', /_test\.cpp$/),
+  },
+  {
+    name: 'golden cases under ASan+UBSan (build/asan/mha_golden)',
+    needs: ['asan'],
+    cmd: inRepo('build/asan/mha_golden'),
+    args: ['tests/golden/cases'],
+    env: SANITIZER_ENV,
+    when: whenFiles('tests/golden/cases', /\.json$/),
+  },
+  {
+    name: 'fuzz smoke, 20 s (scripts/fuzz.js)',
+    needs: ['asan'],
+    cmd: node,
+    args: ['scripts/fuzz.js', '20', '--no-build'],
+    when: whenExists('tests/fuzz/fuzz_attention.cpp'),
   },
 ];
 
