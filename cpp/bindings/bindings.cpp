@@ -4,6 +4,7 @@
 // errors live in web/lib/index.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
+#include <malloc.h>
 
 #include <array>
 #include <memory>
@@ -41,8 +42,16 @@ mha::Shape read_shape(const std::array<int32_t, kShapeSlots * kShapeStride>& sha
   return mha::Shape(s + 1, s + 1 + ndim);
 }
 
+// Attention objects constructed and not yet deleted (what the leak tests count).
+int live_attention_objects = 0;
+
 class Attention {
  public:
+  Attention() { ++live_attention_objects; }
+  ~Attention() { --live_attention_objects; }
+  Attention(const Attention&) = delete;
+  Attention& operator=(const Attention&) = delete;
+
   // Returns 0 or a mha::StatusCode; error() tells why.
   int init(double embed_dim, double num_heads, double num_kv_heads, double kdim, double vdim, bool bias,
            bool add_bias_kv, bool add_zero_attn, bool batch_first, double seed) {
@@ -258,6 +267,9 @@ class Statistics {
 
 // The WebAssembly memory in bytes (it only grows).
 double heap_bytes() { return double(__builtin_wasm_memory_size(0)) * 65536.0; }
+// Bytes malloc has handed out and not taken back: flat across calls unless something leaks.
+double heap_in_use() { return double(mallinfo().uordblks); }
+int live_objects() { return live_attention_objects; }
 
 }  // namespace
 
@@ -296,4 +308,6 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .function("rows", &Statistics::rows)
       .function("matrix", &Statistics::matrix);
   emscripten::function("heapBytes", &heap_bytes);
+  emscripten::function("heapInUse", &heap_in_use);
+  emscripten::function("liveObjects", &live_objects);
 }

@@ -193,6 +193,10 @@ export interface MhaModule {
   jsDivergence(a: TensorInput, b: TensorInput): { perRow: Float64Array; mean: number };
   /** Bytes of WebAssembly memory in use (the heap's size). */
   heapBytes(): number;
+  /** Bytes the core's allocator has handed out and not taken back (flat unless something leaks). */
+  heapInUse(): number;
+  /** MultiHeadAttention objects whose WebAssembly memory is not yet freed (by dispose() or the finalizer). */
+  liveObjects(): number;
 }
 
 export interface LoadOptions {

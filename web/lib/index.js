@@ -482,5 +482,7 @@ function createModule(core) {
     headSimilarity,
     jsDivergence,
     heapBytes: () => core.heapBytes(),
+    heapInUse: () => core.heapInUse(),
+    liveObjects: () => core.liveObjects(),
   });
 }
