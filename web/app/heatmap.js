@@ -33,14 +33,57 @@ export function divergingColor(value) {
   return PUOR_CSS[Math.max(0, Math.min(255, Math.round((value + 1) * 127.5))) || 0];
 }
 
+// One small canvas per target canvas: sharing one would make every target wait for the others.
+const cellCanvases = new WeakMap();
+
+/**
+ * Paint a (rows × cols) grid of values into the device-pixel rectangle (x, y, w, h): one pixel
+ * per value on a small canvas, scaled up without smoothing. One drawImage instead of a fillRect
+ * per cell; edges stay sharp.
+ */
+export function drawCells(ctx, values, rows, cols, x, y, w, h, diverging) {
+  let cellCanvas = cellCanvases.get(ctx.canvas);
+  if (!cellCanvas) {
+    cellCanvas = document.createElement('canvas');
+    cellCanvases.set(ctx.canvas, cellCanvas);
+  }
+  if (cellCanvas.width !== cols) cellCanvas.width = cols;
+  if (cellCanvas.height !== rows) cellCanvas.height = rows;
+  const cellCtx = cellCanvas.getContext('2d', { willReadFrequently: false });
+  const image = cellCtx.createImageData(cols, rows);
+  const table = diverging ? PUOR : VIRIDIS;
+  const pixels = image.data;
+  for (let k = 0; k < rows * cols; k += 1) {
+    const v = values[k];
+    if (Number.isNaN(v)) { pixels[k * 4 + 3] = 0; continue; }
+    const i = Math.max(0, Math.min(255, Math.round(diverging ? (v + 1) * 127.5 : v * 255))) * 3;
+    pixels[k * 4] = table[i];
+    pixels[k * 4 + 1] = table[i + 1];
+    pixels[k * 4 + 2] = table[i + 2];
+    pixels[k * 4 + 3] = 255;
+  }
+  cellCtx.putImageData(image, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(cellCanvas, 0, 0, cols, rows, x, y, w, h);
+}
+
 function textColorOn(value, diverging) {
   if (diverging) return Math.abs(value) > 0.55 ? '#fff' : '#111';
   return value > 0.55 ? '#111' : '#fff';
 }
 
-/** Size a canvas for CSS size (w, h) at the device pixel ratio; returns its 2D context. */
-export function fitCanvas(canvas, cssWidth, cssHeight) {
+/** Canvas sizes grow and shrink in steps of this many CSS px: changing a canvas's size
+ *  reallocates its pixels, the costliest part of a redraw, so nearby sizes share one. */
+const SIZE_STEP = 32;
+
+/** Size a canvas for CSS size (w, h) at the device pixel ratio; returns its 2D context. With
+ *  `step`, the canvas is made up to SIZE_STEP px larger (transparent margin) to keep its size. */
+export function fitCanvas(canvas, cssWidth, cssHeight, step = false) {
   const dpr = window.devicePixelRatio || 1;
+  if (step) {
+    cssWidth = Math.ceil(cssWidth / SIZE_STEP) * SIZE_STEP;
+    cssHeight = Math.ceil(cssHeight / SIZE_STEP) * SIZE_STEP;
+  }
   const width = Math.max(1, Math.round(cssWidth * dpr));
   const height = Math.max(1, Math.round(cssHeight * dpr));
   if (canvas.width !== width) canvas.width = width;
@@ -94,21 +137,13 @@ export function drawHeatmap(canvas, o) {
   const cell = Math.max(3, Math.min(o.maxCell || 40, Math.floor((o.width - left - 8) / cols)));
   const cssWidth = left + cell * cols + (withLabels ? Math.ceil(fontSize * 1.2) : 2);
   const cssHeight = top + cell * rows + 2;
-  const fitted = fitCanvas(canvas, cssWidth, cssHeight);
+  const fitted = fitCanvas(canvas, Math.min(cssWidth, o.width + 8), cssHeight, true);
   ctx = fitted.ctx;
   const { dpr } = fitted;
   const px = (v) => Math.round(v * dpr);
 
   // cells, in device pixels so that edges fall on whole pixels
-  for (let i = 0; i < rows; i += 1) {
-    const y0 = px(top + i * cell), y1 = px(top + (i + 1) * cell);
-    for (let j = 0; j < cols; j += 1) {
-      const x0 = px(left + j * cell), x1 = px(left + (j + 1) * cell);
-      const v = values[i * cols + j];
-      ctx.fillStyle = Number.isNaN(v) ? theme.grid : (o.diverging ? divergingColor(v) : sequentialColor(v));
-      ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
-    }
-  }
+  drawCells(ctx, values, rows, cols, px(left), px(top), px(left + cols * cell) - px(left), px(top + rows * cell) - px(top), o.diverging);
   if (o.showValues && cell >= 30) {
     ctx.font = `${Math.round(Math.min(11, cell * 0.3) * dpr)}px ${theme.font}`;
     ctx.textAlign = 'center';
@@ -149,12 +184,13 @@ export function drawHeatmap(canvas, o) {
       if (i === o.highlightRow) ctx.font = `${fontSize}px ${theme.font}`;
     }
     ctx.textAlign = 'left';
-    const diagonal = Math.SQRT1_2;
+    // column labels at −45°: one rotated transform; each anchor (x, y) in CSS px becomes
+    // (c·x − s·y, s·x + c·y) in the rotated frame
+    const c = Math.SQRT1_2, s = Math.SQRT1_2;
+    ctx.setTransform(dpr * c, -dpr * s, dpr * s, dpr * c, 0, 0);
     for (let j = 0; j < cols; j += step) {
-      // rotate by -45° about the label's anchor without save/restore
       const x = left + (j + 0.5) * cell, y = top - 6;
-      ctx.setTransform(dpr * diagonal, -dpr * diagonal, dpr * diagonal, dpr * diagonal, x * dpr, y * dpr);
-      ctx.fillText(shorten(o.colLabels[j], maxChars), 0, 0);
+      ctx.fillText(shorten(o.colLabels[j], maxChars), c * x - s * y, s * x + c * y);
     }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   }

@@ -57,7 +57,7 @@ const state = {
 function themeColors() {
   const css = getComputedStyle(document.documentElement);
   const v = (name) => css.getPropertyValue(name).trim();
-  return { text: v('--text'), grid: v('--grid'), highlight: v('--highlight'), font: v('--font-sans') || 'system-ui, sans-serif' };
+  return { text: v('--text'), grid: v('--grid'), highlight: v('--highlight'), panel: v('--panel'), font: v('--font-sans') || 'system-ui, sans-serif' };
 }
 let theme = null;
 
@@ -132,6 +132,7 @@ async function useSource(source) {
     state.pairA = Math.min(state.pairA, numHeads() - 1);
     state.pairB = Math.min(state.pairB, numHeads() - 1);
     buildHeadControls();
+    sizes = null;
     update();
   } catch (error) {
     showError('source-error', error);
@@ -292,20 +293,38 @@ function highlightRow() {
   return state.hoverToken >= 0 ? state.hoverToken : -1;
 }
 
-/** Widths the views lay out in, read before anything is drawn (one layout per render). */
+/** Widths the views lay out in. Read once and again only when a container is resized, so that
+ *  an update never forces a layout of the whole page before drawing. */
 let sizes = null;
-function measure() {
+function readSizes() {
   const firstMultiple = document.querySelector('#small-multiples .multiple');
-  sizes = {
+  return {
     main: $('main-heatmap').parentElement.clientWidth || 600,
     multiple: firstMultiple ? firstMultiple.clientWidth : 140,
     pair: $('pair-map-a').closest('.pair-maps').clientWidth || 900,
   };
 }
+function measure() {
+  if (!sizes) sizes = readSizes();
+}
+function watchSizes() {
+  if (typeof ResizeObserver !== 'function') return;
+  let frame = 0;
+  const observer = new ResizeObserver(() => {
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(() => {
+      const next = readSizes();
+      const changed = !sizes || Object.keys(next).some((k) => next[k] !== sizes[k]);
+      sizes = next;
+      if (changed && state.result) render();
+    });
+  });
+  for (const node of [$('main-heatmap').parentElement, $('small-multiples'), $('pair-map-a').closest('.pair-maps')]) observer.observe(node);
+}
 
 const VIEWS = [
   ['measure', () => measure()], ['tabs', () => renderTabs()], ['main', () => renderMainHeatmap()],
-  ['info', () => renderHeadInfo()], ['table', () => renderWeightsTable()], ['multiples', () => renderSmallMultiples()],
+  ['info', () => renderHeadInfo()], ['table', () => scheduleWeightsTable()], ['multiples', () => renderSmallMultiples()],
   ['pair', () => renderPair()], ['wo', () => renderWoView()], ['tokens', () => renderTokenHighlight()],
   ['weights', () => renderHeadWeights()],
 ];
@@ -331,9 +350,15 @@ function renderHeadWeights() {
   $('head-weights').setAttribute('aria-label', `${headTitle(h)}: its rows of W_Q, W_K and W_V against the 64 token features`);
 }
 
-function render() {
+/** Which views depend on what: a new head redraws only what shows the selected head; a
+ *  highlighted token redraws the maps with rows and the W_O view. */
+const HEAD_VIEWS = ['measure', 'tabs', 'main', 'info', 'table', 'wo', 'weights'];
+const HOVER_VIEWS = ['measure', 'main', 'multiples', 'pair', 'wo', 'tokens'];
+
+function render(only = null) {
   const parts = {};
   for (const [name, draw] of VIEWS) {
+    if (only && !only.includes(name)) continue;
     const t0 = performance.now();
     draw();
     parts[name] = performance.now() - t0;
@@ -400,6 +425,19 @@ function renderHeadInfo() {
     check.textContent = 'Only the designed heads carry labels to check.';
     check.className = '';
   }
+}
+
+// The table (L² cells) is built after the frame, when the browser is idle: it is read, not
+// watched, and building it inside the update would double the page's layout work.
+let tableTask = 0;
+let tableVersion = 0;
+let renderVersion = 0;
+function scheduleWeightsTable() {
+  renderVersion += 1;
+  const cancel = window.cancelIdleCallback || clearTimeout;
+  const request = window.requestIdleCallback || ((fn) => setTimeout(fn, 30));
+  cancel(tableTask);
+  tableTask = request(() => { renderWeightsTable(); tableVersion = renderVersion; }, { timeout: 200 });
 }
 
 function renderWeightsTable() {
@@ -563,7 +601,7 @@ function selectHead(h, focus = false) {
   state.selectedHead = h;
   state.hoverCell = null;
   const t0 = performance.now();
-  render();
+  render(HEAD_VIEWS);
   const t1 = performance.now();
   state.timings.lastDrawMs = t1 - t0;
   state.timings.lastUpdateMs = t1 - t0;
@@ -613,7 +651,7 @@ function setHoverToken(i) {
   if (state.hoverToken === i) return;
   state.hoverToken = i;
   cancelAnimationFrame(hoverFrame);
-  hoverFrame = requestAnimationFrame(() => { if (state.result) render(); });
+  hoverFrame = requestAnimationFrame(() => { if (state.result) render(HOVER_VIEWS); });
 }
 
 function onHeatmapPointer(event) {
@@ -684,7 +722,7 @@ function wireControls() {
   let resizeFrame = 0;
   window.addEventListener('resize', () => {
     cancelAnimationFrame(resizeFrame);
-    resizeFrame = requestAnimationFrame(() => { if (state.result) render(); });
+    resizeFrame = requestAnimationFrame(() => { sizes = null; if (state.result) render(); });
   });
   const dprQuery = () => matchMedia(`(resolution: ${window.devicePixelRatio}dppx)`);
   const watchDpr = () => dprQuery().addEventListener('change', () => { if (state.result) render(); watchDpr(); }, { once: true });
@@ -705,6 +743,8 @@ function exposeDebugHook() {
     get source() { return state.source; },
     get selectedHead() { return state.selectedHead; },
     get highlightedRow() { return state.hoverToken; },
+    /** True when the weights table shows the current head and sentence (it is built when idle). */
+    get tableCurrent() { return tableVersion === renderVersion; },
     get timings() { return { ...state.timings, parts: { ...state.timings.parts } }; },
     get sentence() { return state.sentence.text; },
     tokens: copyTokens,
@@ -730,6 +770,7 @@ async function main() {
   $('max-tokens').textContent = String(MAX_TOKENS);
   buildSentenceList();
   wireControls();
+  watchSizes();
   drawLegend($('legend'), false, 200, 12);
   drawLegend($('legend-diverging'), true, 120, 10);
   state.timings.scriptStartMs = performance.now();

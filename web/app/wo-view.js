@@ -2,10 +2,9 @@
 // group per head) above W_O (E × E, columns aligned with the concat), and the output vector
 // (E cells) beside W_O's rows: output_i = Σ_j W_O[i, j] · concat_j + b_i.
 
-import { divergingColor, fitCanvas } from './heatmap.js';
+import { divergingColor, drawCells, fitCanvas } from './heatmap.js';
 
 const CELL = 4; // CSS px per number
-const GAP = 2; // CSS px between head groups
 
 /**
  * @param {HTMLCanvasElement} canvas
@@ -18,7 +17,7 @@ export function drawWoDiagram(canvas, o) {
   const maxAbs = (arr) => { let m = 0; for (let k = 0; k < arr.length; k += 1) m = Math.max(m, Math.abs(arr[k])); return m || 1; };
   const vectorScale = Math.max(maxAbs(concat), maxAbs(output));
   const woScale = maxAbs(wo);
-  const offset = (k) => k * CELL + Math.floor(k / hd) * GAP; // position of number k with head gaps
+  const offset = (k) => k * CELL; // position of number k
   const span = offset(E - 1) + CELL;
   const left = 86;
   const labelRow = 16;
@@ -36,11 +35,20 @@ export function drawWoDiagram(canvas, o) {
   };
 
   for (let j = 0; j < E; j += 1) rect(left + offset(j), concatTop, CELL, stripHeight, divergingColor(concat[j] / vectorScale));
-  for (let i = 0; i < E; i += 1) {
-    for (let j = 0; j < E; j += 1) rect(left + offset(j), matrixTop + offset(i), CELL, CELL, divergingColor(wo[i * E + j] / woScale));
-    rect(outputLeft, matrixTop + offset(i), stripHeight, CELL, divergingColor(output[i] / vectorScale));
-  }
+  for (let i = 0; i < E; i += 1) rect(outputLeft, matrixTop + offset(i), stripHeight, CELL, divergingColor(output[i] / vectorScale));
+  // W_O as one image; the gaps between heads are painted over it
+  const scaled = Float32Array.from(wo, (v) => v / woScale);
+  drawCells(ctx, scaled, E, E, px(left), px(matrixTop), px(left + E * CELL) - px(left), px(matrixTop + E * CELL) - px(matrixTop), true);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  // separators between heads' groups of head_dim numbers
+  ctx.fillStyle = theme.panel || theme.grid;
+  for (let h = 1; h < H; h += 1) {
+    const x = left + h * hd * CELL - 0.5;
+    ctx.fillRect(x, concatTop, 1, stripHeight);
+    ctx.fillRect(x, matrixTop, 1, span);
+    ctx.fillRect(left, matrixTop + h * hd * CELL - 0.5, span, 1);
+    ctx.fillRect(outputLeft, matrixTop + h * hd * CELL - 0.5, stripHeight, 1);
+  }
   ctx.strokeStyle = theme.grid;
   ctx.lineWidth = 1;
   ctx.strokeRect(left - 0.5, concatTop - 0.5, span + 1, stripHeight + 1);
@@ -92,14 +100,9 @@ export function drawHeadWeights(canvas, { blocks, embedDim: E, groups, theme }) 
     // each block on its own scale: W_Q carries the sharpness factor, W_K and W_V are 0/1
     let maxAbs = 0;
     for (let k = 0; k < data.length; k += 1) maxAbs = Math.max(maxAbs, Math.abs(data[k]));
-    maxAbs = maxAbs || 1;
-    for (let r = 0; r < rowsPer; r += 1) {
-      for (let c = 0; c < E; c += 1) {
-        ctx.fillStyle = divergingColor(data[r * E + c] / maxAbs);
-        const x = left + c * cell, y = blockTops[b] + r * cell;
-        ctx.fillRect(px(x), px(y), px(x + cell) - px(x), px(y + cell) - px(y));
-      }
-    }
+    const scaled = Float32Array.from(data, (v) => v / (maxAbs || 1));
+    const y = blockTops[b];
+    drawCells(ctx, scaled, rowsPer, E, px(left), px(y), px(left + E * cell) - px(left), px(y + rowsPer * cell) - px(y), true);
   });
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.strokeStyle = theme.grid;
