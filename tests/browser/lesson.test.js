@@ -405,7 +405,7 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
       result.canvas = { width: onScreen.width, height: onScreen.height, differing };
     } else {
       const { mapLayout, PNG_SCALE } = await import('./app/lesson/export.js');
-      const { left, top, cell, L: n } = mapLayout(names);
+      const { left, top, cell, L: n } = mapLayout(names); // cell positions do not depend on the title
       result.cells = [];
       for (let i = 0; i < n; i += 1) {
         for (let j = 0; j < n; j += 1) {

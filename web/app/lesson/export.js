@@ -27,13 +27,16 @@ export function selectedHead(explorer) {
   return { head, title, sentence: explorer.sentence, source: explorer.source, tokens, values: Array.from(values) };
 }
 
-/** Geometry shared by the PNG and the SVG (CSS pixels). */
-export function mapLayout(tokens) {
+const FOOTER = 'Rows: queries, columns: keys; each row sums to 1. Computed by the MHA Explorer\'s WebAssembly core.';
+
+/** Geometry shared by the PNG and the SVG (CSS pixels); title and sentence widen it if needed. */
+export function mapLayout(tokens, { title = '', sentence = '' } = {}) {
   const longest = Math.max(...tokens.map((t) => clip(t).length), 4);
-  const left = Math.ceil(16 + longest * CHAR);
+  const left = Math.ceil(24 + longest * CHAR);
   const top = Math.ceil(44 + longest * CHAR * 0.72 + 10);
   const L = tokens.length;
-  return { left, top, cell: CELL, width: left + L * CELL + 24, height: top + L * CELL + 34, L };
+  const width = Math.ceil(Math.max(left + L * CELL + 24, 24 + title.length * 9.5, 24 + sentence.length * CHAR, 24 + FOOTER.length * 6.4));
+  return { left, top, cell: CELL, width, height: top + L * CELL + 34, L };
 }
 
 function baseName(map) {
@@ -62,7 +65,7 @@ const escapeXml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(
 const textOn = (v) => (v > 0.55 ? '#111' : '#fff');
 
 export function toSvg(map) {
-  const { left, top, cell, width, height, L } = mapLayout(map.tokens);
+  const { left, top, cell, width, height, L } = mapLayout(map.tokens, map);
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, Arial, sans-serif" font-size="13">`,
     `<title>${escapeXml(`${map.title}: ${map.sentence}`)}</title>`,
@@ -83,14 +86,14 @@ export function toSvg(map) {
       if (v >= 0.005) parts.push(`<text x="${x + cell / 2}" y="${y + cell / 2 + 4}" text-anchor="middle" font-size="11" fill="${textOn(v)}">${v.toFixed(2).replace(/^0\./, '.')}</text>`);
     }
   }
-  parts.push(`<text x="12" y="${height - 10}" fill="#5a6470" font-size="11">Rows: queries, columns: keys; each row sums to 1. MHA Explorer (WebAssembly attention core).</text>`);
+  parts.push(`<text x="12" y="${height - 10}" fill="#5a6470" font-size="11">${escapeXml(FOOTER)}</text>`);
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }
 
 /** The map drawn on a canvas at PNG_SCALE device pixels per CSS pixel; resolves to a PNG Blob. */
 export function toPng(map) {
-  const { left, top, cell, width, height, L } = mapLayout(map.tokens);
+  const { left, top, cell, width, height, L } = mapLayout(map.tokens, map);
   const canvas = document.createElement('canvas');
   canvas.width = width * PNG_SCALE;
   canvas.height = height * PNG_SCALE;
@@ -137,7 +140,7 @@ export function toPng(map) {
   ctx.textAlign = 'left';
   ctx.textBaseline = 'alphabetic';
   ctx.fillStyle = '#5a6470';
-  ctx.fillText('Rows: queries, columns: keys; each row sums to 1. MHA Explorer (WebAssembly attention core).', 12, height - 10);
+  ctx.fillText(FOOTER, 12, height - 10);
   return new Promise((resolve, reject) => canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('export: the canvas could not be encoded as PNG'))), 'image/png'));
 }
 
