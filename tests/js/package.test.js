@@ -211,3 +211,45 @@ document.getElementById('out').textContent = JSON.stringify({ shape: output.shap
   await page.screenshot({ path: path.join(shots, 'package-esbuild.png'), fullPage: true });
   await page.close();
 });
+
+test('Vite: a built app importing "mha-explorer" runs in Chromium; the .wasm and the worker are found without help', async () => {
+  const { build, version } = await import('vite');
+  const src = path.join(app, 'vite-src');
+  const out = path.join(app, 'vite-dist');
+  fs.mkdirSync(src, { recursive: true });
+  fs.writeFileSync(path.join(src, 'index.html'), `<!doctype html><html><head><meta charset="utf-8"></head>
+<body><pre id="out">…</pre><mha-explorer view="grid"></mha-explorer><script type="module" src="./main.js"></script></body></html>`);
+  fs.writeFileSync(path.join(src, 'main.js'), `
+import { loadMha, createWorkerMha } from 'mha-explorer';
+import 'mha-explorer/element';
+const mha = await loadMha();
+const attention = new mha.MultiHeadAttention({ embedDim: 32, numHeads: 4, batchFirst: true, seed: 1 });
+const x = { data: new Float32Array(5 * 32).map((_, i) => Math.sin(i)), shape: [1, 5, 32] };
+const direct = attention.forward({ query: x });
+const worker = await createWorkerMha();
+const remote = new worker.MultiHeadAttention({ embedDim: 32, numHeads: 4, batchFirst: true, seed: 1 });
+const viaWorker = await remote.forward({ query: x });
+const diff = direct.output.data.reduce((m, v, i) => Math.max(m, Math.abs(v - viaWorker.output.data[i])), 0);
+document.getElementById('out').textContent = JSON.stringify({ shape: direct.output.shape, workerDiff: diff });
+`);
+  const result = await build({
+    root: src, logLevel: 'silent', configFile: false, base: './',
+    build: { outDir: out, emptyOutDir: true, target: 'es2022' },
+    worker: { format: 'es' },
+  });
+  const outputs = (Array.isArray(result) ? result : [result]).flatMap((r) => r.output.map((o) => `${o.fileName} ${o.type === 'asset' ? o.source.length : o.code.length} B`));
+  console.log(`  vite ${version}: ${outputs.join(', ')}`);
+  assert.ok(outputs.some((o) => /\.wasm /.test(o)), 'Vite emitted the .wasm as an asset');
+  const { page, problems } = await openPage(`${server.url}vite-dist/index.html`);
+  page.on('console', (m) => console.log(`    console ${m.type()}: ${m.text()}`));
+  await page.waitForFunction(() => document.getElementById('out').textContent.startsWith('{'), null, { timeout: 30_000 });
+  const state = JSON.parse(await page.textContent('#out'));
+  await page.waitForFunction(() => document.querySelector('mha-explorer').status === 'ready', null, { timeout: 30_000 });
+  const heads = await page.evaluate(() => document.querySelector('mha-explorer').result.numHeads);
+  console.log(`  Vite app: ${JSON.stringify(state)}; element heads ${heads}`);
+  assert.deepEqual(problems, []);
+  assert.deepEqual(state.shape, [1, 5, 32]);
+  assert.equal(state.workerDiff, 0);
+  assert.equal(heads, 8);
+  await page.close();
+});

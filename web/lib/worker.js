@@ -109,8 +109,12 @@ export async function createWorkerMha(options = {}) {
   if (typeof Worker !== 'function') {
     throw workerError('createWorkerMha needs Web Workers (a browser); in Node.js use loadMha()');
   }
-  const url = options.workerUrl ? new URL(options.workerUrl, globalThis.location?.href) : new URL('./worker.js', import.meta.url);
-  const worker = new Worker(url, { type: 'module', name: 'mha-explorer' });
+  // Written out as `new Worker(new URL('./worker.js', import.meta.url), …)` so that bundlers
+  // which know the pattern (Vite, webpack 5) bundle the worker with its imports.
+  const worker = options.workerUrl
+    ? new Worker(new URL(options.workerUrl, globalThis.location?.href), { type: 'module', name: 'mha-explorer' })
+    : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'mha-explorer' });
+  const url = { href: options.workerUrl ? String(options.workerUrl) : 'worker.js' };
   let nextId = 1;
   let failure = null;
   const pending = new Map();
