@@ -176,6 +176,14 @@ test('the page loads, becomes interactive, and shows eight heads', async () => {
   const tabText = await page.locator('#head-tabs [role="tab"]').allTextContents();
   console.log(`tabs: ${tabText.join(' | ')}`);
   await page.screenshot({ path: path.join(shots, 'explorer-light.png'), fullPage: true });
+  // an overview: the tokens, the coreference head and all heads side by side
+  await page.locator('#head-tab-4').click();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const top = await page.locator('.tokens-panel').boundingBox();
+  const bottom = await page.locator('#small-multiples').boundingBox();
+  await page.screenshot({ path: path.join(shots, 'explorer-overview.png'), fullPage: true,
+    clip: { x: 0, y: top.y - 12, width: 1280, height: bottom.y + bottom.height - top.y + 36 } });
+  await page.locator('#head-tab-0').click();
 });
 
 test('every example sentence and every head: what the page draws is what the API computes', async () => {
