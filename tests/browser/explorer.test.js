@@ -310,6 +310,18 @@ async function streamText(stream) {
   return (await streamBytes(stream)).toString('utf8');
 }
 
+test('the example sentences were tagged at build time exactly as the tagger tags them now', async () => {
+  const mismatches = await page.evaluate(async () => {
+    const { default: nlp } = await import('/vendor/compromise-three.mjs');
+    const { tagText } = await import('/app/tokens.js');
+    const { TAGGED_EXAMPLES } = await import('/app/examples.tagged.js');
+    return Object.entries(TAGGED_EXAMPLES)
+      .filter(([text, stored]) => JSON.stringify(tagText(nlp, text)) !== JSON.stringify(stored))
+      .map(([text]) => text);
+  });
+  assert.deepEqual(mismatches, [], 'web/app/examples.tagged.js is out of date: run node scripts/tag-examples.js');
+});
+
 test('free text is tagged in the page, shown as text, and the labels hold on it', async () => {
   const sentences = [
     'The girl told her brother that he was late.',
