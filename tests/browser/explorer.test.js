@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import os from 'node:os';
 import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.js';
 import { EXAMPLES } from '../../web/app/examples.js';
@@ -165,6 +166,19 @@ function labelVerdicts(snap) {
 }
 
 test('the page loads, becomes interactive, and shows eight heads', async () => {
+  // a fresh context (empty cache): wall time to interactive, and the CPU time the browser spent
+  // on it, which other processes on a busy machine do not inflate
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const fresh = await context.newPage();
+  fresh.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
+  const cpuBefore = browserCpuMs();
+  await openPage(fresh);
+  const cpuAfter = browserCpuMs();
+  const freshTimings = await fresh.evaluate(() => window.__mhaExplorer.timings);
+  await context.close();
+  if (cpuBefore != null) {
+    console.log(`fresh load: interactive after ${freshTimings.readyMs.toFixed(0)} ms wall (core loaded at ${freshTimings.coreLoadedMs.toFixed(0)} ms); browser CPU time from navigation to interactive ${(cpuAfter - cpuBefore).toFixed(0)} ms (load average ${(os.loadavg()[0]).toFixed(1)} on ${os.cpus().length} cores)`);
+  }
   const timings = await page.evaluate(() => window.__mhaExplorer.timings);
   const nav = await page.evaluate(() => performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd);
   console.log(`interactive ${timings.readyMs.toFixed(0)} ms after navigation start (DOMContentLoaded ${nav.toFixed(0)} ms; target 500 ms on an idle machine)`);
@@ -480,7 +494,6 @@ test('recompute and redraw time at lesson size', async () => {
   };
   const show = (s) => `min ${s.min.toFixed(1)}, median ${s.median.toFixed(1)}, p90 ${s.p90.toFixed(1)} ms`;
   const sentenceSync = summary('sentence', 'sync');
-  const os = await import('node:os');
   console.log(`change sentence, forward + statistics + redraw: ${show(sentenceSync)}; to the next frame: ${show(summary('sentence', 'frame'))}`);
   console.log(`change head, redraw: ${show(summary('head', 'sync'))}; to the next frame: ${show(summary('head', 'frame'))}`);
   let cpuPerChange = null;
