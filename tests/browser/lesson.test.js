@@ -244,6 +244,7 @@ test('masks: the causal toggle zeroes every weight above the diagonal; a second 
   const open = await read();
   await page.click('#causal-toggle');
   const causal = await read();
+  await page.locator('#lesson-masks').screenshot({ path: path.join(shots, 'lesson-masks-causal.png') });
   console.log(`  weight above the diagonal: ${Number(open.future).toFixed(3)} without the mask, ${causal.future} with it`);
   assert.ok(Number(open.future) > 1);
   assert.equal(Number(causal.future), 0);
@@ -253,6 +254,7 @@ test('masks: the causal toggle zeroes every weight above the diagonal; a second 
   console.log(`  cross-attention map: ${cross.shape}`);
   assert.equal(cross.shape, '11x13');
   assert.match(await page.textContent('#masks-verdict'), /Cross-attention/);
+  await page.locator('#lesson-masks').screenshot({ path: path.join(shots, 'lesson-masks-cross.png') });
   await page.selectOption('#masks-source', '-1');
 });
 
@@ -449,6 +451,31 @@ test('screenshots of every section, light and dark', async () => {
   await page.locator('#lesson .lesson-toc').scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(shots, 'lesson-light-contents.png') });
   console.log(`  ${SECTIONS.length * 2} screenshots in ${path.relative(root, shots)}/`);
+});
+
+test('under a strict Content-Security-Policy the lesson and KaTeX cause no violation', async () => {
+  // the policy of tests/browser/csp.test.js: no inline script or style, nothing from elsewhere
+  const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
+  const strict = await startServer({ root: webRoot, port: 0, headers: { 'Content-Security-Policy': CSP } });
+  const p = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await p.addInitScript(() => {
+      window.__violations = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.__violations.push({ directive: e.violatedDirective, blocked: e.blockedURI, source: e.sourceFile, line: e.lineNumber }));
+    });
+    await p.goto(strict.url);
+    await p.waitForFunction(() => document.querySelector('#lesson')?.dataset.ready, null, { timeout: 30000 });
+    for (const id of SECTIONS) await p.locator(`#${id}`).scrollIntoViewIfNeeded();
+    await p.waitForFunction(() => document.querySelectorAll('#lesson .math-rendered').length > 20, null, { timeout: 10000 });
+    const rendered = await p.evaluate(() => document.querySelectorAll('#lesson .math-rendered').length);
+    const violations = await p.evaluate(() => window.__violations);
+    const ours = violations.filter((v) => /\/app\/lesson\/|\/vendor\/katex\//.test(`${v.source} ${v.blocked}`) || /font/.test(v.directive));
+    console.log(`  ${rendered} formulas typeset; ${violations.length} violations on the page, ${ours.length} from the lesson or KaTeX${violations.length ? ` (others: ${violations.filter((v) => !ours.includes(v)).map((v) => `${v.directive} ${v.blocked} ${v.source.replace(strict.url, '/')}:${v.line}`).join('; ')})` : ''}`);
+    assert.deepEqual(ours, []);
+  } finally {
+    await p.close();
+    await strict.close();
+  }
 });
 
 test('no console errors and no request outside the page\'s own server', () => {
