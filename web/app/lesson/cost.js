@@ -118,6 +118,8 @@ export function costSection(mha) {
       const extra = flopsH.total - flops1.total;
       verdict.textContent = `Same parameters (${int(params[1])} both ways) and the same matrix-product FLOPs: splitting the width into ${heads} heads only adds ${int(extra)} exponentials, ${((extra / flops1.total) * 100).toFixed(2)}% of the total.`;
       timing.textContent = 'Timing both in the WebAssembly core…';
+      await visible; // measure only once someone can see the result (keeps page load light)
+      if (run !== state.run) return;
       const x = randomNormal(length * dModel, 7);
       const result = await measure([single, multi], x, [length, dModel], { isCancelled: () => run !== state.run });
       if (!result || run !== state.run) return;
@@ -149,6 +151,14 @@ export function costSection(mha) {
       math(String.raw`h \cdot L^2 d_k = L^2 d_{\text{model}}`), '. Multi-head attention trades the capacity of each head for several distinct views, not for more compute.'),
     el('p', { class: 'note', text: 'Choose a width and a number of heads (only divisors of d_model are offered). Both modules below are created in the WebAssembly core and timed here.' }),
     controls, dkFormula, el('div', { class: 'table-wrap' }, table), verdict, timing);
+  // resolves the first time the section comes near the screen
+  const visible = new Promise((resolve) => {
+    if (typeof IntersectionObserver !== 'function') { resolve(); return; }
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) { observer.disconnect(); resolve(); }
+    }, { rootMargin: '200px 0px' });
+    observer.observe(node);
+  });
   update();
   return node;
 }
