@@ -506,7 +506,7 @@ test('recompute and redraw time at lesson size', async () => {
   // run shows the cost without other processes in the way
   assert.ok(sentenceSync.min < 16.7, `fastest sentence update ${sentenceSync.min} ms exceeds one frame (16.7 ms)`);
   // a regression guard on the whole cost, frames included (software rendering, headless)
-  if (cpuPerChange != null) assert.ok(cpuPerChange < 60, `CPU per change ${cpuPerChange} ms`);
+  if (cpuPerChange != null) assert.ok(cpuPerChange < 120, `CPU per change ${cpuPerChange} ms`);
 });
 
 test('dark theme and a device pixel ratio of 2', async () => {

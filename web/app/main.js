@@ -580,7 +580,7 @@ function buildHeadControls() {
   const multiples = $('small-multiples');
   multiples.replaceChildren();
   for (let h = 0; h < H; h += 1) {
-    const tab = el('button', { type: 'button', role: 'tab', id: `head-tab-${h}`, 'aria-controls': 'head-panel', class: 'head-tab' },
+    const tab = el('button', { type: 'button', role: 'tab', id: `head-tab-${h}`, 'aria-controls': 'head-panel', class: 'head-tab', 'aria-label': `Head ${h + 1}: ${headShort(h)}` },
       el('span', { class: 'tab-id', text: `H${h + 1}` }), el('span', { class: 'tab-name', text: headShort(h) }));
     tab.addEventListener('click', () => selectHead(h));
     tabs.append(tab);
@@ -704,8 +704,8 @@ function wireControls() {
   });
   $('download-weights').addEventListener('click', downloadWeights);
   $('head-tabs').addEventListener('keydown', onTabKeydown);
-  $('pair-a').addEventListener('change', () => { state.pairA = Number($('pair-a').value); computePair(); render(); });
-  $('pair-b').addEventListener('change', () => { state.pairB = Number($('pair-b').value); computePair(); render(); });
+  $('pair-a').addEventListener('change', () => { state.pairA = Number($('pair-a').value); computePair(); render(['measure', 'pair']); });
+  $('pair-b').addEventListener('change', () => { state.pairB = Number($('pair-b').value); computePair(); render(['measure', 'pair']); });
   $('head-how').addEventListener('toggle', () => renderHeadWeights());
   $('table-toggle').addEventListener('click', () => {
     const shown = $('weights-table-wrap').classList.toggle('visually-hidden') === false;
