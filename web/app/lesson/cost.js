@@ -44,23 +44,24 @@ const pause = () => new Promise((resolve) => setTimeout(resolve, 0));
 async function measure(modules, x, shape, { rounds = 7, budgetMs = 500, isCancelled }) {
   const call = (m) => m.forward({ query: { data: x, shape }, needWeights: false });
   modules.forEach(call); // warm-up
-  // calls per round: enough for ~budget/(rounds·modules) ms each
-  const t0 = performance.now();
-  call(modules[0]);
-  const once = Math.max(0.01, performance.now() - t0);
-  const perRound = Math.max(1, Math.min(200, Math.floor(budgetMs / rounds / modules.length / once)));
+  // each round runs each module for about budget / (rounds · modules) ms: the total stays near the
+  // budget whatever the size and the machine's load
+  const slice = budgetMs / rounds / modules.length;
   const samples = modules.map(() => []);
+  let calls = 0;
   for (let r = 0; r < rounds; r += 1) {
     for (let m = 0; m < modules.length; m += 1) {
       const start = performance.now();
-      for (let k = 0; k < perRound; k += 1) call(modules[m]);
-      samples[m].push((performance.now() - start) / perRound);
+      let n = 0;
+      do { call(modules[m]); n += 1; } while (performance.now() - start < slice);
+      samples[m].push((performance.now() - start) / n);
+      calls += n;
     }
     await pause();
     if (isCancelled()) return null;
   }
   const median = (a) => { const s = [...a].sort((p, q) => p - q); return s[Math.floor(s.length / 2)]; };
-  return { perCallMs: samples.map(median), calls: rounds * perRound };
+  return { perCallMs: samples.map(median), calls: Math.round(calls / modules.length) };
 }
 
 export function costSection(mha) {
@@ -128,7 +129,7 @@ export function costSection(mha) {
       table.querySelector('.time-h').textContent = `${fmt(tH, tH < 1 ? 3 : 2)} ms`;
       table.dataset.time1 = String(t1);
       table.dataset.timeH = String(tH);
-      timing.textContent = `Measured with performance.now() around ${result.calls} forward calls of each module (needWeights: false), in alternating rounds; ratio ${heads} heads / 1 head = ${(tH / t1).toFixed(2)}×. The arithmetic is nearly the same; what differences remain come from how well each matrix shape suits the processor and the core's kernels, and from noise (run it again by choosing the same setting).`;
+      timing.textContent = `Measured with performance.now() about ${result.calls} forward calls of each module (needWeights: false), in alternating rounds; ratio ${heads} heads / 1 head = ${(tH / t1).toFixed(2)}×. The arithmetic is nearly the same; what differences remain come from how well each matrix shape suits the processor and the core's kernels, and from noise (run it again by choosing the same setting).`;
     } finally {
       single.dispose();
       multi.dispose();
