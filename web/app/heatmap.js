@@ -116,6 +116,7 @@ function shorten(label, max) {
  * @param {number} [o.highlightRow]
  * @param {{row:number,col:number}|null} [o.hoverCell]
  * @param {boolean} [o.showValues] write values in cells that are large enough
+ * @param {boolean} [o.stableSize] round the canvas size up (default true; see SIZE_STEP)
  * @param {{text:string, grid:string, highlight:string, font:string}} o.theme
  * @returns {{left:number, top:number, cell:number, rows:number, cols:number}} layout for hit tests
  */
@@ -137,7 +138,7 @@ export function drawHeatmap(canvas, o) {
   const cell = Math.max(3, Math.min(o.maxCell || 40, Math.floor((o.width - left - 8) / cols)));
   const cssWidth = left + cell * cols + (withLabels ? Math.ceil(fontSize * 1.2) : 2);
   const cssHeight = top + cell * rows + 2;
-  const fitted = fitCanvas(canvas, Math.min(cssWidth, o.width + 8), cssHeight, true);
+  const fitted = fitCanvas(canvas, Math.min(cssWidth, o.width + 8), cssHeight, o.stableSize !== false);
   ctx = fitted.ctx;
   const { dpr } = fitted;
   const px = (v) => Math.round(v * dpr);

@@ -465,7 +465,7 @@ function renderSmallMultiples() {
     const canvas = button.querySelector('canvas');
     const width = Math.max(90, sizes.multiple - 12);
     state.layouts[`multiple-${h}`] = drawHeatmap(canvas, {
-      values: headMap(h), rows: L, cols: L, width, maxCell: 16, highlightRow: highlightRow(), theme,
+      values: headMap(h), rows: L, cols: L, width, maxCell: 16, highlightRow: highlightRow(), theme, stableSize: false,
     });
     state.drawn[`multiple-${h}`] = Float32Array.from(headMap(h));
     button.querySelector('.multiple-title').textContent = `H${h + 1} · ${headShort(h)}`;
