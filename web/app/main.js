@@ -193,6 +193,7 @@ function setTokens(rawTokens, text, example) {
     b.tabIndex = i === Math.max(0, example) ? 0 : -1;
   });
   renderTokenStrip();
+  renderParseSummary();
   update();
 }
 
@@ -640,6 +641,25 @@ function renderTokenStrip() {
     item.append(button);
     return item;
   }));
+}
+
+/** The tagger's shallow parse in words: what the designed heads' features encode. */
+function renderParseSummary() {
+  const t = state.tokens;
+  const subjects = t.filter((x) => x.pos === 'VERB' && x.subject >= 0).map((x) => `${x.text} → ${t[x.subject].text}`);
+  const modifiers = t.filter((x) => x.modifies >= 0).map((x) => `${x.text} → ${t[x.modifies].text}`);
+  const pronouns = t.filter((x) => x.pronoun && x.pronoun.person === 3)
+    .map((x) => `${x.text} (${[x.pronoun.gender ? { m: 'masculine', f: 'feminine', n: 'neuter' }[x.pronoun.gender] : 'any gender', x.pronoun.number === 'pl' ? 'plural' : 'singular'].join(', ')})`);
+  const classes = SEMANTIC_CLASSES.filter((c) => c !== 'function')
+    .map((c) => [c, t.filter((x) => x.cls === c).map((x) => x.text)]).filter(([, words]) => words.length)
+    .map(([c, words]) => `${c}: ${words.join(', ')}`);
+  const parts = [
+    `Subjects: ${subjects.join('; ') || 'none found'}.`,
+    `Modifiers: ${modifiers.join('; ') || 'none'}.`,
+    `Third-person pronouns: ${pronouns.join('; ') || 'none'}.`,
+    `Classes: ${classes.join('; ')}.`,
+  ];
+  $('parse-summary').textContent = `What the tagger's parse gives the designed heads as token features. ${parts.join(' ')}`;
 }
 
 function renderTokenHighlight() {
