@@ -294,6 +294,24 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
   assert.equal(await page.locator('#head-tabs [role="tab"]').count(), 4);
   const { worst } = assertViewsMatchApi(snap, 'loaded 4-head state_dict');
   console.log(`loaded 4-head weights: page vs API ${worst}`);
+
+  // grouped-query attention: 8 query heads sharing 2 key/value heads, separate projections
+  const gqa = await page.evaluate(async () => {
+    const { loadMha } = await import('/lib/index.js');
+    const mha = await loadMha();
+    const a = new mha.MultiHeadAttention({ embedDim: 64, numHeads: 8, numKvHeads: 2, seed: 5 });
+    const sd = Object.fromEntries(Object.entries(a.stateDict()).map(([k, v]) => [k, { shape: v.shape, dtype: 'float32', data: Array.from(v.data) }]));
+    a.dispose();
+    return JSON.stringify({ config: { embed_dim: 64, num_heads: 8, num_kv_heads: 2 }, state_dict: sd });
+  });
+  await page.setInputFiles('#state-dict-file', { name: 'gqa.json', mimeType: 'application/json', buffer: Buffer.from(gqa) });
+  await page.waitForFunction(() => window.__mhaExplorer.source === 'loaded' && window.__mhaExplorer.config().numKvHeads === 2);
+  await page.click('#head-how summary');
+  await page.locator('#head-tab-5').click();
+  const snapGqa = await snapshotWithReference();
+  assert.equal(snapGqa.H, 8);
+  console.log(`loaded GQA weights (8 query heads, 2 KV heads): page vs API ${assertViewsMatchApi(snapGqa, 'loaded GQA state_dict').worst}`);
+  await page.click('#head-how summary');
   await page.check('input[name="source"][value="designed"]');
   await page.waitForFunction(() => window.__mhaExplorer.source === 'designed' && window.__mhaExplorer.config().numHeads === 8);
 });

@@ -337,15 +337,19 @@ function renderHeadWeights() {
   const H = numHeads();
   const hd = E / H;
   const kvHeads = state.attention.config.numKvHeads;
-  const inProj = state.attention.getParameter('in_proj_weight');
   const h = state.selectedHead;
   const kvHead = Math.floor(h / (H / kvHeads));
-  const rows = (offset) => inProj.data.subarray(offset * E, (offset + hd) * E);
-  const blocks = [
-    ['W_Q', rows(h * hd)],
-    ['W_K', rows(H * hd + kvHead * hd)],
-    ['W_V', rows(H * hd + kvHeads * hd + kvHead * hd)],
-  ];
+  const names = state.attention.parameterNames();
+  let blocks;
+  if (names.includes('in_proj_weight')) {
+    const inProj = state.attention.getParameter('in_proj_weight');
+    const rows = (offset) => inProj.data.subarray(offset * E, (offset + hd) * E);
+    blocks = [['W_Q', rows(h * hd)], ['W_K', rows(H * hd + kvHead * hd)], ['W_V', rows(H * hd + kvHeads * hd + kvHead * hd)]];
+  } else {
+    // separate projections (grouped-query attention): K and V rows of the head's KV group
+    const rows = (name, head) => state.attention.getParameter(name).data.subarray(head * hd * E, (head + 1) * hd * E);
+    blocks = [['W_Q', rows('q_proj_weight', h)], ['W_K', rows('k_proj_weight', kvHead)], ['W_V', rows('v_proj_weight', kvHead)]];
+  }
   const groups = Object.entries(LAYOUT).map(([name, [start, width]]) => ({ name, start, width }));
   state.layouts['head-weights'] = drawHeadWeights($('head-weights'), { blocks, embedDim: E, groups, theme });
   $('head-weights').setAttribute('aria-label', `${headTitle(h)}: its rows of W_Q, W_K and W_V against the 64 token features`);
