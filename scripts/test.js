@@ -15,6 +15,7 @@
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { repoRoot, setup, SetupError } from './setup.js';
 
@@ -146,10 +147,26 @@ function resolve(value) {
   return typeof value === 'function' ? value() : value;
 }
 
+/**
+ * CPU seconds used by the finished children of this process (Linux: cutime + cstime of
+ * /proc/self/stat, in clock ticks of 1/100 s), or null. Beside wall time it tells a slow step
+ * from a busy machine.
+ */
+function childCpuSeconds() {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 function runStep(step) {
   const args = resolve(step.args) || [];
   console.log(`\n=== ${step.name}\n$ ${[step.cmd === node ? 'node' : step.cmd, ...args].join(' ')}`);
   const started = Date.now();
+  const cpuBefore = childCpuSeconds();
   const result = spawnSync(step.cmd, args, {
     cwd: repoRoot,
     stdio: 'inherit',
@@ -158,16 +175,23 @@ function runStep(step) {
     killSignal: 'SIGKILL',
   });
   const seconds = (Date.now() - started) / 1000;
+  const cpuAfter = childCpuSeconds();
+  const cpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+  const outcome = runOutcome(step, result);
+  return { ...outcome, seconds, cpu };
+}
+
+function runOutcome(step, result) {
   if (result.error) {
     const detail = result.error.code === 'ETIMEDOUT'
       ? `timed out after ${(step.timeoutMs || DEFAULT_TIMEOUT_MS) / 1000} s`
       : result.error.message;
-    return { status: 'failed', seconds, detail };
+    return { status: 'failed', detail };
   }
   if (result.status !== 0) {
-    return { status: 'failed', seconds, detail: result.signal ? `killed by ${result.signal}` : `exit code ${result.status}` };
+    return { status: 'failed', detail: result.signal ? `killed by ${result.signal}` : `exit code ${result.status}` };
   }
-  return { status: 'passed', seconds, detail: '' };
+  return { status: 'passed', detail: '' };
 }
 
 function selectSteps(words) {
@@ -188,6 +212,7 @@ function main() {
     return 0;
   }
   const started = Date.now();
+  const setupCpuBefore = childCpuSeconds();
   try {
     setup('test');
   } catch (error) {
@@ -197,6 +222,8 @@ function main() {
     return 1;
   }
 
+  const setupSeconds = (Date.now() - started) / 1000;
+  const setupCpu = setupCpuBefore === null ? null : childCpuSeconds() - setupCpuBefore;
   const results = [];
   const built = new Set();
   for (const step of selectSteps(argv.filter((a) => !a.startsWith('--')))) {
@@ -221,11 +248,18 @@ function main() {
   console.log('\n=== summary');
   for (const r of results) {
     const mark = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP' }[r.status];
-    const time = r.status === 'skipped' ? '' : `${r.seconds.toFixed(1).padStart(6)} s`;
+    const cpu = typeof r.cpu === 'number' ? `  (cpu ${r.cpu.toFixed(1).padStart(6)} s)` : '';
+    const time = r.status === 'skipped' ? '' : `${r.seconds.toFixed(1).padStart(6)} s${cpu}`;
     console.log(`${mark}  ${r.step.name.padEnd(width)}  ${time}${r.detail ? `  ${r.detail}` : ''}`);
   }
   const skipped = results.length - passed - failed;
-  console.log(`total ${((Date.now() - started) / 1000).toFixed(1)} s${skipped ? `; ${skipped} skipped (not written yet)` : ''}`);
+  const cpuTotal = childCpuSeconds();
+  console.log(
+    `set-up ${setupSeconds.toFixed(1)} s${setupCpu === null ? '' : ` (cpu ${setupCpu.toFixed(1)} s)`}; ` +
+      `total ${((Date.now() - started) / 1000).toFixed(1)} s${cpuTotal === null ? '' : ` (cpu ${cpuTotal.toFixed(1)} s)`} ` +
+      `on ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}` +
+      `${skipped ? `; ${skipped} skipped (not written yet)` : ''}`,
+  );
   console.log(`${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
 }
