@@ -187,6 +187,9 @@ export function toSafetensors(tensors, metadata) {
 // ---------------------------------------------------------------------------------------------
 // JSON state_dicts (tests/golden case format, or a bare { name: { shape, data } })
 
+/** How the golden-case files (and Python's json) write non-finite numbers. */
+const SPECIAL_VALUES = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
+
 function parseJsonStateDict(json, fileName) {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw fail(`${fileName}: expected a JSON object (a state_dict, or { "config", "state_dict" }), got ${Array.isArray(json) ? 'an array' : typeof json}`);
@@ -212,10 +215,9 @@ function parseJsonStateDict(json, fileName) {
     const data = new Float32Array(numel);
     for (let i = 0; i < numel; ++i) {
       const v = t.data[i];
-      data[i] = typeof v === 'number' ? v : v === 'NaN' || v === null ? NaN : v === 'Infinity' ? Infinity : v === '-Infinity' ? -Infinity : NaN;
-      if (typeof v !== 'number' && !['NaN', 'Infinity', '-Infinity'].includes(v)) {
-        throw fail(`${what}: value ${i} is ${JSON.stringify(v)}, not a number`, 'INVALID_DTYPE');
-      }
+      if (typeof v === 'number') data[i] = v;
+      else if (typeof v === 'string' && Object.hasOwn(SPECIAL_VALUES, v)) data[i] = SPECIAL_VALUES[v];
+      else throw fail(`${what}: value ${i} is ${JSON.stringify(v)}, not a number`, 'INVALID_DTYPE');
     }
     tensors[name] = { data, shape: t.shape.slice(), dtype: 'float32' };
   }
