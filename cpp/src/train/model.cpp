@@ -98,7 +98,7 @@ Model<Real>::Model(const ModelConfig& config) : config_(config), specs_(paramete
 }
 
 template <typename Real>
-void Model<Real>::initialize(uint64_t seed) {
+void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions) {
   Rng rng(seed);
   const double residual_std = 0.02 / std::sqrt(2.0 * config_.num_layers);
   for (const ParameterSpec& spec : specs_) {
@@ -110,6 +110,19 @@ void Model<Real>::initialize(uint64_t seed) {
         p[i] = static_cast<Real>(rng.normal() * (is_residual_proj ? residual_std : 0.02));
       } else {
         p[i] = is_gain ? Real(1) : Real(0);
+      }
+    }
+  }
+  if (sinusoidal_positions) {
+    // pe[t, 2i] = sin(t / 10000^(2i/C)), pe[t, 2i+1] = cos(...); RMS 1/sqrt(2), scaled to 0.02
+    const int C = config_.d_model;
+    Real* wpe = params_.data() + wpe_;
+    const double scale = 0.02 * std::sqrt(2.0);
+    for (int t = 0; t < config_.context; ++t) {
+      for (int i = 0; i < C; i += 2) {
+        const double angle = t / std::pow(10000.0, static_cast<double>(i) / C);
+        wpe[static_cast<size_t>(t) * C + i] = static_cast<Real>(scale * std::sin(angle));
+        if (i + 1 < C) wpe[static_cast<size_t>(t) * C + i + 1] = static_cast<Real>(scale * std::cos(angle));
       }
     }
   }

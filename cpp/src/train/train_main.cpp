@@ -24,7 +24,8 @@ namespace {
   std::fprintf(stderr, "mha_trainer: %s\n", problem.c_str());
   std::fprintf(stderr,
                "usage: mha_trainer [--seed S] [--steps N] [--batch B] [--lr X] [--warmup W] [--eval N]\n"
-               "                   [--log-every K] [--eval-every K] [--wd X] [--out weights.bin] [--json]\n");
+               "                   [--log-every K] [--eval-every K] [--wd X] [--positions sinusoid|normal]\n"
+               "                   [--out weights.bin] [--json]\n");
   std::exit(2);
 }
 
@@ -127,6 +128,11 @@ int main(int argc, char** argv) {
     else if (flag == "--warmup") config.warmup_steps = static_cast<int>(parse_int("--warmup", value(), 1, 1000000));
     else if (flag == "--eval") eval_count = static_cast<int>(parse_int("--eval", value(), 1, 100000));
     else if (flag == "--log-every") log_every = static_cast<int>(parse_int("--log-every", value(), 1, 1000000));
+    else if (flag == "--positions") {
+      const std::string v = value();
+      if (v != "sinusoid" && v != "normal") usage("--positions: expected sinusoid or normal, got \"" + v + "\"");
+      config.sinusoidal_positions = v == "sinusoid";
+    }
     else if (flag == "--wd") config.weight_decay = parse_double("--wd", value(), 0.0, 10.0);
     else if (flag == "--eval-every") eval_every = static_cast<int>(parse_int("--eval-every", value(), 1, 1000000));
     else if (flag == "--out") out_path = value();

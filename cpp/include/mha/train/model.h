@@ -59,7 +59,10 @@ class Model {
 
   // GPT-2's initialisation: N(0, 0.02) for matrices and embeddings, N(0, 0.02 / sqrt(2 L))
   // for the two projections into the residual stream, zero biases, unit LayerNorm gains.
-  void initialize(uint64_t seed);
+  // With sinusoidal_positions, wpe starts instead as the sinusoids of "Attention Is All You
+  // Need" scaled to the same RMS (0.02) as wte, and is trained like any weight: "attend to the
+  // token before" is then one linear map for every position, not 32 separate ones to learn.
+  void initialize(uint64_t seed, bool sinusoidal_positions = false);
 
   // tokens and targets are (B, T) row-major; targets < 0 are ignored. Returns the mean loss
   // (NaN when no target is valid, or when T > context or B < 1: then backward() writes zeros). Keeps the activations for backward() and attention().

@@ -22,6 +22,7 @@ struct TrainConfig {
   int warmup_steps = 100;
   double weight_decay = 0.1;
   double grad_clip = 1.0;
+  bool sinusoidal_positions = false;  // see Model::initialize
 };
 
 // The held-out sentences: one fixed stream, the same for every seed. The trainer never sees
