@@ -31,19 +31,19 @@ function isNode() {
 export function loadTrainCore(options = {}) {
   if (!corePromise) {
     corePromise = (async () => {
-      const { default: createMhaCore } = await import('./wasm/mha_core.js');
+      const { default: createMhaTrain } = await import('./wasm/mha_train.js');
       const moduleArgs = {};
       if (options.wasmBinary) {
         moduleArgs.wasmBinary = options.wasmBinary;
       } else if (isNode()) {
         const fsName = 'node:fs/promises';
         const { readFile } = await import(/* @vite-ignore */ fsName);
-        moduleArgs.wasmBinary = await readFile(new URL('./wasm/mha_core.wasm', import.meta.url));
+        moduleArgs.wasmBinary = await readFile(new URL('./wasm/mha_train.wasm', import.meta.url));
       } else {
-        const wasmUrl = new URL('./wasm/mha_core.wasm', import.meta.url).href;
+        const wasmUrl = new URL('./wasm/mha_train.wasm', import.meta.url).href;
         moduleArgs.locateFile = () => wasmUrl;
       }
-      const core = await createMhaCore(moduleArgs);
+      const core = await createMhaTrain(moduleArgs);
       if (typeof core.TrainSession !== 'function') {
         throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no TrainSession: rebuild with npm run build');
       }
