@@ -109,7 +109,7 @@ function runJob(job) {
 }
 
 function measurePeak(opts) {
-  const script = `import('${path.join(repoRoot, 'bench/simd_peak.js')}').then(m => m.measureSimdPeak(${opts.quick ? '{ msPerTry: 40, repeats: 3 }' : '{ msPerTry: 200, repeats: 7 }'})).then(r => console.log(JSON.stringify(r)))`;
+  const script = `import('${path.join(repoRoot, 'bench/simd_peak.js')}').then(m => m.measureSimdPeak(${opts.quick ? '{ msPerTry: 40, rounds: 4 }' : '{ msPerTry: 60, rounds: 20 }'})).then(r => console.log(JSON.stringify(r)))`;
   const r = run(process.execPath, ['--input-type=module', '-e', script]);
   try {
     return JSON.parse(r.stdout.trim().split('\n').pop());
@@ -253,15 +253,17 @@ async function main() {
 
   const seconds = (Date.now() - started) / 1000;
   const goalList = goals(results, peak);
+  const report = {
+    machine: machine(),
+    command: `npm run bench --${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`,
+    seconds,
+    results: results.map(({ engine, shape, need_weights, ms, gflops, peak_heap_mb, error }) => ({ engine, shape, need_weights, ms, gflops, peak_heap_mb, ...(error ? { error } : {}) })),
+    goals: goalList.map(({ goal, value, met }) => ({ goal, value, met })),
+    skipped,
+  };
+  fs.writeFileSync(path.join(benchDir, opts.quick ? 'last-quick.json' : 'last.json'), `${JSON.stringify(report, null, 1)}\n`);
   if (opts.json) {
-    process.stdout.write(`${JSON.stringify({
-      machine: machine(),
-      command: `npm run bench --${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`,
-      seconds,
-      results: results.map(({ engine, shape, need_weights, ms, gflops, peak_heap_mb, error }) => ({ engine, shape, need_weights, ms, gflops, peak_heap_mb, ...(error ? { error } : {}) })),
-      goals: goalList.map(({ goal, value, met }) => ({ goal, value, met })),
-      skipped,
-    })}\n`);
+    process.stdout.write(`${JSON.stringify(report)}\n`);
   } else {
     printTables(opts, results, peak, engines, shapeNames);
     console.log('\ngoals (single thread unless stated; ratios from this run)');

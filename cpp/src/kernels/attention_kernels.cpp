@@ -2,7 +2,8 @@
 // and streaming (online softmax over key tiles) when they are not needed. Both run on the
 // packed GEMM (gemm.h): K and V of the head are packed once, then the queries are taken in
 // blocks of kRowBlock rows so that a block's scores, its slice of q and of out stay in cache
-// between the two products. The softmax's exp is vectorised (simd::exp).
+// between the two products. The softmax's exp is vectorised (simd::exp). Row blocks are
+// independent: with threads (parallel.h) they are shared out between them.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +11,7 @@
 
 #include "gemm.h"
 #include "mha/kernels.h"
+#include "parallel.h"
 #include "simd.h"
 
 namespace mha::kernels {
@@ -121,7 +123,9 @@ void attention_with_probs(float* out, int64_t ld_out, float* probs, int64_t ld_p
   const PackedKv kv = pack_kv(buffer.data(), k, ld_k, v, ld_v, S, hd);
   const bool masked = has_mask(mask);
 
-  for (int64_t i0 = 0; i0 < L_rows; i0 += kRowBlock) {
+  const int64_t blocks = (L_rows + kRowBlock - 1) / kRowBlock;
+  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1, int) {
+  for (int64_t i0 = b0 * kRowBlock; i0 < std::min(L_rows, b1 * kRowBlock); i0 += kRowBlock) {
     const int64_t rows = std::min(kRowBlock, L_rows - i0);
     float* probs_b = probs + i0 * ld_probs;  // (rows, S)
     // 1. scores = q . k^T (q already scaled by 1/sqrt(hd)), plus the mask
@@ -142,27 +146,31 @@ void attention_with_probs(float* out, int64_t ld_out, float* probs, int64_t ld_p
     gemm::gemm_packed(out + i0 * ld_out, ld_out, probs_b, ld_probs, kv.v, nullptr, rows, hd, S,
                       false);
   }
+  });
 }
 
 int64_t attention_streaming_scratch_floats(int64_t L_rows, int64_t S, int64_t hd) {
   (void)L_rows;
-  // scores of one block (kRowBlock x kKeyTile), running max and sum (kRowBlock each), the
-  // head's packed K and V
-  return kRowBlock * kKeyTile + 2 * kRowBlock + packed_kv_floats(S, hd);
+  // per thread: scores of one block (kRowBlock x kKeyTile), running max and sum (kRowBlock
+  // each); then the head's packed K and V
+  return num_threads() * (kRowBlock * kKeyTile + 2 * kRowBlock) + packed_kv_floats(S, hd);
 }
 
 void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_q,
                          const float* k, int64_t ld_k, const float* v, int64_t ld_v,
                          const MaskSpec& mask, int64_t L_rows, int64_t S, int64_t hd,
                          bool zero_fully_masked, float* scratch) {
-  float* scores_rt = scratch;                      // (kRowBlock, kKeyTile)
-  float* run_max = scores_rt + kRowBlock * kKeyTile;  // (kRowBlock)
-  float* run_sum = run_max + kRowBlock;               // (kRowBlock)
-  const PackedKv kv = pack_kv(run_sum + kRowBlock, k, ld_k, v, ld_v, S, hd);
+  const int64_t per_thread = kRowBlock * kKeyTile + 2 * kRowBlock;
+  const PackedKv kv = pack_kv(scratch + num_threads() * per_thread, k, ld_k, v, ld_v, S, hd);
   const int64_t v_panel_stride = gemm::kNR * S;  // kv.v's panels hold all S keys
   const bool masked = has_mask(mask);
 
-  for (int64_t i0 = 0; i0 < L_rows; i0 += kRowBlock) {
+  const int64_t blocks = (L_rows + kRowBlock - 1) / kRowBlock;
+  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1, int thread) {
+  float* scores_rt = scratch + thread * per_thread;      // (kRowBlock, kKeyTile)
+  float* run_max = scores_rt + kRowBlock * kKeyTile;  // (kRowBlock)
+  float* run_sum = run_max + kRowBlock;               // (kRowBlock)
+  for (int64_t i0 = b0 * kRowBlock; i0 < std::min(L_rows, b1 * kRowBlock); i0 += kRowBlock) {
     const int64_t rows = std::min(kRowBlock, L_rows - i0);
     const float* q_b = q + i0 * ld_q;
     float* out_b = out + i0 * ld_out;  // (rows, hd): the running, unnormalised output
@@ -207,6 +215,7 @@ void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_
       }
     }
   }
+  });
 }
 
 }  // namespace mha::kernels

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "parallel.h"
+
 namespace mha::kernels::gemm {
 
 using simd::vfloat;
@@ -119,10 +121,39 @@ void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float
   gemm_packed(c, ldc, a, lda, packed_b, kNR * K, bias, M, N, K, accumulate);
 }
 
+namespace {
+
+void gemm_serial(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
+                 int64_t panel_stride, const float* bias, int64_t M, int64_t N, int64_t K,
+                 bool accumulate);
+
+// Below this many multiply-adds a GEMM is not worth splitting over threads.
+constexpr double kParallelMinMacs = 1 << 18;
+
+}  // namespace
+
 void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
                  int64_t panel_stride, const float* bias, int64_t M, int64_t N, int64_t K,
                  bool accumulate) {
   if (M <= 0 || N <= 0) return;
+  const int64_t panels = (N + kNR - 1) / kNR;
+  if (num_threads() > 1 && panels >= 2 && double(M) * double(N) * double(K) >= kParallelMinMacs) {
+    // Threads take contiguous ranges of B's column panels (and so of C's columns).
+    parallel_for(panels, 1, [&](int64_t p0, int64_t p1, int) {
+      const int64_t n0 = p0 * kNR, n1 = std::min(N, p1 * kNR);
+      gemm_serial(c + n0, ldc, a, lda, packed_b + p0 * panel_stride, panel_stride,
+                  bias ? bias + n0 : nullptr, M, n1 - n0, K, accumulate);
+    });
+    return;
+  }
+  gemm_serial(c, ldc, a, lda, packed_b, panel_stride, bias, M, N, K, accumulate);
+}
+
+namespace {
+
+void gemm_serial(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
+                 int64_t panel_stride, const float* bias, int64_t M, int64_t N, int64_t K,
+                 bool accumulate) {
   if (K <= 0) {  // an empty sum: C = bias (or unchanged)
     if (accumulate) return;
     for (int64_t i = 0; i < M; ++i)
@@ -156,5 +187,7 @@ void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float
     }
   }
 }
+
+}  // namespace
 
 }  // namespace mha::kernels::gemm
