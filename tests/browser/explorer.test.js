@@ -258,7 +258,8 @@ test('the label checks can fail: random heads are diffuse and carry none of the 
   const snap7 = await snapshotWithReference();
   assertViewsMatchApi(snap7, 'random seed 7');
   assert.ok(maxAbsDiff(snap7.apiWeights, snap.apiWeights) > 1e-4, 'seed 7 should differ from seed 0');
-  await page.screenshot({ path: path.join(shots, 'explorer-random.png'), fullPage: false });
+  await page.locator('#small-multiples').screenshot({ path: path.join(shots, 'explorer-random.png') });
+  await page.locator('.head-panel').screenshot({ path: path.join(shots, 'explorer-random-head.png') });
   await page.check('input[name="source"][value="designed"]');
   await page.waitForFunction(() => window.__mhaExplorer.source === 'designed');
 });
