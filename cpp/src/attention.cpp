@@ -84,9 +84,14 @@ Status check_positive_dims(const char* what, const Shape& shape) {
   return Status::Ok();
 }
 
+// Scratch whose contents need not survive: the old block is freed before the larger one is
+// allocated, so that the two never coexist (near the memory cap they would not both fit).
 template <typename T>
 void grow(std::vector<T>& buffer, size_t count) {
-  if (buffer.size() < count) buffer.resize(count);
+  if (buffer.size() < count) {
+    std::vector<T>().swap(buffer);
+    buffer.resize(count);
+  }
 }
 
 }  // namespace
@@ -460,6 +465,10 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
         per_head_weights,                                // per-head probabilities
         attn_mask.dtype == MaskDtype::kBool ? double(attn_mask.length) : 0,
         double(N) * S * std::max(c.kdim, c.vdim),        // sequence-first transposes
+        // What is returned is held as well: output (and concat), weights, head outputs.
+        double(N) * L * E * (options.return_concat ? 2 : 1),
+        options.need_weights ? double(N) * L * S_total * (options.average_attn_weights ? 1 : H) : 0,
+        options.return_head_outputs ? double(N) * H * L * hd : 0,
     };
     double total = 0;
     for (double floats : buffers) {

@@ -354,6 +354,36 @@ TEST(EdgeCases, LengthOneAndHeadDimensionOneMatchTheReference) {
   }
 }
 
+// Regression: the memory cap counted the scratch but not the tensors handed back, so a call just
+// under the cap could need twice the cap; in WebAssembly (2 GB at most) a per-head weights call
+// at L = S = 16350, E = 8 aborted the runtime instead of failing with kTooLarge.
+TEST(EdgeCases, MemoryCapCountsTheReturnedTensors) {
+  Config config;
+  config.embed_dim = 8;
+  config.num_heads = 1;
+  config.batch_first = true;
+  auto m = Make(config);
+  const int64_t L = 64;
+  const auto x = Random(L * 8, 9, 1.0f);
+  const TensorView q{x.data(), x.size(), {1, L, 8}};
+  // Scratch: 7,680 floats (30,720 bytes), of which the probabilities are L * L = 4,096; handed
+  // back: the output (512 floats) and the per-head weights (another 4,096). 40,000 bytes holds
+  // the scratch alone but not the scratch and the results.
+  m->set_memory_cap(40000);
+  ForwardOptions per_head;
+  per_head.average_attn_weights = false;
+  ForwardResult result;
+  mha::Status status = m->forward(q, q, q, {}, {}, per_head, &result);
+  EXPECT_EQ(status.code(), StatusCode::kTooLarge) << status.message();
+  ForwardOptions no_weights;
+  no_weights.need_weights = false;
+  status = m->forward(q, q, q, {}, {}, no_weights, &result);
+  EXPECT_TRUE(status.ok()) << status.message();
+  m->set_memory_cap(64000);
+  status = m->forward(q, q, q, {}, {}, per_head, &result);
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
 // Regressions: the fuzzer found integer conversions of huge counts (undefined behaviour) in
 // error messages. Under UBSan (build/asan) these abort if the bug comes back.
 TEST(EdgeCases, HugeSizesGiveMessagesNotUndefinedBehaviour) {
