@@ -7,6 +7,7 @@
 #include <malloc.h>
 
 #include <array>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,7 +111,11 @@ class Attention {
   }
 
   void resetParameters(double seed) { core_->reset_parameters(static_cast<uint64_t>(seed)); }
-  void setMemoryCap(double bytes) { core_->set_memory_cap(static_cast<size_t>(bytes)); }
+  // size_t is 32 bits in wasm32: a cap past it means "no cap beyond the address space", not 0.
+  void setMemoryCap(double bytes) {
+    const double most = static_cast<double>(std::numeric_limits<size_t>::max());
+    core_->set_memory_cap(bytes >= most ? std::numeric_limits<size_t>::max() : static_cast<size_t>(bytes));
+  }
 
   // kpm_dtype / mask_dtype: 0 none, 1 bool, 2 float. Ablated heads come in input slot kParameter.
   int forward(int key_source, int value_source, int kpm_dtype, int mask_dtype, int flags, int num_ablated) {

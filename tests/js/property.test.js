@@ -492,6 +492,20 @@ test(`${INVALID_CALLS} random invalid calls throw MhaError with the documented c
   assert.equal(mha.heapBytes(), heapBefore);
 });
 
+// Regression: in wasm32 a cap of 2^32 bytes or more was converted to size_t as 0, so that every
+// call failed with TOO_LARGE ("more than the memory cap of 0 bytes").
+test('a memory cap beyond 4 GiB means no practical cap, not zero', () => {
+  const a = new mha.MultiHeadAttention({ embedDim: 8, numHeads: 2, batchFirst: true });
+  const x = { data: uniform(rng(5), 24), shape: [1, 3, 8] };
+  for (const cap of [2 ** 32, 2 ** 32 + 100, 2 ** 40, Number.MAX_SAFE_INTEGER]) {
+    a.setMemoryCap(cap);
+    assert.deepEqual(a.forward({ query: x }).output.shape, [1, 3, 8], `cap ${cap}`);
+  }
+  a.setMemoryCap(100);
+  assert.throws(() => a.forward({ query: x }), (e) => e instanceof MhaError && e.code === 'TOO_LARGE');
+  a.dispose();
+});
+
 test.after(() => {
   for (const a of pool) a.dispose();
   capped.dispose();
