@@ -1,7 +1,8 @@
 // Builds the C++ core natively (build/native: library, unit tests) and to WebAssembly
-// (build/wasm), then copies the module the JS API loads to web/lib/wasm/:
+// (build/wasm), then copies the modules the JS API loads to web/lib/wasm/:
 //   mha_core.js   Emscripten's MODULARIZE output with `export default createMhaCore;` appended
-//   mha_core.wasm
+//   mha_core.wasm (the inference core: what every page and embed loads)
+//   mha_train.js, mha_train.wasm (the training core, `createMhaTrain`: the train view only)
 // A build runs only when a C++/CMake source changed since the last successful one (a hash of
 // every CMakeLists.txt, *.cmake and C/C++ file outside build/, node_modules/ and web/ is kept in
 // build/<target>/.sources-hash), or when its outputs are missing.
@@ -183,28 +184,35 @@ function emscriptenEnv() {
 
 const WASM_OUT = path.join(repoRoot, 'web/lib/wasm');
 
+// The modules the WebAssembly build makes: the core (what every page and embed loads) and the
+// training core (loaded only by the train view). Each: [file stem, its MODULARIZE export name].
+const WASM_MODULES = [['mha_core', 'createMhaCore'], ['mha_train', 'createMhaTrain']];
+const WASM_FILES = WASM_MODULES.flatMap(([stem]) => [`${stem}.js`, `${stem}.wasm`]);
+
 function installWasm(buildDir) {
-  const js = path.join(buildDir, 'mha_core.js');
-  const wasm = path.join(buildDir, 'mha_core.wasm');
-  for (const file of [js, wasm]) {
-    if (!fs.existsSync(file)) throw new BuildError(`the WebAssembly build did not produce ${path.relative(repoRoot, file)}`);
+  for (const file of WASM_FILES) {
+    if (!fs.existsSync(path.join(buildDir, file))) {
+      throw new BuildError(`the WebAssembly build did not produce ${path.relative(repoRoot, path.join(buildDir, file))}`);
+    }
   }
   fs.mkdirSync(WASM_OUT, { recursive: true });
-  // -sEXPORT_ES6 does not load in Node's ESM with Emscripten 3.1.6: wrap the classic output.
-  const source = fs.readFileSync(js, 'utf8');
-  const wrapped = `${source.trimEnd()}\nexport default createMhaCore;\n`;
-  // Write then rename, so that a test running meanwhile never sees half a file.
-  for (const [name, data] of [['mha_core.wasm', fs.readFileSync(wasm)], ['mha_core.js', wrapped]]) {
-    const tmp = path.join(WASM_OUT, `.${name}.${process.pid}`);
-    fs.writeFileSync(tmp, data);
-    fs.renameSync(tmp, path.join(WASM_OUT, name));
+  for (const [stem, exportName] of WASM_MODULES) {
+    // -sEXPORT_ES6 does not load in Node's ESM with Emscripten 3.1.6: wrap the classic output.
+    const source = fs.readFileSync(path.join(buildDir, `${stem}.js`), 'utf8');
+    const wrapped = `${source.trimEnd()}\nexport default ${exportName};\n`;
+    // Write then rename, so that a test running meanwhile never sees half a file.
+    for (const [name, data] of [[`${stem}.wasm`, fs.readFileSync(path.join(buildDir, `${stem}.wasm`))], [`${stem}.js`, wrapped]]) {
+      const tmp = path.join(WASM_OUT, `.${name}.${process.pid}`);
+      fs.writeFileSync(tmp, data);
+      fs.renameSync(tmp, path.join(WASM_OUT, name));
+    }
+    console.log(`[build] wasm: installed web/lib/wasm/${stem}.js and ${stem}.wasm (${fs.statSync(path.join(buildDir, `${stem}.wasm`)).size} bytes)`);
   }
-  console.log(`[build] wasm: installed web/lib/wasm/mha_core.js and mha_core.wasm (${fs.statSync(wasm).size} bytes)`);
 }
 
 function buildWasm({ force, hash }) {
   const buildDir = path.join(repoRoot, 'build/wasm');
-  const installed = ['mha_core.js', 'mha_core.wasm'].every((f) => fs.existsSync(path.join(WASM_OUT, f)));
+  const installed = WASM_FILES.every((f) => fs.existsSync(path.join(WASM_OUT, f)));
   if (!force && readStamp(buildDir) === hash) {
     if (!installed) installWasm(buildDir);
     console.log('[build] wasm: up to date');

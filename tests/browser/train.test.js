@@ -20,7 +20,7 @@ let server;
 let browser;
 
 before(async () => {
-  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
+  for (const file of ['web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm']) {
     assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
   }
   assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM}`);
