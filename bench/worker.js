@@ -15,6 +15,7 @@ export const TOLERANCE = 1e-3;
 
 const ENGINE_MODULES = {
   wasm: './engines/wasm.js',
+  'wasm-threads': './engines/wasm_threads.js',
   js: './engines/js.js',
   'tfjs-wasm': './engines/tfjs.js',
   'onnxruntime-web': './engines/ort.js',

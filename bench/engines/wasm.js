@@ -12,8 +12,8 @@ export function available() {
     : 'web/lib/wasm/mha_core.wasm is not built (npm run build)';
 }
 
-export async function create({ L, E, H }, weights, { needWeights }) {
-  const { loadMha } = await import('../../web/lib/index.js');
+export async function create({ L, E, H }, weights, { needWeights, libUrl = '../../web/lib/index.js' }) {
+  const { loadMha } = await import(libUrl);
   const mha = await loadMha();
   const attn = new mha.MultiHeadAttention({ embedDim: E, numHeads: H, batchFirst: true, seed: 0 });
   attn.loadStateDict({

@@ -526,31 +526,34 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
     }
   }
 
-  // 4. In-projection with bias. The weights are packed for the GEMM once, then reused.
+  // 4. In-projection with bias. The weights are packed for the GEMM once, then reused; each
+  // packing is made on first use (the fused one, the per-head one), so only those used take memory.
   if (packed_weights_stale_) {
-    if (packed_in_proj_) {
-      packed_in_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)));
-      kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
-    }
-    if (packed_in_proj_) {
-      const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
-      packed_in_proj_per_head_.resize(static_cast<size_t>(H * per_head));
-      in_proj_bias_per_head_.assign(c.bias ? static_cast<size_t>(3 * E) : 0, 0.0f);
-      std::vector<float> rows(static_cast<size_t>(3 * hd * E));
-      for (int64_t h = 0; h < H; ++h) {
-        for (int64_t part = 0; part < 3; ++part) {  // q, k, v rows of head h
-          std::memcpy(rows.data() + part * hd * E, in_proj_weight_.data() + (part * E + h * hd) * E,
-                      hd * E * sizeof(float));
-          if (c.bias)
-            std::memcpy(in_proj_bias_per_head_.data() + h * 3 * hd + part * hd,
-                        in_proj_bias_.data() + part * E + h * hd, hd * sizeof(float));
-        }
-        kernels::pack_weight(packed_in_proj_per_head_.data() + h * per_head, rows.data(), 3 * hd, E);
-      }
-    }
+    packed_in_proj_weight_.clear();
+    packed_in_proj_per_head_.clear();
     packed_out_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(E, E)));
     kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), E, E);
     packed_weights_stale_ = false;
+  }
+  if (self_attention && !extended_kv && !per_head_projection && packed_in_proj_weight_.empty()) {
+    packed_in_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)));
+    kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
+  }
+  if (per_head_projection && packed_in_proj_per_head_.empty()) {
+    const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
+    packed_in_proj_per_head_.resize(static_cast<size_t>(H * per_head));
+    in_proj_bias_per_head_.assign(c.bias ? static_cast<size_t>(3 * E) : 0, 0.0f);
+    std::vector<float> rows(static_cast<size_t>(3 * hd * E));
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t part = 0; part < 3; ++part) {  // q, k, v rows of head h
+        std::memcpy(rows.data() + part * hd * E, in_proj_weight_.data() + (part * E + h * hd) * E,
+                    hd * E * sizeof(float));
+        if (c.bias)
+          std::memcpy(in_proj_bias_per_head_.data() + h * 3 * hd + part * hd,
+                      in_proj_bias_.data() + part * E + h * hd, hd * sizeof(float));
+      }
+      kernels::pack_weight(packed_in_proj_per_head_.data() + h * per_head, rows.data(), 3 * hd, E);
+    }
   }
   const float* w_q = in_proj_weight_.data();
   const float* w_k = w_q + E * E;
