@@ -87,19 +87,21 @@ class Attention {
   val shapes() { return val(typed_memory_view(shapes_.size(), shapes_.data())); }
 
   // A float view of at least `count` floats for input slot `slot`, kept until the next call.
+  // Null when the buffer would take the inputs past the memory cap (see make_room).
   val input(int slot, double count) {
-    if (slot < 0 || slot >= kShapeSlots) return val::null();
+    if (slot < 0 || slot >= kShapeSlots || !make_room(slot, count * sizeof(float))) return val::null();
     std::vector<float>& buffer = inputs_[slot];
-    buffer.resize(static_cast<size_t>(count));
+    fit(buffer, static_cast<size_t>(count));
     return val(typed_memory_view(buffer.size(), buffer.data()));
   }
   // A byte view for bool masks.
   val inputBytes(int slot, double count) {
-    if (slot < 0 || slot >= kShapeSlots) return val::null();
+    if (slot < 0 || slot >= kShapeSlots || !make_room(slot, count)) return val::null();
     std::vector<uint8_t>& buffer = input_bytes_[slot];
-    buffer.resize(static_cast<size_t>(count));
+    fit(buffer, static_cast<size_t>(count));
     return val(typed_memory_view(buffer.size(), buffer.data()));
   }
+  double memoryCap() const { return double(core_->memory_cap()); }
 
   int setParameter(const std::string& name) {
     const std::vector<float>& data = inputs_[kParameter];
@@ -182,6 +184,31 @@ class Attention {
     error_ = status.message();
     return static_cast<int>(status.code());
   }
+  // Inputs are refused past the memory cap before anything is allocated: the core would refuse
+  // the call anyway, and in WebAssembly (2 GB at most) the copy alone could exhaust the memory.
+  // The JS layer writes a call's slots in order, query first; so writing the query starts a
+  // call, and large buffers an earlier call left in the other slots are given back then.
+  bool make_room(int slot, double bytes) {
+    if (slot == kQuery) {
+      for (int s = kQuery + 1; s < kShapeSlots; ++s) {
+        if (inputs_[s].capacity() * sizeof(float) > kKeepBytes) std::vector<float>().swap(inputs_[s]);
+        if (input_bytes_[s].capacity() > kKeepBytes) std::vector<uint8_t>().swap(input_bytes_[s]);
+      }
+    }
+    double held = 0;  // this call's earlier slots (a parameter is set on its own)
+    if (slot != kParameter) {
+      for (int s = 0; s < slot; ++s) held += double(inputs_[s].size()) * sizeof(float) + double(input_bytes_[s].size());
+    }
+    return held + bytes <= double(core_->memory_cap());
+  }
+  // Resize, giving back a large block when far less is needed.
+  template <typename T>
+  static void fit(std::vector<T>& buffer, size_t count) {
+    if (buffer.capacity() * sizeof(T) > kKeepBytes && count < buffer.capacity() / 2) std::vector<T>().swap(buffer);
+    buffer.resize(count);
+  }
+  static constexpr size_t kKeepBytes = size_t{1} << 20;
+
   const mha::Tensor* tensor(int which) const {
     switch (which) {
       case kOutput: return &result_.output;
@@ -293,6 +320,7 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .function("shapes", &Attention::shapes)
       .function("input", &Attention::input)
       .function("inputBytes", &Attention::inputBytes)
+      .function("memoryCap", &Attention::memoryCap)
       .function("setParameter", &Attention::setParameter)
       .function("getParameter", &Attention::getParameter)
       .function("resetParameters", &Attention::resetParameters)

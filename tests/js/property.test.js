@@ -506,6 +506,22 @@ test('a memory cap beyond 4 GiB means no practical cap, not zero', () => {
   a.dispose();
 });
 
+// Regression: inputs were copied into WebAssembly memory before the cap was checked, so two
+// 800 MB inputs aborted the runtime (2 GB at most) instead of failing with TOO_LARGE.
+test('inputs past the memory cap are refused before they are copied in', () => {
+  const a = new mha.MultiHeadAttention({ embedDim: 8, numHeads: 2, batchFirst: true });
+  a.setMemoryCap(16 * 1024);
+  const small = { data: uniform(rng(6), 24), shape: [1, 3, 8] };
+  a.forward({ query: small });
+  const inUse = mha.heapInUse();
+  const big = { data: uniform(rng(7), 8 * 1000), shape: [1, 1000, 8] };  // 32,000 bytes
+  assert.throws(() => a.forward({ query: big }), (e) => e instanceof MhaError && e.code === 'TOO_LARGE' && /query/.test(e.message));
+  assert.throws(() => a.forward({ query: small, key: big, value: big }), (e) => e instanceof MhaError && e.code === 'TOO_LARGE' && /key/.test(e.message));
+  assert.equal(mha.heapInUse(), inUse, 'the refused inputs were allocated');
+  assert.deepEqual(a.forward({ query: small }).output.shape, [1, 3, 8]);
+  a.dispose();
+});
+
 test.after(() => {
   for (const a of pool) a.dispose();
   capped.dispose();

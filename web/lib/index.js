@@ -182,8 +182,19 @@ function createModule(core) {
     for (let i = 0; i < shape.length; ++i) shapes[slot * SHAPE_STRIDE + 1 + i] = shape[i];
   }
 
+  // The core refuses (null) an input that would take its input buffers past the memory cap,
+  // before allocating it: in WebAssembly the copy alone could exhaust the memory.
+  function inputView(handle, slot, length, bytesPerValue) {
+    const view = bytesPerValue === 1 ? handle.inputBytes(slot, length) : handle.input(slot, length);
+    if (view === null || view === undefined) {
+      const name = Object.keys(SLOT).find((k) => SLOT[k] === slot);
+      throw new MhaError('TOO_LARGE', `${name}: ${length} values (${length * bytesPerValue} bytes) would take the inputs past the memory cap of ${handle.memoryCap()} bytes`);
+    }
+    return view;
+  }
+
   function writeFloats(handle, slot, data) {
-    handle.input(slot, data.length).set(data);
+    inputView(handle, slot, data.length, 4).set(data);
   }
 
   function readResult(handle, which) {
@@ -372,7 +383,7 @@ function createModule(core) {
       const writeMask = (slot, mask) => {
         if (!mask) return MASK_DTYPE.none;
         writeShape(handle, slot, mask.shape);
-        if (mask.dtype === 'bool') handle.inputBytes(slot, mask.data.length).set(mask.data);
+        if (mask.dtype === 'bool') inputView(handle, slot, mask.data.length, 1).set(mask.data);
         else writeFloats(handle, slot, mask.data);
         return MASK_DTYPE[mask.dtype];
       };
