@@ -135,8 +135,9 @@ async function useSource(source) {
     sizes = null;
     update();
   } catch (error) {
-    showError('source-error', error);
+    // Back to the designed heads first: that call hides the message, which must stay shown.
     if (source !== 'designed') await useSource('designed');
+    showError('source-error', error);
   }
 }
 

@@ -1,0 +1,278 @@
+// The page holds against what students type and load (headless Chromium, scripts/serve.js):
+//   - typed text holding HTML or script stays text: nothing runs, no element is made from it;
+//   - a weights file that is malformed, truncated, mis-shaped, non-finite or huge gives a
+//     message in the page, and the page keeps working (and still loads a good file after);
+//   - the embed page's URL options (the element's attributes) are validated: bad values give a
+//     message or fall back to the default, and never inject anything.
+//
+//   node --test tests/browser/robustness.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.js';
+import { loadMha, toSafetensors } from '../../web/lib/index.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const webRoot = path.join(root, 'web');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+let server;
+let browser;
+const pageErrors = [];
+const dialogs = [];
+
+// Markup that would run script if it were ever parsed as HTML: each sets window.__pwned.
+const PAYLOADS = [
+  '<img src=x onerror=alert(1)>',
+  '<img src=x onerror="window.__pwned=1">',
+  '<script>window.__pwned=2</script>',
+  '<svg onload="window.__pwned=3"></svg>',
+  '"><iframe src="javascript:window.parent.__pwned=4"></iframe>',
+  '<a href="javascript:window.__pwned=5">the link</a> & &amp; &lt;b&gt;',
+];
+
+before(async () => {
+  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
+    assert.ok(existsSync(path.join(root, file)), `expected ${file} (the WebAssembly core): run "npm run build" first`);
+  }
+  if (!existsSync(path.join(webRoot, 'vendor', 'compromise-three.mjs'))) {
+    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'vendor.js')], { encoding: 'utf8' });
+    assert.equal(run.status, 0, `scripts/vendor.js failed: ${run.stderr}`);
+  }
+  assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM} (apt-get install chromium)`);
+  server = await startServer({ root: webRoot, port: 0 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+async function newPage() {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('pageerror', (error) => pageErrors.push(`${page.url()}: ${error.message}`));
+  page.on('dialog', async (dialog) => {
+    dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+    await dialog.dismiss();
+  });
+  return page;
+}
+
+async function openExplorer() {
+  const page = await newPage();
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.textContent('#status')}`);
+  return page;
+}
+
+/** Nothing was made from markup: no handlers, no frames, no flag set, no dialog. */
+async function assertNothingInjected(page, where) {
+  const found = await page.evaluate(() => {
+    const all = [document, ...[...document.querySelectorAll('*')].filter((e) => e.shadowRoot).map((e) => e.shadowRoot)];
+    const count = (selector) => all.reduce((n, r) => n + r.querySelectorAll(selector).length, 0);
+    return {
+      pwned: window.__pwned ?? null,
+      handlers: count('[onerror],[onload],[onclick]'),
+      frames: count('iframe'),
+      imgX: count('img[src="x"]'),
+      scripts: count('script:not([src]):not([type="module"])') - document.querySelectorAll('head script:not([src])').length,
+      jsLinks: count('a[href^="javascript:"]'),
+    };
+  });
+  assert.deepEqual(found, { pwned: null, handlers: 0, frames: 0, imgX: 0, scripts: 0, jsLinks: 0 }, `${where}: markup was injected: ${JSON.stringify(found)}`);
+  assert.deepEqual(dialogs, [], `${where}: a dialog opened`);
+}
+
+/** The explorer still works: another sentence and another head recompute and redraw. */
+async function assertExplorerWorks(page, where) {
+  const before = await page.evaluate(() => ({ sentence: window.__mhaExplorer.sentence, head: window.__mhaExplorer.selectedHead }));
+  const radios = page.locator('#sentence-list [role="radio"]');
+  const count = await radios.count();
+  const texts = await radios.allTextContents();
+  const next = (texts.indexOf(before.sentence) + 1) % Math.max(count, 1);
+  await radios.nth(next).click();
+  await page.waitForFunction((text) => window.__mhaExplorer.sentence === text && window.__mhaExplorer.tableCurrent, texts[next], { timeout: 10000 });
+  const tabs = page.locator('#head-tabs [role="tab"]');
+  await tabs.nth((before.head + 1) % (await tabs.count())).click();
+  await page.waitForFunction((h) => window.__mhaExplorer.selectedHead === h, (before.head + 1) % (await tabs.count()));
+  const drawn = await page.evaluate(() => {
+    const d = window.__mhaExplorer.drawn()['main-heatmap'];
+    return d ? Array.from(d).every(Number.isFinite) && d.length > 0 : false;
+  });
+  assert.ok(drawn, `${where}: the main heatmap was not redrawn with finite weights`);
+  assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `${where}: page status`);
+}
+
+test('typed HTML and script stay text in the explorer', async () => {
+  const page = await openExplorer();
+  for (const payload of PAYLOADS) {
+    await page.fill('#free-text', payload);
+    await page.press('#free-text', 'Enter');
+    // Either the text is tagged and shown as tokens, or a message says why not.
+    await page.waitForFunction((typed) => window.__mhaExplorer.sentence === typed.trim() || !document.querySelector('#free-text-error').hidden, payload, { timeout: 15000 });
+    const shown = await page.evaluate(() => ({
+      strip: document.querySelector('#token-strip').textContent,
+      error: document.querySelector('#free-text-error').hidden ? '' : document.querySelector('#free-text-error').textContent,
+      elements: [...document.querySelectorAll('#token-strip *')].map((e) => e.tagName.toLowerCase()),
+    }));
+    console.log(`typed ${JSON.stringify(payload)} -> tokens "${shown.strip.replace(/\s+/g, ' ').slice(0, 80)}"${shown.error ? `; message: ${shown.error}` : ''}`);
+    if (!shown.error) {
+      // The characters come back as text: some of the payload's words are in the token strip.
+      const words = payload.match(/[a-z]{3,}/gi) ?? [];
+      assert.ok(words.some((w) => shown.strip.includes(w)), `the tokens do not show the typed words: "${shown.strip}"`);
+      assert.ok(shown.elements.every((t) => ['li', 'span', 'button', 'small', 'b', 'abbr'].includes(t)), `unexpected elements in the token strip: ${shown.elements}`);
+    }
+    await assertNothingInjected(page, `typed ${payload}`);
+  }
+  await assertExplorerWorks(page, 'after typed markup');
+  await page.close();
+});
+
+/** Files the page must refuse with a message; built once in Node. */
+async function badFiles() {
+  const mha = await loadMha();
+  const a = new mha.MultiHeadAttention({ embedDim: 64, numHeads: 8, seed: 3 });
+  const sd = a.stateDict();
+  a.dispose();
+  const good = toSafetensors(sd, { num_heads: '8', embed_dim: '64' });
+  const jsonOf = (stateDict, config = { embed_dim: 64, num_heads: 8 }) => JSON.stringify({
+    config,
+    state_dict: Object.fromEntries(Object.entries(stateDict).map(([k, v]) => [k, { shape: v.shape, dtype: 'float32', data: Array.from(v.data) }])),
+  });
+  const misShaped = { ...sd, in_proj_weight: { data: sd.in_proj_weight.data.subarray(0, 192 * 60), shape: [192, 60] } };
+  const withNaN = { ...sd, 'out_proj.weight': { data: Float32Array.from(sd['out_proj.weight'].data, (v, i) => (i === 17 ? NaN : v)), shape: [64, 64] } };
+  const overflow = jsonOf(sd).replace(/"data":\[([-0-9.e]+)/, '"data":[1e39');  // beyond float32: Infinity
+  // A header that claims a huge tensor over a few bytes of data.
+  const hugeHeader = (() => {
+    const header = JSON.stringify({ in_proj_weight: { dtype: 'F32', shape: [1000000, 1000000], data_offsets: [0, 16] } });
+    const bytes = new Uint8Array(8 + header.length + 16);
+    new DataView(bytes.buffer).setBigUint64(0, BigInt(header.length), true);
+    bytes.set(new TextEncoder().encode(header), 8);
+    return bytes;
+  })();
+  // A real large file: nn.MultiheadAttention(2048, 8), about 67 MB of float32.
+  const big = new mha.MultiHeadAttention({ embedDim: 2048, numHeads: 8, seed: 1 });
+  const bigFile = toSafetensors(big.stateDict(), { num_heads: '8', embed_dim: '2048' });
+  big.dispose();
+  const garbage = new Uint8Array(4096);
+  for (let i = 0; i < garbage.length; ++i) garbage[i] = (i * 2654435761) >>> 24;
+  return {
+    good,
+    files: [
+      { name: 'empty.json', buffer: Buffer.alloc(0), expect: /./ },
+      { name: 'malformed.json', buffer: Buffer.from('{"config": {"embed_dim": 64, "num_heads": 8}, "state_dict": {"in_proj_weight": [1, 2,'), expect: /json|JSON|parse|Unexpected|end/ },
+      { name: 'not-a-state-dict.json', buffer: Buffer.from('[1, 2, 3]'), expect: /./ },
+      { name: 'truncated.safetensors', buffer: Buffer.from(good.subarray(0, Math.floor(good.length / 2))), expect: /truncated/i },
+      { name: 'header-only.safetensors', buffer: Buffer.from(good.subarray(0, 5)), expect: /truncated/i },
+      { name: 'mis-shaped.json', buffer: Buffer.from(jsonOf(misShaped)), expect: /shape|192|60/ },
+      { name: 'nan.safetensors', buffer: Buffer.from(toSafetensors(withNaN, { num_heads: '8', embed_dim: '64' })), expect: /finite|NaN/i },
+      { name: 'overflow.json', buffer: Buffer.from(overflow), expect: /finite|Infinity|range/i },
+      { name: 'huge-header.safetensors', buffer: Buffer.from(hugeHeader), expect: /truncated|large|bytes/i },
+      { name: 'garbage.safetensors', buffer: Buffer.from(garbage), expect: /./ },
+      { name: 'd2048.safetensors', buffer: Buffer.from(bigFile), expect: /2048/ },
+    ],
+  };
+}
+
+test('malformed, truncated, mis-shaped, non-finite and huge weight files give a message; the page keeps working', async () => {
+  const { good, files } = await badFiles();
+  const page = await openExplorer();
+  for (const file of files) {
+    const started = Date.now();
+    await page.evaluate(() => { document.querySelector('#source-error').hidden = true; });
+    if (file.buffer.length > 40 * 1024 * 1024) {
+      // playwright passes large files by path
+      const onDisk = path.join(mkdtempSync(path.join(os.tmpdir(), 'mha-robustness-')), file.name);
+      writeFileSync(onDisk, file.buffer);
+      await page.setInputFiles('#state-dict-file', onDisk);
+    } else {
+      await page.setInputFiles('#state-dict-file', { name: file.name, mimeType: 'application/octet-stream', buffer: file.buffer });
+    }
+    await page.waitForSelector('#source-error:not([hidden])', { timeout: 60000 });
+    const message = (await page.textContent('#source-error')).trim();
+    console.log(`${file.name} (${file.buffer.length} bytes, ${Date.now() - started} ms): ${message.slice(0, 200)}`);
+    assert.ok(message.length >= 10, `${file.name}: the message is too short: "${message}"`);
+    assert.match(message, file.expect, `${file.name}: unexpected message`);
+    assert.equal(await page.evaluate(() => window.__mhaExplorer.source), 'designed', `${file.name}: the page switched its weights`);
+    await assertNothingInjected(page, file.name);
+  }
+  await assertExplorerWorks(page, 'after the bad files');
+  // And a good file still loads after all of that.
+  await page.setInputFiles('#state-dict-file', { name: 'good.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(good) });
+  await page.waitForFunction(() => window.__mhaExplorer.source === 'loaded', null, { timeout: 20000 });
+  assert.equal(await page.evaluate(() => window.__mhaExplorer.config().numHeads), 8);
+  await assertExplorerWorks(page, 'after a good file');
+  await page.close();
+});
+
+/** Opens embed.html with a query string; waits for the element to be ready or in error. */
+async function openEmbed(query) {
+  const page = await newPage();
+  await page.goto(`${server.url}embed.html?${query}`);
+  await page.waitForFunction(() => {
+    const e = document.querySelector('mha-explorer');
+    return e && (e.status === 'ready' || e.status === 'error');
+  }, null, { timeout: 30000 });
+  const state = await page.evaluate(() => {
+    const e = document.querySelector('mha-explorer');
+    return {
+      status: e.status,
+      message: e.shadowRoot.querySelector('.status')?.textContent ?? '',
+      heads: e.result ? e.result.numHeads : null,
+      selectedHead: e.selectedHead,
+      view: e.view,
+      height: e.style.height,
+      tokens: e.result ? e.result.tokens : null,
+    };
+  });
+  return { page, state };
+}
+
+test('URL options of the embed page are validated: a message or the default, never an injection', async () => {
+  const enc = encodeURIComponent;
+  const cases = [
+    { query: `sentence=${enc(PAYLOADS[1])}`, status: 'ready' },
+    { query: `sentence=${enc(PAYLOADS[2])}&view=${enc('<b>grid</b>')}`, status: 'ready', check: (s) => assert.equal(s.view, 'single') },
+    { query: 'selected-head=-4&compare-head=99&theme=%3Cscript%3E', status: 'ready', check: (s) => assert.equal(s.selectedHead, 1) },
+    { query: 'selected-head=1e400', status: 'ready', check: (s) => assert.equal(s.selectedHead, 1) },
+    { query: `height=${enc('100px;position:fixed;background:url(javascript:1)')}`, status: 'ready', check: (s) => assert.ok(!/fixed|javascript/.test(s.height), `height became "${s.height}"`) },
+    { query: 'height=-50', status: 'ready' },
+    { query: 'd-model=abc', status: 'error', message: /positive integers/ },
+    { query: 'num-heads=0', status: 'error', message: /positive integers/ },
+    { query: 'num-heads=3', status: 'error', message: /designed heads|divide/ },
+    { query: 'heads=random:1&d-model=64&num-heads=5', status: 'error', message: /divide/ },
+    { query: 'heads=random:1&d-model=1000000&num-heads=1', status: 'error', message: /memory cap|too large|bytes/i },
+    { query: 'heads=random:99999999999999999999', status: 'error', message: /seed/ },
+    { query: `heads=${enc('javascript:window.__pwned=6')}`, status: 'error', message: /./ },
+    { query: 'heads=/no/such/weights.safetensors', status: 'error', message: /404|not found|could not|fetch/i },
+    { query: `heads=${enc('data:application/json,{"config":{"embed_dim":64,"num_heads":8},"state_dict":{}}')}`, status: 'error', message: /./ },
+    { query: 'worker=sometimes&view=compare', status: 'ready' },
+  ];
+  for (const c of cases) {
+    const { page, state } = await openEmbed(c.query);
+    console.log(`embed.html?${c.query} -> ${state.status}: ${state.message.slice(0, 160)}`);
+    assert.equal(state.status, c.status, `${c.query}: status ${state.status} (${state.message})`);
+    if (c.message) assert.match(state.message, c.message, `${c.query}: message`);
+    if (c.check) c.check(state);
+    await assertNothingInjected(page, `embed.html?${c.query}`);
+    await page.close();
+  }
+});
+
+test('no uncaught errors in any page', () => {
+  assert.deepEqual(pageErrors, []);
+  assert.deepEqual(dialogs, []);
+});
