@@ -57,6 +57,9 @@ function machine() {
   return `${cpu}, ${os.cpus().length} cores, ${os.platform()} ${os.release()}, Node.js ${process.version}`;
 }
 
+// The 1-minute load average: on a shared machine it says how far the timings are from an idle one.
+const loadAverage = () => os.loadavg()[0].toFixed(1);
+
 function log(opts, ...args) {
   if (!opts.json) console.log(...args);
   else console.error(...args);
@@ -146,7 +149,7 @@ function printTables(opts, results, peak, engines, shapeNames) {
   }
   const pad = (t, n) => String(t).padStart(n);
   const cols = engines.filter((e) => results.some((r) => r.engine === e && r.ms != null));
-  console.log(`\nmedian ms per forward (GFLOP/s), batch 1, self-attention; ${machine()}`);
+  console.log(`\nmedian ms per forward (GFLOP/s), batch 1, self-attention; ${machine()}; load average ${opts.loadAtStart} at the start, ${loadAverage()} at the end`);
   console.log(`wasm-simd-peak: ${fmt(peak?.gflops)} GFLOP/s (f32x4 mul+add, ${peak?.chains ?? '?'} independent chains)\n`);
   const w = 20;
   console.log(`${'shape'.padEnd(22)}${cols.map((c) => pad(c, w)).join('')}`);
@@ -207,6 +210,7 @@ function goals(results, peak) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const started = Date.now();
+  const loadAtStart = loadAverage();
   const shapeNames = opts.shapes ?? (opts.quick ? ['A'] : Object.keys(SHAPES));
   const engines = (opts.engines ?? ALL_ENGINES).filter((e) => e !== 'wasm-simd-peak');
   const budgetMs = opts.budgetMs ?? (opts.quick ? 100 : 1500);
@@ -272,6 +276,7 @@ async function main() {
   const goalList = goals(results, peak);
   const report = {
     machine: machine(),
+    load_average: { start: Number(loadAtStart), end: Number(loadAverage()) },
     command: `npm run bench --${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(' ')}` : ''}`,
     seconds,
     results: results.map(({ engine, shape, need_weights, ms, gflops, peak_heap_mb, error }) => ({ engine, shape, need_weights, ms, gflops, peak_heap_mb, ...(error ? { error } : {}) })),
@@ -282,7 +287,7 @@ async function main() {
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } else {
-    printTables(opts, results, peak, engines, shapeNames);
+    printTables({ ...opts, loadAtStart }, results, peak, engines, shapeNames);
     console.log('\ngoals (single thread unless stated; ratios from this run)');
     for (const g of goalList) console.log(`  ${g.met == null ? 'n/a ' : g.met ? 'MET ' : 'NOT '} ${g.goal}: ${g.value == null ? 'not measured' : g.shown(g.value)}`);
     if (skipped.length) {
