@@ -51,7 +51,7 @@ export function ablationSection(mha) {
 
   node.append(
     el('p', { text: 'One way to find out what a head does is to remove it and watch what changes. Below, the chosen heads\' outputs are set to zero before W_O (ablateHeads in the core), and the bars show by how much each token\'s output vector moves. A head that matters for a token moves it; a head with nothing to do there leaves it alone.' }),
-    el('p', { class: 'note', text: `Sentence: “${input.text}”. Grey: the size of the full output ‖output‖; colour: ‖output − output with the heads off‖.` }),
+    el('p', { class: 'note', text: `Sentence: “${input.text}” Grey: the size of the full output ‖output‖; colour: ‖output − output with the heads off‖.` }),
     el('div', { class: 'chip-row', role: 'group', 'aria-label': 'Heads switched off' }, boxes),
     chart, verdict);
   render();

@@ -41,7 +41,7 @@ export function masksSection(mha) {
     drawHeatmap(canvas, { values: map, rows: L, cols: S, rowLabels: queryInput.labels, colLabels: kv.labels, width, maxCell: 40, showValues: true, theme });
     canvas.setAttribute('aria-label', `${designedHeadLabel(h)}: ${L} query tokens by ${S} key tokens${cross ? ' of the second sentence' : ''}${!cross && state.causal ? ', causal mask on' : ''}.`);
     if (cross) {
-      verdict.textContent = `Cross-attention: queries from “${queryInput.text}”, keys and values from “${kv.text}”. The map is ${L} × ${S}, not square; each output row is a mix of the other sentence's value vectors. This is how a decoder reads its encoder.`;
+      verdict.textContent = `Cross-attention: queries from “${queryInput.text}”, keys and values from “${kv.text.replace(/[.!?]$/, '')}”. The map is ${L} × ${S}, not square; each output row is a mix of the other sentence's value vectors. This is how a decoder reads its encoder.`;
     } else if (state.causal) {
       verdict.textContent = `Causal mask on: token i may only look at tokens 1…i. The weights above the diagonal add up to ${future === 0 ? '0' : fmt(future, 6)} in the core's output${h === 1 ? '; the next-token head has nothing to look at and its weight falls back on what the mask allows' : ''}.`;
     } else {

@@ -46,7 +46,7 @@ function moreHeadsDemo(mha, getTheme) {
     table.querySelectorAll('canvas[data-h]').forEach((canvas) => {
       const run = runs[HEAD_COUNTS.indexOf(Number(canvas.dataset.h))];
       const k = Number(canvas.dataset.head);
-      drawHeatmap(canvas, { values: run.weights.subarray(k * run.L * run.L, (k + 1) * run.L * run.L), rows: run.L, cols: run.L, width: 52, maxCell: 4, theme });
+      drawHeatmap(canvas, { values: run.weights.subarray(k * run.L * run.L, (k + 1) * run.L * run.L), rows: run.L, cols: run.L, width: 52, maxCell: 4, theme, stableSize: false });
     });
   };
   table.append(

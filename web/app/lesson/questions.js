@@ -30,7 +30,7 @@ export function checkDkAnswer(text) {
 }
 
 export function practiceSection() {
-  const input = el('input', { type: 'text', inputMode: 'numeric', id: 'practice-answer', autocomplete: 'off', 'aria-describedby': 'practice-feedback', placeholder: 'd_k' });
+  const input = el('input', { type: 'text', inputMode: 'numeric', id: 'practice-answer', autocomplete: 'off', 'aria-label': 'd_k, the width of each head', 'aria-describedby': 'practice-feedback', placeholder: 'd_k' });
   const feedback = el('p', { id: 'practice-feedback', class: 'feedback', 'aria-live': 'polite' });
   const form = el('form', { class: 'practice-form', id: 'practice-form' },
     el('label', { for: 'practice-answer' }, math('d_k ='), ' '), input, el('button', { type: 'submit', class: 'button', text: 'Check' }));
