@@ -736,6 +736,9 @@ function wireControls() {
     const shown = $('weights-table-wrap').classList.toggle('visually-hidden') === false;
     $('table-toggle').setAttribute('aria-pressed', String(shown));
     $('table-toggle').textContent = shown ? 'Hide the table' : 'Show this head\'s weights as a table';
+    // shown, the table scrolls sideways with the arrow keys; hidden, it is no tab stop (screen
+    // readers still read it, in the accessibility tree either way)
+    $('weights-table-wrap').tabIndex = shown ? 0 : -1;
   });
   $('head-weights').addEventListener('pointermove', (event) => {
     const hit = headWeightsCellAt(state.layouts['head-weights'], event, $('head-weights'));
