@@ -67,7 +67,7 @@ test('the shipped model loads and every head is scored on every relation', { tim
   await page.fill('#trained-text', 'these old dogs like a cat because they are hungry.');
   await page.click('#trained-show');
   const typed = await readView(page, 'view.trained.sentence.words.length');
-  assert.equal(typed, 11);
+  assert.equal(typed, 12, '<bos> and 11 words');
   await page.fill('#trained-text', 'the dogs like a cat');
   await page.click('#trained-show');
   const message = await page.textContent('#trained-error');
@@ -81,17 +81,18 @@ test('the shipped model loads and every head is scored on every relation', { tim
 test('live training in the worker: the loss falls and the pronoun head rises', { timeout: 420_000 }, async () => {
   const { page, errors } = await openView();
   await page.fill('#seed', '2');
-  await page.fill('#learning-rate', '0.006');
+  await page.fill('#learning-rate', '0.003');
   await page.click('#start');
   const started = Date.now();
-  // Until the best pronoun head has clearly risen, or 6 minutes on a busy machine.
+  // Until the best pronoun head reaches 0.8 (the target: within 60 s of training on an idle
+  // machine), or 6 minutes on a busy one.
   await page.waitForFunction((key) => {
     const view = window[Symbol.for(key)];
     if (view.errors.length) return true;
     const evals = view.evaluations;
     if (evals.length < 3) return false;
     const best = (e) => Math.max(...e.evaluation.heads.filter((h) => h.relation === 'pronoun_antecedent').map((h) => h.meanWeight));
-    return best(evals[evals.length - 1]) >= best(evals[0]) + 0.3 || best(evals[evals.length - 1]) >= 0.8;
+    return best(evals[evals.length - 1]) >= 0.8;
   }, VIEW, { timeout: 380_000, polling: 1000 }).catch(() => {});
   await page.click('#pause');
   const run = await readView(page, `({ errors: view.errors, losses: view.losses,
@@ -104,10 +105,11 @@ test('live training in the worker: the loss falls and the pronoun head rises', {
   const last = run.losses.slice(-3).reduce((a, p) => a + p.loss, 0) / 3;
   const e0 = run.evals[0];
   const e1 = run.evals[run.evals.length - 1];
+  const reached = run.evals.find((e) => e.pronoun >= 0.8);
   console.log(`live training: ${run.losses.at(-1).step} steps in ${run.losses.at(-1).seconds.toFixed(1)} s of training ` +
     `(${((Date.now() - started) / 1000).toFixed(0)} s wall); loss ${first.toFixed(3)} -> ${last.toFixed(3)}; ` +
     `best pronoun head ${e0.pronoun.toFixed(3)} (step ${e0.step}) -> ${e1.pronoun.toFixed(3)} (step ${e1.step}, ${e1.seconds.toFixed(1)} s); ` +
-    `pronoun accuracy ${e1.accuracy.pronoun.toFixed(3)}`);
+    `pronoun accuracy ${e1.accuracy.pronoun.toFixed(3)}; first >= 0.8 at ${reached ? `step ${reached.step}, ${reached.seconds.toFixed(1)} s of training` : 'never'}`);
   assert.ok(last < first - 0.5, `loss should fall: ${first} -> ${last}`);
   assert.ok(e1.pronoun > e0.pronoun + 0.2, `pronoun head should rise: ${e0.pronoun} -> ${e1.pronoun}`);
   await page.screenshot({ path: path.join(shots, 'train-live.png'), fullPage: true });

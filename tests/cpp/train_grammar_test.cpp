@@ -17,7 +17,7 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
   Grammar g;
   Rng rng(42);
   const auto& w = g.vocabulary();
-  int with_distractor = 0, because = 0, so = 0, induction_links = 0;
+  int with_distractor = 0, because = 0, so = 0, induction_links = 0, repeated_later_tokens = 0;
   const int n = 2000;
   for (int i = 0; i < n; ++i) {
     Sentence s = g.generate(rng);
@@ -80,19 +80,24 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
       distractor = true;
     }
     with_distractor += distractor;
-    // the repeat: 2..6 tokens after "again", each once in the first part
+    // the repeat: 2..6 tokens after "again", a copy of a span whose first token occurs once
     ASSERT_GE(s.repeat_length, 2);
     ASSERT_LE(s.repeat_length, 6);
     ASSERT_EQ(w[t[s.repeat_start - 1]].text, "again");
-    for (int k = 0; k < s.repeat_length; ++k) {
-      ASSERT_EQ(t[s.repeat_start + k], t[s.source_start + k]);
-      int count = 0;
-      for (int p = 1; p < s.repeat_start - 1; ++p) count += t[p] == t[s.source_start + k];
-      ASSERT_EQ(count, 1) << g.to_text(t);
+    for (int k = 0; k < s.repeat_length; ++k) ASSERT_EQ(t[s.repeat_start + k], t[s.source_start + k]);
+    int count = 0;
+    for (int p = 1; p < s.repeat_start - 1; ++p) count += t[p] == t[s.source_start];
+    ASSERT_EQ(count, 1) << g.to_text(t);
+    for (int k = 1; k < s.repeat_length; ++k) {
+      int c = 0;
+      for (int p = 1; p < s.repeat_start - 1; ++p) c += t[p] == t[s.source_start + k];
+      repeated_later_tokens += c > 1;
     }
   }
-  std::printf("%d sentences: %d with distractors before the verb, %d because / %d so, %d induction links\n", n,
-              with_distractor, because, so, induction_links);
+  std::printf("%d sentences: %d with distractors before the verb, %d because / %d so, %d induction links, "
+              "%d repeat tokens that also occur elsewhere\n",
+              n, with_distractor, because, so, induction_links, repeated_later_tokens);
+  EXPECT_GT(repeated_later_tokens, 0);
   EXPECT_GT(with_distractor, n / 2);
   EXPECT_GT(because, n / 4);
   EXPECT_GT(so, n / 4);

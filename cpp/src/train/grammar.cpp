@@ -189,7 +189,9 @@ bool Grammar::try_generate(Rng& rng, Sentence* out) const {
   t.push_back(pick(rng, Category::kState, -1));
   t.push_back(id_of("."));
 
-  // The repeat: a span whose every token occurs once before "again".
+  // The repeat: a span whose first token occurs once before "again" (so what to copy is
+  // defined from its first token on); the tokens after it may occur elsewhere too, so that
+  // copying needs the token before each one (an induction head), not only which words fit.
   const int first_end = static_cast<int>(t.size());  // positions 1 .. first_end - 1
   const int max_length = std::min(6, kMaxLength - first_end - 2);
   if (max_length < 2) return false;
@@ -198,9 +200,7 @@ bool Grammar::try_generate(Rng& rng, Sentence* out) const {
   for (int i = 1; i < first_end; ++i) ++counts[t[i]];
   std::vector<int> starts;
   for (int start = 1; start + length <= first_end; ++start) {
-    bool unique = true;
-    for (int k = 0; k < length; ++k) unique = unique && counts[t[start + k]] == 1;
-    if (unique) starts.push_back(start);
+    if (counts[t[start]] == 1) starts.push_back(start);
   }
   if (starts.empty()) return false;
   const int source = starts[rng.below(static_cast<int>(starts.size()))];

@@ -98,7 +98,7 @@ Model<Real>::Model(const ModelConfig& config) : config_(config), specs_(paramete
 }
 
 template <typename Real>
-void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions) {
+void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions, bool fan_in_scale) {
   Rng rng(seed);
   const double residual_std = 0.02 / std::sqrt(2.0 * config_.num_layers);
   for (const ParameterSpec& spec : specs_) {
@@ -107,7 +107,10 @@ void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions) {
     const bool is_residual_proj = spec.name.find("proj.weight") != std::string::npos;
     for (size_t i = 0; i < spec.size; ++i) {
       if (spec.shape.size() == 2) {
-        p[i] = static_cast<Real>(rng.normal() * (is_residual_proj ? residual_std : 0.02));
+        const bool embedding = spec.name == "wte.weight" || spec.name == "wpe.weight";
+        const double std = !fan_in_scale ? (is_residual_proj ? residual_std : 0.02)
+                                         : (embedding ? 1.0 : 1.0 / std::sqrt(static_cast<double>(spec.shape[1])));
+        p[i] = static_cast<Real>(rng.normal() * std);
       } else {
         p[i] = is_gain ? Real(1) : Real(0);
       }

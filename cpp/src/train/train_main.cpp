@@ -24,7 +24,7 @@ namespace {
   std::fprintf(stderr, "mha_trainer: %s\n", problem.c_str());
   std::fprintf(stderr,
                "usage: mha_trainer [--seed S] [--steps N] [--batch B] [--lr X] [--warmup W] [--eval N]\n"
-               "                   [--log-every K] [--eval-every K] [--wd X] [--positions sinusoid|normal]\n"
+               "                   [--log-every K] [--eval-every K] [--wd X] [--positions sinusoid|normal] [--init fan-in|gpt2]\n"
                "                   [--out weights.bin] [--json]\n");
   std::exit(2);
 }
@@ -132,6 +132,11 @@ int main(int argc, char** argv) {
       const std::string v = value();
       if (v != "sinusoid" && v != "normal") usage("--positions: expected sinusoid or normal, got \"" + v + "\"");
       config.sinusoidal_positions = v == "sinusoid";
+    }
+    else if (flag == "--init") {
+      const std::string v = value();
+      if (v != "fan-in" && v != "gpt2") usage("--init: expected fan-in or gpt2, got \"" + v + "\"");
+      config.fan_in_scale = v == "fan-in";
     }
     else if (flag == "--wd") config.weight_decay = parse_double("--wd", value(), 0.0, 10.0);
     else if (flag == "--eval-every") eval_every = static_cast<int>(parse_int("--eval-every", value(), 1, 1000000));

@@ -172,7 +172,7 @@ Trainer::Trainer(const ModelConfig& model_config, const TrainConfig& config, con
       model_(model_config),
       optimizer_(parameter_specs(model_config), AdamWConfig{0.9, 0.95, 1e-8, config.weight_decay}),
       data_rng_(config.seed ^ kDataStream) {
-  model_.initialize(config.seed, config.sinusoidal_positions);
+  model_.initialize(config.seed, config.sinusoidal_positions, config.fan_in_scale);
   for (const Sentence& s : held_out) held_out_keys_.insert(key_of(s.tokens));
   const int B = config.batch_size, T = model_config.context;
   tokens_.resize(static_cast<size_t>(B) * T);

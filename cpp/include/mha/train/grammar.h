@@ -12,8 +12,9 @@
 //   object; PRON is he / she / it (singular, by the noun's class) or they (plural), and the
 //   generator only keeps sentences where exactly one noun could be its antecedent. COPULA
 //   agrees with PRON (is / are). REPEAT is a copy of a 2-6 token span of the sentence before
-//   "again", chosen so that every token of the span occurs once in that part: copying it needs
-//   an induction head, not a guess.
+//   "again" whose first token occurs once in that part: what to copy is then defined, and
+//   since the later tokens of the span may occur more than once, copying them needs the token
+//   before each (an induction head), not only a guess of which word fits.
 //
 // Adjectives take -s in the plural (big / bigs), as Romance adjectives do, so that they agree
 // with their noun visibly.

@@ -62,7 +62,11 @@ class Model {
   // With sinusoidal_positions, wpe starts instead as the sinusoids of "Attention Is All You
   // Need" scaled to the same RMS (0.02) as wte, and is trained like any weight: "attend to the
   // token before" is then one linear map for every position, not 32 separate ones to learn.
-  void initialize(uint64_t seed, bool sinusoidal_positions = false);
+  // With fan_in_scale, matrices are instead N(0, 1/sqrt(fan_in)) (the scale of PyTorch's
+  // nn.Linear default) and embeddings N(0, 1) (nn.Embedding's): at d_model 64, GPT-2's 0.02 is
+  // six times smaller than 1/sqrt(64), every attention map starts uniform and the query-key
+  // products grow slowly from there.
+  void initialize(uint64_t seed, bool sinusoidal_positions = false, bool fan_in_scale = false);
 
   // tokens and targets are (B, T) row-major; targets < 0 are ignored. Returns the mean loss
   // (NaN when no target is valid, or when T > context or B < 1: then backward() writes zeros). Keeps the activations for backward() and attention().

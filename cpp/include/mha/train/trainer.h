@@ -15,7 +15,7 @@ namespace mha::train {
 
 struct TrainConfig {
   uint64_t seed = 1;
-  int steps = 2500;
+  int steps = 3000;
   int batch_size = 32;
   double learning_rate = 3e-3;
   double min_learning_rate = 3e-4;
@@ -23,6 +23,7 @@ struct TrainConfig {
   double weight_decay = 0.1;
   double grad_clip = 1.0;
   bool sinusoidal_positions = false;  // see Model::initialize
+  bool fan_in_scale = true;           // see Model::initialize
 };
 
 // The held-out sentences: one fixed stream, the same for every seed. The trainer never sees
