@@ -79,7 +79,7 @@ test('every section is there, in order, and the formulas are typeset by the vend
   console.log(`  sections: ${ids.join(', ')}`);
   assert.deepEqual(ids, SECTIONS);
   await page.locator('#lesson-formula').scrollIntoViewIfNeeded();
-  await page.waitForFunction(() => document.querySelectorAll('#lesson-formula .katex').length >= 3, null, { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelectorAll('#lesson-formula .katex').length >= 3, null, { timeout: 30000 });
   const formula = await page.evaluate(() => [...document.querySelectorAll('#lesson-formula .katex-mathml')].map((m) => m.textContent).join('\n'));
   assert.match(formula, /MultiHead/);
   assert.match(formula, /softmax/);
@@ -155,7 +155,7 @@ test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with t
 
 test('the live code prints (1, 10, 64), (1, 10, 10) and d_k = 8, and runs again on request', async () => {
   await page.locator('#lesson-code').scrollIntoViewIfNeeded();
-  await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs || 0) >= 1, null, { timeout: 10000 });
+  await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs || 0) >= 1, null, { timeout: 30000 });
   const first = await page.textContent('#code-output');
   console.log(`  output:\n${first.split('\n').map((l) => `    ${l}`).join('\n')}`);
   const lines = first.split('\n');
@@ -166,7 +166,7 @@ test('the live code prints (1, 10, 64), (1, 10, 10) and d_k = 8, and runs again 
   assert.match(shown, /new mha\.MultiHeadAttention\(\{\s*embedDim: 64, numHeads: 8, batchFirst: true/);
   assert.match(shown, /print\(output\.shape\)/);
   await page.click('#code-run');
-  await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs) >= 2, null, { timeout: 10000 });
+  await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs) >= 2, null, { timeout: 30000 });
   assert.match(await page.textContent('#code-output'), /^\(1, 10, 64\)\n\(1, 10, 10\)\n8\n/);
 });
 
@@ -466,7 +466,7 @@ test('under a strict Content-Security-Policy the lesson and KaTeX cause no viola
     await p.goto(strict.url);
     await p.waitForFunction(() => document.querySelector('#lesson')?.dataset.ready, null, { timeout: 30000 });
     for (const id of SECTIONS) await p.locator(`#${id}`).scrollIntoViewIfNeeded();
-    await p.waitForFunction(() => document.querySelectorAll('#lesson .math-rendered').length > 20, null, { timeout: 10000 });
+    await p.waitForFunction(() => document.querySelectorAll('#lesson .math-rendered').length > 20, null, { timeout: 30000 });
     const rendered = await p.evaluate(() => document.querySelectorAll('#lesson .math-rendered').length);
     const violations = await p.evaluate(() => window.__violations);
     const ours = violations.filter((v) => /\/app\/lesson\/|\/vendor\/katex\//.test(`${v.source} ${v.blocked}`) || /font/.test(v.directive));
