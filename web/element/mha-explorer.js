@@ -589,7 +589,7 @@ export class MhaExplorerElement extends HTMLElement {
       button.querySelector('.title').textContent = `H${h + 1} · ${this.#headShort(h)}`;
       button.setAttribute('aria-label', `${this.#headName(h)}: entropy ${r.stats[h].entropy.toFixed(2)} nats. Select this head.`);
       drawHeatmap(button.querySelector('canvas'), {
-        values: this.#headMap(h), rows: r.L, cols: r.L, width: Math.max(60, cellWidth), maxCell: 24, showValues: false, theme,
+        values: this.#headMap(h), rows: r.L, cols: r.L, width: Math.max(60, cellWidth), maxCell: 24, showValues: false, theme, stableSize: false,
       });
     });
   }

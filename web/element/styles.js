@@ -69,7 +69,7 @@ button:hover { border-color: var(--mha-accent); }
 .stats dt { color: var(--mha-muted); }
 .stats dd { margin: 0; font-variant-numeric: tabular-nums; }
 .grid { display: grid; grid-template-columns: repeat(var(--mha-columns, 4), minmax(0, 1fr)); gap: 0.5rem; }
-.multiple { display: flex; flex-direction: column; align-items: flex-start; gap: 0.2rem; padding: 0.35rem; text-align: left; }
+.multiple { display: flex; flex-direction: column; align-items: flex-start; justify-content: flex-start; gap: 0.2rem; padding: 0.35rem; text-align: left; }
 .multiple[aria-pressed="true"] { border-color: var(--mha-highlight); box-shadow: 0 0 0 1px var(--mha-highlight); }
 .multiple .title { font-size: 0.8em; line-height: 1.2; }
 .compare { display: grid; grid-template-columns: repeat(var(--mha-columns, 3), minmax(0, 1fr)); gap: 0.75rem; align-items: start; }
