@@ -189,7 +189,9 @@ export function drawHeatmap(canvas, o) {
     // (c·x − s·y, s·x + c·y) in the rotated frame
     const c = Math.SQRT1_2, s = Math.SQRT1_2;
     ctx.setTransform(dpr * c, -dpr * s, dpr * s, dpr * c, 0, 0);
-    for (let j = 0; j < cols; j += step) {
+    // rotated labels sit step·cell·sin 45° apart, so columns need a wider step than rows
+    const colStep = Math.max(1, Math.ceil(((fontSize + 3) * Math.SQRT2) / cell));
+    for (let j = 0; j < cols; j += colStep) {
       const x = left + (j + 0.5) * cell, y = top - 6;
       ctx.fillText(shorten(o.colLabels[j], maxChars), c * x - s * y, s * x + c * y);
     }
