@@ -524,7 +524,7 @@ function renderWoView() {
   const concat = state.result.concat.data.subarray(t * E, (t + 1) * E);
   const output = state.result.output.data.subarray(t * E, (t + 1) * E);
   const wo = state.attention.getParameter('out_proj.weight').data;
-  $('wo-formula').textContent = `Token “${state.tokens[t].text}” (position ${t + 1}): ${H} heads × ${hd} dimensions = ${H * hd}, the model width d_model at this page's d_model of ${E}. (At the original Transformer's d_model of 512: 8 heads × 64 = 512, and W_O is 512 × 512.)`;
+  $('wo-formula').textContent = `Token “${state.tokens[t].text}” (position ${t + 1}): ${H} heads × ${hd} dimensions = ${H * hd} = d_model, this page's model width. (At the original Transformer's d_model of 512: 8 heads × 64 = 512, and W_O is 512 × 512.)`;
 
   const list = $('wo-heads');
   if (list.children.length !== H) {

@@ -52,7 +52,7 @@ export function takeawaysSection() {
     ['The bottleneck.', 'A basic encoder–decoder squeezes the whole input into one fixed-size context vector, and quality drops as inputs get longer.'],
     ['Teacher forcing.', 'Feeding the true previous token during training makes sequence-to-sequence training fast, but creates exposure bias: at inference the model conditions on its own, possibly wrong, outputs, which it never saw in training.'],
     ['Queries, keys, values.', 'Attention removes the bottleneck by letting the decoder reach every encoder position directly: a query is compared with keys, and the matching values are averaged, as in a soft lookup.'],
-    ['Scaling by √d_k.', 'Dot products of d_k-dimensional vectors grow with d_k; dividing by √d_k keeps the softmax out of saturation so that its gradients stay useful at any width.'],
+    ['Scaling by √d_k.', 'The dot product of two d_k-dimensional vectors with unit-variance entries has a spread of about √d_k; dividing by √d_k keeps the softmax out of saturation so that its gradients stay useful at any width.'],
     ['Self- and cross-attention.', 'Self-attention relates the positions of one sequence directly, with no distance penalty such as an RNN\'s step-by-step path; cross-attention lets one sequence read from another.'],
     ['Multiple heads.', 'Multi-head attention runs several attentions in parallel, each in d_model / h dimensions, so several kinds of relation are captured at once for about the cost of one; W_O combines them.'],
   ];
