@@ -234,11 +234,18 @@ class Statistics {
  public:
   std::string error() const { return error_; }
   val shapes() { return val(typed_memory_view(shapes_.size(), shapes_.data())); }
+  // Null past the default memory cap (the two maps together), before anything is allocated.
+  // Map a is written first; a large map b left from an earlier call is given back then.
   val input(int which, double count) {
+    if (which == 0 && b_.capacity() * sizeof(float) > (size_t{1} << 20)) std::vector<float>().swap(b_);
+    const double held = which == 0 ? 0.0 : double(a_.size()) * sizeof(float);
+    if (held + count * sizeof(float) > double(mha::kDefaultMemoryCapBytes)) return val::null();
     std::vector<float>& buffer = which == 0 ? a_ : b_;
+    if (buffer.capacity() * sizeof(float) > (size_t{1} << 20) && count < buffer.capacity() / 2) std::vector<float>().swap(buffer);
     buffer.resize(static_cast<size_t>(count));
     return val(typed_memory_view(buffer.size(), buffer.data()));
   }
+  double memoryCap() const { return double(mha::kDefaultMemoryCapBytes); }
 
   // Per head: 11 doubles each, in HeadStatistics' order; per row (if asked): 6 each.
   int headStatistics(double sparsity_threshold, bool per_row) {
@@ -336,6 +343,7 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .function("headStatistics", &Statistics::headStatistics)
       .function("headSimilarity", &Statistics::headSimilarity)
       .function("jsDivergence", &Statistics::jsDivergence)
+      .function("memoryCap", &Statistics::memoryCap)
       .function("mean", &Statistics::mean)
       .function("heads", &Statistics::heads)
       .function("rows", &Statistics::rows)

@@ -423,7 +423,11 @@ function createModule(core) {
     const shapes = s.shapes();
     shapes[which * SHAPE_STRIDE] = t.shape.length;
     for (let i = 0; i < t.shape.length; ++i) shapes[which * SHAPE_STRIDE + 1 + i] = t.shape[i];
-    s.input(which, t.data.length).set(t.data);
+    const view = s.input(which, t.data.length);
+    if (view === null || view === undefined) {
+      throw new MhaError('TOO_LARGE', `${what}: ${t.data.length} values (${t.data.length * 4} bytes) would take the statistics' inputs past the memory cap of ${s.memoryCap()} bytes`);
+    }
+    view.set(t.data);
     return t;
   }
 
