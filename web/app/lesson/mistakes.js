@@ -121,7 +121,7 @@ function forgettingWoDemo(mha, getTheme) {
     const scale = Math.max(1e-6, ...Array.from(output, Math.abs));
     drawStrip(outputCanvas, output, { cellWidth: 9, cellHeight: 22, scale, groups: NUM_HEADS, gap: 4, theme });
     drawHeatmap(headsCanvas, {
-      values: sources, rows: NUM_HEADS, cols: E, width: 8 + 70 + E * 12, maxCell: 12,
+      values: sources, rows: NUM_HEADS, cols: E, width: 8 + 70 + E * 14, maxCell: 14,
       rowLabels: Array.from({ length: NUM_HEADS }, (_, g) => `head ${g + 1}`), colLabels: Array.from({ length: E }, (_, r) => (r % 8 === 0 ? String(r) : '')), theme,
     });
     const diffFromConcat = maxAbsDiff(output, concat);

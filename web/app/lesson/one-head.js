@@ -124,6 +124,9 @@ export function oneHeadSection(mha) {
     drawStrip(contribCanvas, f.contribution, { cellWidth: 9, cellHeight: 20, scale, groups: NUM_HEADS, gap: 4, theme });
     drawStrip(outputCanvas, f.outputRow, { cellWidth: 9, cellHeight: 20, scale, groups: NUM_HEADS, gap: 4, theme });
     concatCanvas.setAttribute('aria-label', `Concatenation for “${tok}”: 64 numbers in 8 slots of 8; head ${h + 1} fills dimensions ${h * HEAD_DIM}–${h * HEAD_DIM + HEAD_DIM - 1}.`);
+    const listed = (v) => Array.from(v, (x) => fmt(x, 2)).join(', ');
+    contribCanvas.setAttribute('aria-label', `W_O times head ${h + 1}'s slot, for “${tok}”: 64 numbers, ${listed(f.contribution)}.`);
+    outputCanvas.setAttribute('aria-label', `Output for “${tok}”: 64 numbers, ${listed(f.outputRow)}.`);
     outlineSlot(concatCanvas, h, theme);
     outlineSlot(contribCanvas, h, theme);
     concatNote.textContent = `Head ${h + 1}'s context vector is placed at dimensions ${h * HEAD_DIM}–${(h + 1) * HEAD_DIM - 1} of the 64-number concatenation (the outlined slot); the other seven slots hold the other heads' context vectors for “${tok}”.`;
