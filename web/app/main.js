@@ -485,7 +485,8 @@ function renderPair() {
   const b = headMap(state.pairB);
   const diff = new Float32Array(L * L);
   for (let k = 0; k < diff.length; k += 1) diff[k] = a[k] - b[k];
-  const width = Math.min(300, Math.max(160, (sizes.pair - 40) / 3));
+  // three across when they fit; stacked on a narrow screen, each as wide as the column allows
+  const width = sizes.pair < 540 ? Math.min(300, sizes.pair - 8) : Math.min(300, Math.max(160, (sizes.pair - 40) / 3));
   const opts = { rows: L, cols: L, rowLabels: labels(), colLabels: labels(), width, maxCell: 22, highlightRow: highlightRow(), theme };
   state.layouts['pair-map-a'] = drawHeatmap($('pair-map-a'), { ...opts, values: a });
   state.layouts['pair-map-b'] = drawHeatmap($('pair-map-b'), { ...opts, values: b });
