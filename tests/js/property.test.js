@@ -5,7 +5,7 @@
 //
 // Seeds are fixed (FC_SEED overrides) so that a failure can be replayed.
 import assert from 'node:assert/strict';
-import test from 'node:test';
+import test, { after } from 'node:test';
 import fc from 'fast-check';
 import { loadMha, MhaError } from '../../web/lib/index.js';
 import { referenceForward, maxAbsDiff } from './reference-mha.js';
@@ -522,7 +522,7 @@ test('inputs past the memory cap are refused before they are copied in', () => {
   a.dispose();
 });
 
-test.after(() => {
+after(() => {
   for (const a of pool) a.dispose();
   capped.dispose();
 });
