@@ -12,6 +12,10 @@ import { TAGGED_EXAMPLES } from './examples.tagged.js';
 import { drawHeatmap, drawLegend, drawStrip, cellAt } from './heatmap.js';
 import { readWeightsFile, stateDictToJson } from './state-dict-file.js';
 import { drawWoDiagram, drawHeadWeights, headWeightsCellAt } from './wo-view.js';
+import { TrainedSource } from './trained-source.js';
+
+// The fourth source: the small transformer trained on the grammar (trained-source.js).
+const trained = new TrainedSource();
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
@@ -76,15 +80,18 @@ function setTheme(dark) {
 // Heads: names and descriptions depend on the source of the weights
 
 function numHeads() {
+  if (state.source === 'trained') return trained.numHeads;
   return state.attention ? state.attention.config.numHeads : NUM_HEADS;
 }
 
 function headTitle(h) {
+  if (state.source === 'trained') return `Head ${h + 1} – ${trained.head(h).name}`;
   if (state.source === 'designed') return `Head ${h + 1} – ${HEADS[h].name}`;
   return `Head ${h + 1}`;
 }
 
 function headShort(h) {
+  if (state.source === 'trained') return trained.head(h).short;
   return state.source === 'designed' ? HEADS[h].short : (state.source === 'random' ? 'random' : 'loaded');
 }
 
@@ -107,6 +114,10 @@ async function useSource(source) {
   $('source-error').hidden = true;
   const E = D_MODEL;
   try {
+    if (source === 'trained' || state.source === 'trained') {
+      await switchTrained(source);
+      if (source === 'trained') return;
+    }
     if (source === 'loaded') {
       if (!state.loaded) throw new Error('Load a state_dict file first.');
       const { config, stateDict } = state.loaded;
@@ -207,6 +218,7 @@ function defaultFocusToken(tokens) {
 }
 
 function selectExample(index) {
+  if (state.source === 'trained') { showTrainedSentence(() => trained.selectExample(index)); return; }
   const { text } = EXAMPLES[index];
   setTokens(TAGGED_EXAMPLES[text], text, index);
 }
@@ -222,6 +234,7 @@ async function loadTagger() {
 async function analyseFreeText(text) {
   const errorNode = $('free-text-error');
   errorNode.hidden = true;
+  if (state.source === 'trained') { showTrainedSentence(() => trained.selectText(text), 'free-text-error'); return; }
   const trimmed = text.trim();
   if (!trimmed) {
     showError('free-text-error', new Error('Type a sentence first.'));
@@ -250,6 +263,7 @@ async function analyseFreeText(text) {
 // Compute (the core) and draw
 
 function compute() {
+  if (state.source === 'trained') { computeTrained(); return; }
   const L = state.tokens.length;
   const result = state.attention.forward({
     query: { data: state.input, shape: [L, D_MODEL] },
@@ -333,7 +347,7 @@ const VIEWS = [
 
 /** The selected head's rows of W_Q, W_K, W_V (drawn only while "How its weights do it" is open). */
 function renderHeadWeights() {
-  if (!$('head-how').open) return;
+  if (!$('head-how').open || state.source === 'trained') return;
   const E = D_MODEL;
   const H = numHeads();
   const hd = E / H;
@@ -401,6 +415,7 @@ function renderTabs() {
 function renderHeadInfo() {
   const h = state.selectedHead;
   const s = state.stats[h];
+  if (state.source === 'trained') { renderTrainedHeadInfo(h, s); return; }
   $('head-name').textContent = headTitle(h);
   const designed = state.source === 'designed';
   $('head-focus').textContent = `This head focuses on ${designed ? HEADS[h].focus : `${describeByStatistics(s)}.`}`;
@@ -516,6 +531,12 @@ function renderPair() {
 }
 
 function renderWoView() {
+  $('wo-view-main').style.display = state.source === 'trained' ? 'none' : ''; // .wo-view is display: flex
+  if (state.source === 'trained') {
+    $('wo-formula').textContent = 'The trained model has two layers, each with its own W_O mixing its 8 heads into d_model = 64, followed by an MLP; its head outputs are not exposed to this view. The W_O step is drawn for the designed, random and loaded sources.';
+    $('wo-note').textContent = '';
+    return;
+  }
   const H = numHeads();
   const E = D_MODEL;
   const hd = E / H;
@@ -553,11 +574,122 @@ function renderWoView() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The trained source (its logic lives in trained-source.js; this block only wires it in)
+
+/** Enter or leave the trained source: its example list, its sentence, its help text. */
+async function switchTrained(source) {
+  const entering = source === 'trained';
+  if (entering) {
+    $('source-note').textContent = 'Loading the trained model and measuring its heads on 300 held-out sentences…';
+    await trained.load();
+    trained.layer = Number($('trained-layer').value);
+    if (state.source !== 'trained') state.savedSentence = state.sentence;
+    state.source = 'trained';
+    document.querySelectorAll('input[name="source"]').forEach((r) => { r.checked = r.value === 'trained'; });
+    $('download-weights').disabled = true;
+    $('free-text-help').textContent = `Trained source: type a sentence in the grammar's words (${trained.vocabulary.size} words, e.g. “each man likes these women so they are late.”); unknown words are named.`;
+    $('free-text').placeholder = 'e.g. each man likes these women so they are late .';
+    fillSentenceList(trained.examples().map((e) => ({ text: e.text, shows: `a sentence of the grammar (seed ${e.seed}) with its ground-truth links` })));
+    if (state.selectedHead >= trained.numHeads) state.selectedHead = 0;
+    state.pairA = Math.min(state.pairA, trained.numHeads - 1);
+    state.pairB = Math.min(state.pairB, trained.numHeads - 1);
+    buildHeadControls();
+    sizes = null;
+    const example = trained.sentence && trained.example >= 0 ? trained.example : 0;
+    selectExample(example);
+    return;
+  }
+  // leaving: the explorer's own examples and the sentence shown before
+  $('download-weights').disabled = false;
+  $('free-text-help').innerHTML = FREE_TEXT_HELP;
+  $('free-text').placeholder = FREE_TEXT_PLACEHOLDER;
+  fillSentenceList(EXAMPLES);
+  const saved = state.savedSentence || { text: EXAMPLES[0].text, example: 0 };
+  state.source = source;
+  buildHeadControls(); // the heads of the module in use until useSource replaces it
+  if (saved.example >= 0) selectExample(saved.example);
+  else await analyseFreeText(saved.text);
+}
+const FREE_TEXT_HELP = document.getElementById('free-text-help').innerHTML;
+const FREE_TEXT_PLACEHOLDER = document.getElementById('free-text').placeholder;
+
+function fillSentenceList(examples) {
+  const list = $('sentence-list');
+  const wired = list.dataset.keyboard === 'wired';
+  if (!wired) { buildSentenceList(examples); return; }
+  list.replaceChildren(...examples.map((example, i) => {
+    const button = el('button', { type: 'button', role: 'radio', 'aria-checked': 'false', class: 'sentence', text: example.text });
+    button.tabIndex = i === 0 ? 0 : -1;
+    button.addEventListener('click', () => selectExample(i));
+    return button;
+  }));
+  state.listExamples = examples;
+}
+
+/** Show a sentence of the trained source: select() picks it (and may throw a clear error). */
+function showTrainedSentence(select, errorId = 'source-error') {
+  try {
+    select();
+  } catch (error) {
+    showError(errorId, error);
+    return;
+  }
+  state.tokens = trained.tokens();
+  state.input = null;
+  state.sentence = { text: trained.sentenceText(), example: trained.example };
+  state.focusToken = state.tokens.length - 1;
+  state.hoverToken = -1;
+  const examples = state.listExamples || [];
+  $('sentence-note').textContent = trained.example >= 0
+    ? `Shows ${examples[trained.example] ? examples[trained.example].shows : 'a sentence of the grammar'}. <bos> is the start token the model always sees first.`
+    : `Your sentence: ${state.tokens.length - 1} words after <bos>, all in the trained model's vocabulary.`;
+  document.querySelectorAll('#sentence-list [role="radio"]').forEach((b, i) => {
+    b.setAttribute('aria-checked', String(i === trained.example));
+    b.tabIndex = i === Math.max(0, trained.example) ? 0 : -1;
+  });
+  renderTokenStrip();
+  $('parse-summary').textContent = trained.linksText();
+  $('source-note').textContent = `A 2-layer, 8-head transformer (d_model 64, context 32) trained by the core on the grammar (npm run train -- --seed 1, float16 weights); its heads measured on 300 held-out sentences. ${trained.layerSummary()} Heads are named only when their mean weight on a relation's true target clears ${trained.threshold.toFixed(2)}.`;
+  update();
+}
+
+function computeTrained() {
+  const weights = trained.layerWeights();
+  state.result = { weights };
+  state.stats = state.mha.headStatistics(weights).heads;
+  state.similarity = state.mha.headSimilarity(weights);
+  computePair();
+}
+
+function renderTrainedHeadInfo(h, s) {
+  const head = trained.head(h);
+  $('head-name').textContent = headTitle(h);
+  $('head-focus').textContent = `This head (layer ${trained.layer}) focuses on ${describeByStatistics(s)}. On held-out sentences its mean weight on each relation's true target: ${trained.scoresText(h)}.`;
+  $('head-typical').textContent = head.specialised
+    ? `Typical function: this head specialised during training: ${head.name}. Such heads are found in trained models such as GPT-2 (previous-token, induction and coreference heads).`
+    : `Typical function: this head did not specialise on any of the grammar's relations (best: ${head.best.relation.replace(/_/g, ' ')} at ${head.best.meanWeight.toFixed(2)}, below ${trained.threshold.toFixed(2)}); it may still help the model in ways these relations do not capture.`;
+  $('head-how').hidden = true;
+  const stats = [
+    ['Entropy', `${s.entropy.toFixed(2)} nats`, 'mean over query rows; causal rows see only earlier tokens'],
+    ['Sparsity', `${(s.sparsity * 100).toFixed(0)}%`, 'share of weights below 0.01 (the masked future counts)'],
+    ['Max attention', s.maxAttention.toFixed(2), 'largest weight of a row, averaged over rows'],
+    ['Avg attention', s.averageAttention.toFixed(3), 'mean of all weights'],
+  ];
+  $('head-stats').replaceChildren(...stats.map(([name, value, help]) => el('div', { class: 'stat', title: help },
+    el('dt', { text: name }), el('dd', { text: value }))));
+  const verdict = trained.checkOnSentence(h, headMap(h));
+  const check = $('label-check');
+  check.textContent = verdict.holds === null ? verdict.text : `${verdict.holds ? '✓ Holds' : '✗ Does not hold'}: ${verdict.text}.`;
+  check.className = verdict.holds === null ? '' : (verdict.holds ? 'ok' : 'bad');
+}
+
+// ---------------------------------------------------------------------------------------------
 // Controls
 
-function buildSentenceList() {
+function buildSentenceList(examples = EXAMPLES) {
   const list = $('sentence-list');
-  EXAMPLES.forEach((example, i) => {
+  list.replaceChildren();
+  examples.forEach((example, i) => {
     const button = el('button', { type: 'button', role: 'radio', 'aria-checked': 'false', class: 'sentence', text: example.text });
     button.tabIndex = i === 0 ? 0 : -1;
     button.addEventListener('click', () => selectExample(i));
@@ -578,6 +710,7 @@ function buildSentenceList() {
       selectExample(next);
     }
   });
+  list.dataset.keyboard = 'wired';
 }
 
 function buildHeadControls() {
@@ -733,6 +866,10 @@ function wireControls() {
   $('pair-a').addEventListener('change', () => { state.pairA = Number($('pair-a').value); computePair(); render(['measure', 'pair']); });
   $('pair-b').addEventListener('change', () => { state.pairB = Number($('pair-b').value); computePair(); render(['measure', 'pair']); });
   $('head-how').addEventListener('toggle', () => renderHeadWeights());
+  $('trained-layer').addEventListener('change', () => {
+    trained.layer = Number($('trained-layer').value);
+    if (state.source === 'trained') { buildHeadControls(); showTrainedSentence(() => {}); } else useSource('trained');
+  });
   $('table-toggle').addEventListener('click', () => {
     const shown = $('weights-table-wrap').classList.toggle('visually-hidden') === false;
     $('table-toggle').setAttribute('aria-pressed', String(shown));
@@ -786,6 +923,8 @@ function exposeDebugHook() {
     drawn: () => Object.fromEntries(Object.entries(state.drawn).map(([k, v]) => [k, Array.from(v)])),
     stats: () => state.stats.map((s) => ({ ...s })),
     pair: () => ({ a: state.pairA, b: state.pairB, mean: state.pairDivergence.mean }),
+    /** The trained source: its layer, threshold and sentence (words as the model sees them). */
+    trained: () => trained.snapshot(),
   };
   Object.freeze(hook);
   Object.defineProperty(window, '__mhaExplorer', { value: hook, writable: false, configurable: false });

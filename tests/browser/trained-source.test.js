@@ -1,0 +1,183 @@
+// The explorer's "trained" source in a real browser (Debian's chromium through playwright-core),
+// served by scripts/serve.js on a free port. Checks: the maps the page draws for the trained
+// model equal what web/lib/train.js returns for the same sentence (to 1e-6), on both layers, on
+// grammar sentences and on typed text; the statistics are the core's headStatistics of those
+// maps; the head names follow the measured heads x relations table; unknown words are named;
+// the other sources come back unchanged; no console errors. Screenshot: build/screenshots/.
+//
+//   node --test tests/browser/trained-source.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.js';
+import { EXAMPLES } from '../../web/app/examples.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const webRoot = path.join(root, 'web');
+const shots = path.join(root, 'build', 'screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const TOLERANCE = 1e-6;
+
+let server;
+let browser;
+let page;
+const consoleErrors = [];
+
+before(async () => {
+  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm', 'web/app/train/model-seed1.bin']) {
+    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "node scripts/build.js --wasm" first`);
+  }
+  assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM} (apt-get install chromium)`);
+  mkdirSync(shots, { recursive: true });
+  server = await startServer({ root: webRoot, port: 0 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('console', (msg) => {
+    if (msg.type() !== 'error') return;
+    if (/\/app\/lesson\/index\.js$/.test(msg.location().url || '') && !existsSync(path.join(webRoot, 'app', 'lesson', 'index.js'))) return;
+    consoleErrors.push(`${msg.text()} (${msg.location().url || 'no url'})`);
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.textContent('#status')}`);
+  // the reference: web/lib/train.js with the shipped weights, in the same page but its own session
+  await page.evaluate(async () => {
+    const { loadTrainer } = await import('/lib/train.js');
+    const { loadMha } = await import('/lib/index.js');
+    const trainer = await loadTrainer({ seed: 1, heldOut: 300 });
+    trainer.loadWeights(new Uint8Array(await (await fetch('/app/train/model-seed1.bin')).arrayBuffer()));
+    window.__trainedReference = { trainer, mha: await loadMha(), evaluation: trainer.evaluate(), threshold: trainer.labelThreshold };
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+async function waitShown(predicate) {
+  await page.waitForFunction(predicate, null, { timeout: 60000 });
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve())));
+}
+
+/** What the page shows against what train.js and the core compute for the same sentence. */
+async function compareWithReference(label) {
+  const r = await page.evaluate(() => {
+    const hook = window.__mhaExplorer;
+    const { trainer, mha } = window.__trainedReference;
+    const snap = hook.trained();
+    const text = snap.words.filter((w) => w !== '<bos>').join(' ');
+    const sentence = trainer.parse(text);
+    const maps = trainer.attention(sentence);
+    const [, H, T] = maps.shape;
+    const size = H * T * T;
+    const layer = maps.data.slice(snap.layer * size, (snap.layer + 1) * size);
+    const drawn = hook.drawn();
+    let maxMap = 0;
+    const selected = hook.selectedHead;
+    const check = (values, h) => {
+      if (values.length !== T * T) return Infinity;
+      let m = 0;
+      for (let k = 0; k < T * T; k += 1) m = Math.max(m, Math.abs(values[k] - layer[h * T * T + k]));
+      return m;
+    };
+    maxMap = Math.max(maxMap, check(drawn['main-heatmap'], selected));
+    for (let h = 0; h < H; h += 1) maxMap = Math.max(maxMap, check(drawn[`multiple-${h}`], h));
+    const pair = hook.pair();
+    maxMap = Math.max(maxMap, check(drawn['pair-map-a'], pair.a), check(drawn['pair-map-b'], pair.b));
+    const stats = mha.headStatistics({ data: layer, shape: [H, T, T] }).heads;
+    const shown = hook.stats();
+    let maxStat = 0;
+    for (let h = 0; h < H; h += 1) {
+      for (const key of ['entropy', 'sparsity', 'maxAttention', 'averageAttention']) maxStat = Math.max(maxStat, Math.abs(stats[h][key] - shown[h][key]));
+    }
+    return { T, H, layer: snap.layer, text, pageWords: snap.words, refWords: sentence.words, maxMap, maxStat, source: hook.source, tokens: hook.tokens().map((t) => t.text) };
+  });
+  console.log(`${label}: layer ${r.layer}, ${r.T} tokens, ${r.H} heads: max |page − train.js| = ${r.maxMap.toExponential(2)} (tolerance ${TOLERANCE}); statistics max |page − core| = ${r.maxStat.toExponential(2)} (tolerance ${TOLERANCE})`);
+  assert.equal(r.source, 'trained');
+  assert.equal(r.H, 8);
+  assert.deepEqual(r.pageWords, r.refWords, 'the page and train.js read the same words');
+  assert.deepEqual(r.tokens, r.refWords, 'the token strip shows the words the model sees');
+  assert.ok(r.maxMap <= TOLERANCE, `maps: max error ${r.maxMap} > ${TOLERANCE}`);
+  assert.ok(r.maxStat <= TOLERANCE, `statistics: max error ${r.maxStat} > ${TOLERANCE}`);
+  return r;
+}
+
+/** Tab names against the heads x relations table: named only when the best score clears the threshold. */
+async function checkHeadNames() {
+  const r = await page.evaluate(() => {
+    const { evaluation, threshold } = window.__trainedReference;
+    const layer = window.__mhaExplorer.trained().layer;
+    const tabs = [...document.querySelectorAll('#head-tabs .tab-name')].map((n) => n.textContent);
+    const expected = tabs.map((_, h) => {
+      const best = evaluation.heads.filter((s) => s.layer === layer && s.head === h).reduce((a, b) => (b.meanWeight > a.meanWeight ? b : a));
+      return { specialised: best.meanWeight >= threshold, relation: best.relation, score: best.meanWeight };
+    });
+    return { layer, tabs, expected, threshold, note: document.getElementById('source-note').textContent };
+  });
+  r.tabs.forEach((name, h) => {
+    const e = r.expected[h];
+    console.log(`  layer ${r.layer} H${h + 1}: "${name}" (best ${e.relation} ${e.score.toFixed(3)}, threshold ${r.threshold})`);
+    if (e.specialised) assert.notEqual(name, 'diffuse', `H${h + 1} clears the threshold and must be named`);
+    else assert.equal(name, 'diffuse', `H${h + 1} stays below the threshold and must be "diffuse"`);
+  });
+  const named = r.expected.filter((e) => e.specialised).length;
+  assert.match(r.note, named ? new RegExp(`${named} of 8 heads specialised`) : /none of its 8 heads specialised/);
+}
+
+test('the trained source shows train.js maps and the core statistics, layer 0 and layer 1', async () => {
+  await page.check('input[name="source"][value="trained"]');
+  await waitShown(() => window.__mhaExplorer.source === 'trained' && window.__mhaExplorer.trained().words);
+  const listed = await page.$$eval('#sentence-list [role="radio"]', (b) => b.map((x) => x.textContent));
+  assert.ok(listed.length >= 4, `expected grammar sentences as examples, got ${listed.length}`);
+  assert.ok(!listed.includes(EXAMPLES[0].text), 'the explorer examples are replaced while the trained source is selected');
+  await compareWithReference('grammar example 1');
+  await checkHeadNames();
+  await page.selectOption('#trained-layer', '1');
+  await waitShown(() => window.__mhaExplorer.trained().layer === 1);
+  await compareWithReference('grammar example 1');
+  await checkHeadNames();
+  await page.click('#head-tab-3');
+  await page.click('#sentence-list [role="radio"]:nth-child(3)');
+  await waitShown(() => window.__mhaExplorer.selectedHead === 3 && document.querySelectorAll('#sentence-list [aria-checked="true"]')[0]?.textContent === window.__mhaExplorer.sentence);
+  await compareWithReference('grammar example 3');
+  await page.screenshot({ path: path.join(shots, 'explorer-trained.png'), fullPage: true });
+});
+
+test('typed text in the grammar\'s words is shown; unknown words are named', async () => {
+  await page.fill('#free-text', 'each man likes these women so they are late . again each man');
+  await page.press('#free-text', 'Enter');
+  await waitShown(() => window.__mhaExplorer.sentence === 'each man likes these women so they are late . again each man');
+  await compareWithReference('typed sentence');
+  await page.fill('#free-text', 'the dog sees a <b>cat</b> and blah');
+  await page.press('#free-text', 'Enter');
+  await page.waitForSelector('#free-text-error:not([hidden])');
+  const message = await page.textContent('#free-text-error');
+  console.log(`unknown words message: ${message.slice(0, 120)}…`);
+  for (const word of ['“the”', '“<b>cat</b>”', '“and”', '“blah”']) assert.ok(message.includes(word), `expected ${word} named in: ${message}`);
+  assert.ok(!message.includes('“dog”') && !message.includes('“sees”'), 'known words are not called unknown');
+  assert.equal(await page.$$eval('#free-text-error b', (n) => n.length), 0, 'typed text stays text');
+  assert.equal(await page.evaluate(() => window.__mhaExplorer.sentence), 'each man likes these women so they are late . again each man', 'the last good sentence stays shown');
+});
+
+test('leaving the trained source brings the explorer back unchanged; no console errors', async () => {
+  await page.check('input[name="source"][value="designed"]');
+  await waitShown(() => window.__mhaExplorer.source === 'designed' && window.__mhaExplorer.sentence === document.querySelector('#sentence-list [aria-checked="true"]')?.textContent);
+  const back = await page.evaluate(() => ({ sentence: window.__mhaExplorer.sentence, tabs: [...document.querySelectorAll('#head-tabs .tab-name')].map((n) => n.textContent), input: window.__mhaExplorer.input().length }));
+  console.log(`back to designed: "${back.sentence}", heads ${back.tabs.join(', ')}`);
+  assert.equal(back.sentence, EXAMPLES[0].text);
+  assert.equal(back.tabs.length, 8);
+  assert.ok(!back.tabs.includes('diffuse'));
+  assert.ok(back.input > 0);
+  assert.deepEqual(consoleErrors, [], `console errors: ${consoleErrors.join('\n')}`);
+});
