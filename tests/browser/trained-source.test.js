@@ -151,7 +151,7 @@ test('the trained source shows train.js maps and the core statistics, layer 0 an
   await page.click('#sentence-list [role="radio"]:nth-child(3)');
   await waitShown(() => window.__mhaExplorer.selectedHead === 3 && document.querySelectorAll('#sentence-list [aria-checked="true"]')[0]?.textContent === window.__mhaExplorer.sentence);
   await compareWithReference('grammar example 3');
-  await page.screenshot({ path: path.join(shots, 'explorer-trained.png'), fullPage: true });
+  await page.locator('#explorer').screenshot({ path: path.join(shots, 'explorer-trained.png') });
 });
 
 test('typed text in the grammar\'s words is shown; unknown words are named', async () => {
