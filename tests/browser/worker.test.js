@@ -157,8 +157,14 @@ test('a large forward pass in the worker leaves the main thread free; the direct
     return { inWorker, onMain };
   });
   console.log(`  L=384, E=512: worker ${result.inWorker.ms.toFixed(0)} ms with the longest frame gap ${result.inWorker.longest.toFixed(0)} ms; main thread ${result.onMain.ms.toFixed(0)} ms with the longest gap ${result.onMain.longest.toFixed(0)} ms`);
-  // 250 ms: a loaded 2-core machine delays frames a little even when the main thread is idle
-  assert.ok(result.inWorker.longest < 250, `the page froze for ${result.inWorker.longest} ms while the worker computed`);
-  if (result.onMain.ms > 200) assert.ok(result.onMain.longest >= result.onMain.ms * 0.8, 'the direct call blocks frames (the comparison is meaningful)');
+  // Compared within this run, not against a fixed time: a loaded machine delays frames even when
+  // the main thread is idle. The direct call blocks frames for about its whole duration; in the
+  // worker the longest gap between frames must be well under that (and under 1 s in any case).
+  if (result.onMain.ms > 200) {
+    assert.ok(result.onMain.longest >= result.onMain.ms * 0.8, 'the direct call blocks frames (the comparison is meaningful)');
+    assert.ok(result.inWorker.longest < result.onMain.longest * 0.5,
+      `the page froze for ${result.inWorker.longest.toFixed(0)} ms while the worker computed (the direct call: ${result.onMain.longest.toFixed(0)} ms)`);
+  }
+  assert.ok(result.inWorker.longest < 1000, `the page froze for ${result.inWorker.longest} ms while the worker computed`);
   assert.deepEqual(errors, []);
 });
