@@ -179,5 +179,6 @@ test('leaving the trained source brings the explorer back unchanged; no console 
   assert.equal(back.tabs.length, 8);
   assert.ok(!back.tabs.includes('diffuse'));
   assert.ok(back.input > 0);
+  assert.match(await page.textContent('#free-text-help'), /part-of-speech tagger/, 'the free-text help of the other sources is back');
   assert.deepEqual(consoleErrors, [], `console errors: ${consoleErrors.join('\n')}`);
 });

@@ -587,6 +587,7 @@ async function switchTrained(source) {
     state.source = 'trained';
     document.querySelectorAll('input[name="source"]').forEach((r) => { r.checked = r.value === 'trained'; });
     $('download-weights').disabled = true;
+    if (!state.freeTextHelp) state.freeTextHelp = [...$('free-text-help').childNodes];
     $('free-text-help').textContent = `Trained source: type a sentence in the grammar's words (${trained.vocabulary.size} words, e.g. “each man likes these women so they are late.”); unknown words are named.`;
     $('free-text').placeholder = 'e.g. each man likes these women so they are late .';
     fillSentenceList(trained.examples().map((e) => ({ text: e.text, shows: `a sentence of the grammar (seed ${e.seed}) with its ground-truth links` })));
@@ -601,7 +602,7 @@ async function switchTrained(source) {
   }
   // leaving: the explorer's own examples and the sentence shown before
   $('download-weights').disabled = false;
-  $('free-text-help').innerHTML = FREE_TEXT_HELP;
+  if (state.freeTextHelp) $('free-text-help').replaceChildren(...state.freeTextHelp);
   $('free-text').placeholder = FREE_TEXT_PLACEHOLDER;
   fillSentenceList(EXAMPLES);
   const saved = state.savedSentence || { text: EXAMPLES[0].text, example: 0 };
@@ -610,7 +611,6 @@ async function switchTrained(source) {
   if (saved.example >= 0) selectExample(saved.example);
   else await analyseFreeText(saved.text);
 }
-const FREE_TEXT_HELP = document.getElementById('free-text-help').innerHTML;
 const FREE_TEXT_PLACEHOLDER = document.getElementById('free-text').placeholder;
 
 function fillSentenceList(examples) {
