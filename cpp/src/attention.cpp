@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <sstream>
 
 #include "mha/kernels.h"
 
