@@ -392,11 +392,12 @@ function createModule(core) {
       if (ablate.length) writeFloats(handle, SLOT.parameter, Float32Array.from(ablate));
       check(handle, handle.forward(keySource, valueSource, kpmDtype, maskDtype, flags, ablate.length));
 
+      // Ask the core only for what this call produced: each crossing costs time at lesson sizes.
       return {
         output: readResult(handle, RESULT.output),
-        weights: readResult(handle, RESULT.weights),
-        headOutputs: readResult(handle, RESULT.headOutputs),
-        concat: readResult(handle, RESULT.concat),
+        weights: flags & FLAG.needWeights ? readResult(handle, RESULT.weights) : null,
+        headOutputs: flags & FLAG.returnHeadOutputs ? readResult(handle, RESULT.headOutputs) : null,
+        concat: flags & FLAG.returnConcat ? readResult(handle, RESULT.concat) : null,
       };
     }
 
