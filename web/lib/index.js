@@ -1,6 +1,7 @@
 // The JavaScript API over the WebAssembly core: shapes, defaults, errors and ownership.
 // Types and documentation: index.d.ts beside this file.
 import { MhaError, codeName } from './errors.js';
+import { instantiateWasmModule } from './wasm-module.js';
 
 export { MhaError };
 export { loadStateDictFile, parseSafetensors, toSafetensors } from './safetensors.js';
@@ -47,29 +48,9 @@ export function loadMha(options = {}) {
   return modulePromise;
 }
 
-function isNode() {
-  return typeof process === 'object' && process !== null && typeof process.versions === 'object' &&
-    typeof process.versions.node === 'string' && typeof window === 'undefined';
-}
-
 async function instantiate(options) {
   const { default: createMhaCore } = await import('./wasm/mha_core.js');
-  const moduleArgs = {};
-  if (options.wasmBinary) {
-    moduleArgs.wasmBinary = options.wasmBinary;
-  } else if (isNode()) {
-    // Node's fetch cannot read a file path: hand the bytes over instead.
-    const fsName = 'node:fs/promises';
-    const { readFile } = await import(/* @vite-ignore */ fsName);
-    moduleArgs.wasmBinary = await readFile(new URL('./wasm/mha_core.wasm', import.meta.url));
-  } else {
-    const base = typeof location === 'object' ? location.href : undefined;
-    const wasmUrl = options.wasmUrl
-      ? new URL(options.wasmUrl, base).href
-      : new URL('./wasm/mha_core.wasm', import.meta.url).href;
-    moduleArgs.locateFile = () => wasmUrl;
-  }
-  const core = await createMhaCore(moduleArgs);
+  const core = await instantiateWasmModule(createMhaCore, new URL('./wasm/mha_core.wasm', import.meta.url), options);
   return createModule(core);
 }
 

@@ -9,6 +9,7 @@
 //   const maps = trainer.attention(s);      // { data: Float32Array, shape: [layers, H, T, T] }
 //   trainer.dispose();
 import { MhaError, codeName } from './errors.js';
+import { instantiateWasmModule } from './wasm-module.js';
 
 export const RELATIONS = ['previous', 'verb_subject', 'pronoun_antecedent', 'modifier_noun', 'induction'];
 /** Where a relation is measured: the link's own query, or the token before it. */
@@ -22,28 +23,12 @@ export const QUERY_PLACES = {
 
 let corePromise = null;
 
-function isNode() {
-  return typeof process === 'object' && process !== null && typeof process.versions === 'object' &&
-    typeof process.versions.node === 'string' && typeof window === 'undefined';
-}
-
 /** The raw WebAssembly module (one instance, shared by every session). */
 export function loadTrainCore(options = {}) {
   if (!corePromise) {
     corePromise = (async () => {
       const { default: createMhaTrain } = await import('./wasm/mha_train.js');
-      const moduleArgs = {};
-      if (options.wasmBinary) {
-        moduleArgs.wasmBinary = options.wasmBinary;
-      } else if (isNode()) {
-        const fsName = 'node:fs/promises';
-        const { readFile } = await import(/* @vite-ignore */ fsName);
-        moduleArgs.wasmBinary = await readFile(new URL('./wasm/mha_train.wasm', import.meta.url));
-      } else {
-        const wasmUrl = new URL('./wasm/mha_train.wasm', import.meta.url).href;
-        moduleArgs.locateFile = () => wasmUrl;
-      }
-      const core = await createMhaTrain(moduleArgs);
+      const core = await instantiateWasmModule(createMhaTrain, new URL('./wasm/mha_train.wasm', import.meta.url), options);
       if (typeof core.TrainSession !== 'function') {
         throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no TrainSession: rebuild with npm run build');
       }
