@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import os from 'node:os';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 import { EXAMPLES } from '../../web/app/examples.js';
 import { checkHeadLabel, THRESHOLDS } from '../../web/app/label-checks.js';
@@ -22,7 +22,6 @@ import { checkHeadLabel, THRESHOLDS } from '../../web/app/label-checks.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
 const shots = path.join(root, 'build', 'screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const HEAD_NAMES = ['previous token', 'next token', 'same class', 'verb→subject', 'pronoun→noun', 'modifier→noun', 'first-token sink', 'broad average'];
 
 let server;
@@ -46,12 +45,7 @@ before(async () => {
   assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM} (apt-get install chromium)`);
   mkdirSync(shots, { recursive: true });
   server = await startServer({ root: webRoot, port: 0 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await newPage({ width: 1280, height: 900 });
   await openPage();
 });

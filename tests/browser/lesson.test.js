@@ -12,13 +12,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
 const shots = path.join(root, 'build', 'screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const SECTIONS = ['lesson-idea', 'lesson-cost', 'lesson-one-head', 'lesson-code', 'lesson-mistakes', 'lesson-gqa', 'lesson-masks',
   'lesson-ablation', 'lesson-interview', 'lesson-practice', 'lesson-takeaways', 'lesson-related'];
 const TOLERANCE = 1e-5;
@@ -40,12 +39,7 @@ before(async () => {
   assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM} (apt-get install chromium)`);
   mkdirSync(shots, { recursive: true });
   server = await startServer({ root: webRoot, port: 0 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url || 'no url'})`); });
   page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));

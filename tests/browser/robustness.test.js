@@ -14,13 +14,12 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 import { loadMha, toSafetensors } from '../../web/lib/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 let server;
 let browser;
@@ -47,12 +46,7 @@ before(async () => {
   }
   assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM} (apt-get install chromium)`);
   server = await startServer({ root: webRoot, port: 0 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

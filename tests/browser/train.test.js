@@ -8,12 +8,11 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const shots = path.join(root, 'build', 'screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const VIEW = 'mha-train-view';
 
 let server;
@@ -26,12 +25,7 @@ before(async () => {
   assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM}`);
   mkdirSync(shots, { recursive: true });
   server = await startServer({ root: path.join(root, 'web'), port: 0 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

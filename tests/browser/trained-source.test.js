@@ -12,14 +12,13 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 import { EXAMPLES } from '../../web/app/examples.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
 const shots = path.join(root, 'build', 'screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const TOLERANCE = 1e-6;
 
 let server;
@@ -34,12 +33,7 @@ before(async () => {
   assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM} (apt-get install chromium)`);
   mkdirSync(shots, { recursive: true });
   server = await startServer({ root: webRoot, port: 0 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('console', (msg) => {
     if (msg.type() !== 'error') return;

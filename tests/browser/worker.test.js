@@ -9,11 +9,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 let server;
 let browser;
@@ -23,12 +22,7 @@ const errors = [];
 before(async () => {
   assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
   server = await startServer({ root: path.join(root, 'web'), port: 0 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage();
   page.on('pageerror', (error) => errors.push(error.message));
   // any same-origin page will do: the tests import the API themselves

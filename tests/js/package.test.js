@@ -15,12 +15,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const shots = path.join(root, 'build', 'screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const FIXTURE = path.join(root, 'tests/js/fixtures/weights/mha_e16_h4_f32');
 const TOLERANCE = 1e-4;
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -53,12 +52,7 @@ before(async () => {
   fs.copyFileSync(`${FIXTURE}.safetensors`, path.join(app, 'weights.safetensors'));
   fs.copyFileSync(`${FIXTURE}.reference.json`, path.join(app, 'reference.json'));
   assert.ok(fs.existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM}`);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   server = await startServer({ root: app, port: 0 });
   fs.mkdirSync(shots, { recursive: true });
 });

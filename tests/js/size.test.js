@@ -11,12 +11,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const budget = JSON.parse(fs.readFileSync(path.join(root, 'tests/size-budget.json'), 'utf8'));
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 let server;
 let browser;
@@ -26,12 +25,7 @@ before(async () => {
     assert.ok(fs.existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
   }
   server = await startServer({ root: path.join(root, 'web'), port: 0 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
