@@ -9,12 +9,11 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import os from 'node:os';
-import { CHROMIUM, launchChromium } from '../chromium.js';
+import { launchChromium, ensureVendored } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 import { EXAMPLES } from '../../web/app/examples.js';
 import { checkHeadLabel, THRESHOLDS } from '../../web/app/label-checks.js';
@@ -38,11 +37,7 @@ before(async () => {
   for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
     assert.ok(existsSync(path.join(root, file)), `expected ${file} (the WebAssembly core): run "npm run build" first`);
   }
-  if (!existsSync(path.join(webRoot, 'vendor', 'compromise-three.mjs'))) {
-    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'vendor.js')], { encoding: 'utf8' });
-    assert.equal(run.status, 0, `scripts/vendor.js failed: ${run.stderr}`);
-  }
-  assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM} (apt-get install chromium)`);
+  ensureVendored();
   mkdirSync(shots, { recursive: true });
   server = await startServer({ root: webRoot, port: 0 });
   browser = await launchChromium();

@@ -9,12 +9,11 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CHROMIUM, launchChromium } from '../chromium.js';
+import { launchChromium, ensureVendored } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 import { loadMha, toSafetensors } from '../../web/lib/index.js';
 
@@ -40,11 +39,7 @@ before(async () => {
   for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
     assert.ok(existsSync(path.join(root, file)), `expected ${file} (the WebAssembly core): run "npm run build" first`);
   }
-  if (!existsSync(path.join(webRoot, 'vendor', 'compromise-three.mjs'))) {
-    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'vendor.js')], { encoding: 'utf8' });
-    assert.equal(run.status, 0, `scripts/vendor.js failed: ${run.stderr}`);
-  }
-  assert.ok(existsSync(CHROMIUM), `expected a chromium binary at ${CHROMIUM} (apt-get install chromium)`);
+  ensureVendored();
   server = await startServer({ root: webRoot, port: 0 });
   browser = await launchChromium();
 });
