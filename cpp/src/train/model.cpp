@@ -93,7 +93,7 @@ Model<Real>::Model(const ModelConfig& config) : config_(config), specs_(paramete
   lm_head_ = specs_[i++].offset;
   const int L = config.num_layers;
   for (auto* v : {&ln1_, &ln1_mean_, &ln1_rstd_, &qkv_, &att_, &att_y_, &residual_mid_, &ln2_,
-                  &ln2_mean_, &ln2_rstd_, &fc_h_, &fc_gelu_, &residual_out_})
+                  &ln2_mean_, &ln2_rstd_, &fc_h_, &fc_cdf_, &fc_gelu_, &residual_out_})
     v->resize(L);
 }
 
@@ -163,6 +163,7 @@ Real Model<Real>::forward(const int* tokens, const int* targets, int B, int T) {
     ln2_mean_[l].resize(N);
     ln2_rstd_[l].resize(N);
     fc_h_[l].resize(N * F);
+    fc_cdf_[l].resize(N * F);
     fc_gelu_[l].resize(N * F);
     residual_out_[l].resize(N * C);
 
@@ -175,7 +176,7 @@ Real Model<Real>::forward(const int* tokens, const int* targets, int B, int T) {
     layernorm_forward(ln2_[l].data(), ln2_mean_[l].data(), ln2_rstd_[l].data(), residual_mid_[l].data(),
                       p + o.ln2_w, p + o.ln2_b, static_cast<int>(N), C);
     linear_forward(fc_h_[l].data(), ln2_[l].data(), p + o.fc_w, p + o.fc_b, static_cast<int>(N), F, C);
-    gelu_forward(fc_gelu_[l].data(), fc_h_[l].data(), N * F);
+    gelu_forward(fc_gelu_[l].data(), fc_cdf_[l].data(), fc_h_[l].data(), N * F);
     linear_forward(residual_out_[l].data(), fc_gelu_[l].data(), p + o.fc2_w, p + o.fc2_b, static_cast<int>(N), C, F);
     for (size_t i = 0; i < N * C; ++i) residual_out_[l][i] += residual_mid_[l][i];
     residual = residual_out_[l].data();
@@ -215,7 +216,7 @@ void Model<Real>::backward() {
   std::vector<Real>& datt_y = scratch_[4];
   std::vector<Real>& dfc_gelu = scratch_[5];
   std::vector<Real>& dfc_h = scratch_[6];
-  std::vector<Real>& datt_row = scratch_[7];
+  std::vector<Real>& datt = scratch_[7];
   dlogits.resize(static_cast<size_t>(N) * V);
   dresidual.assign(static_cast<size_t>(N) * C, Real(0));
   dln.resize(static_cast<size_t>(N) * C);
@@ -223,7 +224,7 @@ void Model<Real>::backward() {
   datt_y.resize(static_cast<size_t>(N) * C);
   dfc_gelu.resize(static_cast<size_t>(N) * F);
   dfc_h.resize(static_cast<size_t>(N) * F);
-  datt_row.resize(T);
+  datt.resize(static_cast<size_t>(T) * T);
 
   softmax_crossentropy_backward(dlogits.data(), probs_.data(), targets_.data(), valid_targets_, N, V);
   // logits = lnf . lm_head^T
@@ -243,7 +244,7 @@ void Model<Real>::backward() {
     linear_backward(dfc_gelu.data(), g + o.fc2_w, g + o.fc2_b, dresidual.data(), fc_gelu_[l].data(),
                     p + o.fc2_w, N, C, F);
     std::fill(dfc_h.begin(), dfc_h.end(), Real(0));
-    gelu_backward(dfc_h.data(), fc_h_[l].data(), dfc_gelu.data(), static_cast<size_t>(N) * F);
+    gelu_backward(dfc_h.data(), fc_h_[l].data(), fc_cdf_[l].data(), dfc_gelu.data(), static_cast<size_t>(N) * F);
     std::fill(dln.begin(), dln.end(), Real(0));
     linear_backward(dln.data(), g + o.fc_w, g + o.fc_b, dfc_h.data(), ln2_[l].data(), p + o.fc_w, N, F, C);
     layernorm_backward(dresidual.data(), g + o.ln2_w, g + o.ln2_b, dln.data(), residual_mid_[l].data(),
@@ -253,7 +254,7 @@ void Model<Real>::backward() {
     linear_backward(datt_y.data(), g + o.proj_w, g + o.proj_b, dresidual.data(), att_y_[l].data(),
                     p + o.proj_w, N, C, C);
     std::fill(dqkv.begin(), dqkv.end(), Real(0));
-    attention_backward(dqkv.data(), datt_row.data(), datt_y.data(), qkv_[l].data(), att_[l].data(), B, T, C, NH);
+    attention_backward(dqkv.data(), datt.data(), datt_y.data(), qkv_[l].data(), att_[l].data(), B, T, C, NH);
     std::fill(dln.begin(), dln.end(), Real(0));
     linear_backward(dln.data(), g + o.qkv_w, g + o.qkv_b, dqkv.data(), ln1_[l].data(), p + o.qkv_w, N, 3 * C, C);
     layernorm_backward(dresidual.data(), g + o.ln1_w, g + o.ln1_b, dln.data(), residual_in, p + o.ln1_w,

@@ -1,6 +1,6 @@
-// Training kernels: forward and backward of each layer of the decoder, plain loops (and Eigen
-// for the matrix products). Outputs first, then inputs, then sizes; every backward comment
-// quotes the forward line it inverts. Backward kernels accumulate (+=) into their gradients,
+// Training kernels: forward and backward of each layer of the decoder, plain loops and Eigen
+// (matrix products; element-wise exp and erf, which Eigen vectorises). Outputs first, then
+// inputs, then sizes; every backward comment quotes the forward line it inverts. Backward kernels accumulate (+=) into their gradients,
 // so a tensor read by two layers (the residual stream) sums both contributions.
 //
 // Sizes: B batch, T positions, C channels, NH heads, hs = C / NH head size, OC / IC output /
@@ -8,6 +8,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <unsupported/Eigen/SpecialFunctions>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -128,112 +129,102 @@ void linear_backward(Real* din, Real* dweight, Real* dbias, const Real* dout, co
 }
 
 // Causal multi-head attention on a packed qkv (N, 3C): q, k, v of head h at columns
-// h*hs, C + h*hs, 2C + h*hs.
+// h*hs, C + h*hs, 2C + h*hs. Per (b, h) the head's q, k, v are (T, hs) blocks of qkv with row
+// stride 3C, so each pass is one small matrix product.
 //   att[b, h, t, t2] = softmax_{t2 <= t}(q_t . k_t2 / sqrt(hs))     (B, NH, T, T), 0 above t
 //   out[b, t, h*hs + i] = sum_{t2 <= t} att[b, h, t, t2] v_t2[i]    (B, T, C)
+template <typename Real>
+using HeadBlock = Eigen::Map<RowMatrix<Real>, 0, Eigen::OuterStride<>>;
+template <typename Real>
+using ConstHeadBlock = Eigen::Map<const RowMatrix<Real>, 0, Eigen::OuterStride<>>;
+
 template <typename Real>
 void attention_forward(Real* out, Real* att, const Real* qkv, int B, int T, int C, int NH) {
   const int C3 = 3 * C;
   const int hs = C / NH;
   const Real scale = Real(1) / std::sqrt(static_cast<Real>(hs));
   for (int b = 0; b < B; ++b) {
+    const Real* qkv_b = qkv + static_cast<size_t>(b) * T * C3;
     for (int h = 0; h < NH; ++h) {
+      ConstHeadBlock<Real> q(qkv_b + h * hs, T, hs, Eigen::OuterStride<>(C3));
+      ConstHeadBlock<Real> k(qkv_b + C + h * hs, T, hs, Eigen::OuterStride<>(C3));
+      ConstHeadBlock<Real> v(qkv_b + 2 * C + h * hs, T, hs, Eigen::OuterStride<>(C3));
+      Eigen::Map<RowMatrix<Real>> att_bh(att + (static_cast<size_t>(b) * NH + h) * T * T, T, T);
+      // pass 1: scores (the future too; pass 3 zeroes it)
+      att_bh.noalias() = (q * k.transpose()) * scale;
       for (int t = 0; t < T; ++t) {
-        const Real* q_t = qkv + (static_cast<size_t>(b) * T + t) * C3 + h * hs;
-        Real* att_bth = att + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
-        // pass 1: scores and their max
-        Real maxval = -std::numeric_limits<Real>::infinity();
-        for (int t2 = 0; t2 <= t; ++t2) {
-          const Real* k_t2 = qkv + (static_cast<size_t>(b) * T + t2) * C3 + C + h * hs;
-          Real score = 0;
-          for (int i = 0; i < hs; ++i) score += q_t[i] * k_t2[i];
-          score *= scale;
-          att_bth[t2] = score;
-          maxval = std::max(maxval, score);
-        }
-        // pass 2: exp and sum
-        Real sum = 0;
-        for (int t2 = 0; t2 <= t; ++t2) {
-          att_bth[t2] = std::exp(att_bth[t2] - maxval);
-          sum += att_bth[t2];
-        }
+        auto scores = att_bh.row(t).head(t + 1).array();
+        // pass 2: exp (less the max) and sum
+        scores = (scores - scores.maxCoeff()).exp();
         // pass 3: normalise; the future is zero
-        const Real inv_sum = Real(1) / sum;
-        for (int t2 = 0; t2 < T; ++t2) att_bth[t2] = t2 <= t ? att_bth[t2] * inv_sum : Real(0);
-        // pass 4: weighted sum of the values
-        Real* out_bth = out + (static_cast<size_t>(b) * T + t) * C + h * hs;
-        for (int i = 0; i < hs; ++i) out_bth[i] = 0;
-        for (int t2 = 0; t2 <= t; ++t2) {
-          const Real* v_t2 = qkv + (static_cast<size_t>(b) * T + t2) * C3 + 2 * C + h * hs;
-          for (int i = 0; i < hs; ++i) out_bth[i] += att_bth[t2] * v_t2[i];
-        }
+        scores /= scores.sum();
+        att_bh.row(t).tail(T - 1 - t).setZero();
       }
+      // pass 4: weighted sum of the values
+      HeadBlock<Real> out_bh(out + static_cast<size_t>(b) * T * C + h * hs, T, hs, Eigen::OuterStride<>(C));
+      out_bh.noalias() = att_bh * v;
     }
   }
 }
 
-// datt_row is scratch of T floats.
+// datt is scratch of T * T values.
 template <typename Real>
-void attention_backward(Real* dqkv, Real* datt_row, const Real* dout, const Real* qkv,
-                        const Real* att, int B, int T, int C, int NH) {
+void attention_backward(Real* dqkv, Real* datt, const Real* dout, const Real* qkv, const Real* att,
+                        int B, int T, int C, int NH) {
   const int C3 = 3 * C;
   const int hs = C / NH;
   const Real scale = Real(1) / std::sqrt(static_cast<Real>(hs));
+  Eigen::Map<RowMatrix<Real>> datt_bh(datt, T, T);
   for (int b = 0; b < B; ++b) {
+    const Real* qkv_b = qkv + static_cast<size_t>(b) * T * C3;
+    Real* dqkv_b = dqkv + static_cast<size_t>(b) * T * C3;
     for (int h = 0; h < NH; ++h) {
+      ConstHeadBlock<Real> q(qkv_b + h * hs, T, hs, Eigen::OuterStride<>(C3));
+      ConstHeadBlock<Real> k(qkv_b + C + h * hs, T, hs, Eigen::OuterStride<>(C3));
+      ConstHeadBlock<Real> v(qkv_b + 2 * C + h * hs, T, hs, Eigen::OuterStride<>(C3));
+      HeadBlock<Real> dq(dqkv_b + h * hs, T, hs, Eigen::OuterStride<>(C3));
+      HeadBlock<Real> dk(dqkv_b + C + h * hs, T, hs, Eigen::OuterStride<>(C3));
+      HeadBlock<Real> dv(dqkv_b + 2 * C + h * hs, T, hs, Eigen::OuterStride<>(C3));
+      Eigen::Map<const RowMatrix<Real>> att_bh(att + (static_cast<size_t>(b) * NH + h) * T * T, T, T);
+      ConstHeadBlock<Real> dout_bh(dout + static_cast<size_t>(b) * T * C + h * hs, T, hs, Eigen::OuterStride<>(C));
+      // pass 4: out_bh = att_bh . v
+      datt_bh.noalias() = dout_bh * v.transpose();
+      dv.noalias() += att_bh.transpose() * dout_bh;
+      // passes 2-3: att_bh[t, t2] = exp(score_t2 - max) / sum  =>
+      // dscore[t, t2] = att[t, t2] * (datt[t, t2] - sum_t3 att[t, t3] datt[t, t3]); 0 in the future,
+      // where att is 0. Written over datt.
       for (int t = 0; t < T; ++t) {
-        const Real* att_bth = att + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
-        const Real* dout_bth = dout + (static_cast<size_t>(b) * T + t) * C + h * hs;
-        const Real* q_t = qkv + (static_cast<size_t>(b) * T + t) * C3 + h * hs;
-        Real* dq_t = dqkv + (static_cast<size_t>(b) * T + t) * C3 + h * hs;
-        // pass 4: out_bth[i] += att_bth[t2] * v_t2[i]
-        for (int t2 = 0; t2 <= t; ++t2) {
-          const Real* v_t2 = qkv + (static_cast<size_t>(b) * T + t2) * C3 + 2 * C + h * hs;
-          Real* dv_t2 = dqkv + (static_cast<size_t>(b) * T + t2) * C3 + 2 * C + h * hs;
-          Real datt = 0;
-          for (int i = 0; i < hs; ++i) {
-            datt += v_t2[i] * dout_bth[i];
-            dv_t2[i] += att_bth[t2] * dout_bth[i];
-          }
-          datt_row[t2] = datt;
-        }
-        // passes 2-3: att_bth[t2] = exp(score_t2 - max) / sum  =>
-        // dscore_t2 = att_t2 * (datt_t2 - sum_t3 att_t3 datt_t3)
-        Real weighted = 0;
-        for (int t2 = 0; t2 <= t; ++t2) weighted += att_bth[t2] * datt_row[t2];
-        // pass 1: score = (q_t . k_t2) * scale
-        for (int t2 = 0; t2 <= t; ++t2) {
-          const Real dscore = att_bth[t2] * (datt_row[t2] - weighted) * scale;
-          const Real* k_t2 = qkv + (static_cast<size_t>(b) * T + t2) * C3 + C + h * hs;
-          Real* dk_t2 = dqkv + (static_cast<size_t>(b) * T + t2) * C3 + C + h * hs;
-          for (int i = 0; i < hs; ++i) {
-            dq_t[i] += k_t2[i] * dscore;
-            dk_t2[i] += q_t[i] * dscore;
-          }
-        }
+        const Real weighted = att_bh.row(t).dot(datt_bh.row(t));
+        datt_bh.row(t).array() = att_bh.row(t).array() * (datt_bh.row(t).array() - weighted) * scale;
       }
+      // pass 1: score[t, t2] = (q_t . k_t2) * scale
+      dq.noalias() += datt_bh * k;
+      dk.noalias() += datt_bh.transpose() * q;
     }
   }
 }
 
-// out[i] = 0.5 * x * (1 + erf(x / sqrt(2)))   (nn.GELU, exact)
+// out[i] = x * cdf, cdf = 0.5 * (1 + erf(x / sqrt(2)))   (nn.GELU, exact); cdf (n) kept for
+// backward. Eigen's erf: std::erf in double, a rational approximation (a few ulp) in float.
 template <typename Real>
-void gelu_forward(Real* out, const Real* in, size_t n) {
+void gelu_forward(Real* out, Real* cdf, const Real* in, size_t n) {
+  using Array = Eigen::Array<Real, Eigen::Dynamic, 1>;
   const Real inv_sqrt2 = Real(0.70710678118654752440);
-  for (size_t i = 0; i < n; ++i) out[i] = Real(0.5) * in[i] * (Real(1) + std::erf(in[i] * inv_sqrt2));
+  Eigen::Map<const Array> x(in, static_cast<Eigen::Index>(n));
+  Eigen::Map<Array> cdf_a(cdf, static_cast<Eigen::Index>(n));
+  cdf_a = Real(0.5) * (Real(1) + (x * inv_sqrt2).erf());
+  Eigen::Map<Array>(out, static_cast<Eigen::Index>(n)) = x * cdf_a;
 }
 
 template <typename Real>
-void gelu_backward(Real* din, const Real* in, const Real* dout, size_t n) {
-  const Real inv_sqrt2 = Real(0.70710678118654752440);
+void gelu_backward(Real* din, const Real* in, const Real* cdf, const Real* dout, size_t n) {
+  using Array = Eigen::Array<Real, Eigen::Dynamic, 1>;
   const Real inv_sqrt_2pi = Real(0.39894228040143267794);
-  for (size_t i = 0; i < n; ++i) {
-    const Real x = in[i];
-    // out = 0.5 x (1 + erf(x / sqrt 2)) => dout/dx = Phi(x) + x phi(x)
-    const Real cdf = Real(0.5) * (Real(1) + std::erf(x * inv_sqrt2));
-    const Real pdf = inv_sqrt_2pi * std::exp(Real(-0.5) * x * x);
-    din[i] += (cdf + x * pdf) * dout[i];
-  }
+  Eigen::Map<const Array> x(in, static_cast<Eigen::Index>(n));
+  // out = x Phi(x) => dout/dx = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+  Eigen::Map<Array>(din, static_cast<Eigen::Index>(n)) +=
+      (Eigen::Map<const Array>(cdf, static_cast<Eigen::Index>(n)) + x * inv_sqrt_2pi * (Real(-0.5) * x * x).exp()) *
+      Eigen::Map<const Array>(dout, static_cast<Eigen::Index>(n));
 }
 
 // probs[n, :] = softmax(logits[n, :]); returns the summed -log probs[n, target[n]] over

@@ -96,7 +96,7 @@ class Model {
   std::vector<int> tokens_, targets_;
   std::vector<Real> encoded_;                         // (B, T, C)
   std::vector<std::vector<Real>> ln1_, ln1_mean_, ln1_rstd_, qkv_, att_, att_y_, residual_mid_;
-  std::vector<std::vector<Real>> ln2_, ln2_mean_, ln2_rstd_, fc_h_, fc_gelu_, residual_out_;
+  std::vector<std::vector<Real>> ln2_, ln2_mean_, ln2_rstd_, fc_h_, fc_cdf_, fc_gelu_, residual_out_;
   std::vector<Real> lnf_, lnf_mean_, lnf_rstd_, logits_, probs_;
   int valid_targets_ = 0;
   std::vector<Real> scratch_[8];  // backward's gradient buffers
