@@ -343,6 +343,8 @@ export interface WorkerMhaModule {
   headSimilarity(weights: TensorInput): Promise<{ jsd: Float64Array; numHeads: number }>;
   jsDivergence(a: TensorInput, b: TensorInput): Promise<{ perRow: Float64Array; mean: number }>;
   heapBytes(): Promise<number>;
+  /** Threads the worker's core computes with: 2 when the page is crossOriginIsolated, else 1. */
+  readonly threads: Promise<number>;
   /** {@link loadStateDictFile}, parsed in the worker (for large files). */
   loadStateDictFile(input: ArrayBuffer | Uint8Array | string | object, options?: StateDictFileOptions): Promise<StateDictFile>;
   /** Calls sent and not yet answered. */

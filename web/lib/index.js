@@ -101,7 +101,12 @@ async function instantiateThreads() {
     // Idle worker threads must not keep the process alive.
     for (const worker of [...core.PThread.unusedWorkers, ...core.PThread.runningWorkers]) worker.unref?.();
   } else {
-    const { default: createMhaCore } = await import('./wasm/threads/mha_core_threads.mjs');
+    // Imported by URL, not bundled: this script also holds the core's Node.js code (require of
+    // node: modules), which browser bundles cannot resolve. Bundlers that copy files named by
+    // `new URL('…', import.meta.url)` (Vite, webpack) ship it; where it is missing, 'auto'
+    // falls back to the single-thread core.
+    const scriptUrl = new URL('./wasm/threads/mha_core_threads.mjs', import.meta.url).href;
+    const { default: createMhaCore } = await import(/* @vite-ignore */ /* webpackIgnore: true */ scriptUrl);
     const files = {
       'mha_core_threads.wasm': new URL('./wasm/threads/mha_core_threads.wasm', import.meta.url).href,
       'mha_core_threads.worker.js': new URL('./wasm/threads/mha_core_threads.worker.js', import.meta.url).href,
