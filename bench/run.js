@@ -7,7 +7,7 @@
 //   npm run bench -- --json            one JSON object on stdout instead of the tables
 //   npm run bench -- --shapes B,C --engines wasm,tfjs-wasm --budget-ms 3000
 //
-// Engines: wasm, wasm-threads (the pthreads build, 2 threads), native-sse2, native-march,
+// Engines: wasm, wasm-threads (the pthreads core, 2 threads), native-sse2, native-march,
 // onnxruntime-web, onnxruntime-web-2t, tfjs-wasm, js, and wasm-simd-peak (the machine's f32x4
 // multiply+add peak, bench/simd_peak.js). Shapes A-E (bench/shapes.js), batch 1, self-attention.
 // Every engine gets the same weights and input; its output must match the `wasm` engine's to
@@ -19,7 +19,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { benchDir, repoRoot, writeShapeFiles } from './data.js';
 import { modelPath } from './engines/ort.js';
-import * as wasmThreads from './engines/wasm_threads.js';
 import { flops, SHAPES, WEIGHTS_SHAPES } from './shapes.js';
 import { engineAvailable } from './worker.js';
 
@@ -84,22 +83,6 @@ function buildNative(opts) {
     const b = run('cmake', ['--build', dir, '--target', 'mha_bench', '-j', '2']);
     if (b.status !== 0) log(opts, `[bench] building ${dir} failed:\n${b.stdout.slice(-2000)}${b.stderr.slice(-2000)}`);
   }
-}
-
-/** Builds the pthreads module in build/bench-wasm-threads (target mha_wasm_threads). */
-function buildWasmThreads(opts) {
-  const dir = 'build/bench-wasm-threads';
-  const env = { ...process.env, NODE_PATH: process.env.NODE_PATH || '/usr/share/nodejs' };
-  if (!fs.existsSync(path.join(repoRoot, dir, 'CMakeCache.txt'))) {
-    const c = run('emcmake', ['cmake', '-S', '.', '-B', dir, '-DCMAKE_BUILD_TYPE=Release', '-DMHA_WASM_THREADS=ON'], { env });
-    if (c.status !== 0) {
-      log(opts, `[bench] configuring ${dir} failed (wasm-threads will be skipped):\n${(c.stderr || String(c.error)).slice(-2000)}`);
-      return;
-    }
-  }
-  log(opts, `[bench] building ${dir}/mha_core_threads.js (pthreads, 2 threads)`);
-  const b = run('cmake', ['--build', dir, '--target', 'mha_wasm_threads', '-j', '2'], { env });
-  if (b.status !== 0) log(opts, `[bench] building ${dir} failed:\n${b.stdout.slice(-2000)}${b.stderr.slice(-2000)}`);
 }
 
 /** Exports the ONNX models the shapes need (with /usr/bin/python3 + torch), if missing. */
@@ -219,9 +202,7 @@ async function main() {
   if (!opts.quick) {
     if (engines.some((e) => e.startsWith('native'))) buildNative(opts);
     if (engines.some((e) => e.startsWith('onnxruntime'))) exportOnnx(opts, shapeNames);
-    if (engines.includes('wasm-threads')) buildWasmThreads(opts);
   }
-  if (engines.includes('wasm-threads') && wasmThreads.available() === true) wasmThreads.prepareLib();
 
   const results = [];
   const skipped = [];

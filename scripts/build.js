@@ -188,9 +188,14 @@ const WASM_OUT = path.join(repoRoot, 'web/lib/wasm');
 // training core (loaded only by the train view). Each: [file stem, its MODULARIZE export name].
 const WASM_MODULES = [['mha_core', 'createMhaCore'], ['mha_train', 'createMhaTrain']];
 const WASM_FILES = WASM_MODULES.flatMap(([stem]) => [`${stem}.js`, `${stem}.wasm`]);
+// The pthreads core, installed in web/lib/wasm/threads/: the classic script (what its worker
+// threads load, and what Node.js requires: the folder's package.json says commonjs), the same
+// as an ES module for the page's own import (.mjs), the worker script and the .wasm.
+const THREADS_STEM = 'mha_core_threads';
+const THREADS_FILES = [`${THREADS_STEM}.js`, `${THREADS_STEM}.worker.js`, `${THREADS_STEM}.wasm`];
 
 function installWasm(buildDir) {
-  for (const file of WASM_FILES) {
+  for (const file of [...WASM_FILES, ...THREADS_FILES]) {
     if (!fs.existsSync(path.join(buildDir, file))) {
       throw new BuildError(`the WebAssembly build did not produce ${path.relative(repoRoot, path.join(buildDir, file))}`);
     }
@@ -208,11 +213,26 @@ function installWasm(buildDir) {
     }
     console.log(`[build] wasm: installed web/lib/wasm/${stem}.js and ${stem}.wasm (${fs.statSync(path.join(buildDir, `${stem}.wasm`)).size} bytes)`);
   }
+  const threadsOut = path.join(WASM_OUT, 'threads');
+  fs.mkdirSync(threadsOut, { recursive: true });
+  const classic = fs.readFileSync(path.join(buildDir, `${THREADS_STEM}.js`), 'utf8');
+  const threadFiles = [
+    ...THREADS_FILES.map((f) => [f, fs.readFileSync(path.join(buildDir, f))]),
+    [`${THREADS_STEM}.mjs`, `${classic.trimEnd()}\nexport default createMhaCore;\n`],
+    ['package.json', '{ "type": "commonjs" }\n'],
+  ];
+  for (const [name, data] of threadFiles) {
+    const tmp = path.join(threadsOut, `.${name}.${process.pid}`);
+    fs.writeFileSync(tmp, data);
+    fs.renameSync(tmp, path.join(threadsOut, name));
+  }
+  console.log(`[build] wasm: installed web/lib/wasm/threads/ (the pthreads core, ${fs.statSync(path.join(buildDir, `${THREADS_STEM}.wasm`)).size} bytes of wasm)`);
 }
 
 function buildWasm({ force, hash }) {
   const buildDir = path.join(repoRoot, 'build/wasm');
-  const installed = WASM_FILES.every((f) => fs.existsSync(path.join(WASM_OUT, f)));
+  const installed = WASM_FILES.every((f) => fs.existsSync(path.join(WASM_OUT, f))) &&
+    THREADS_FILES.every((f) => fs.existsSync(path.join(WASM_OUT, 'threads', f)));
   if (!force && readStamp(buildDir) === hash) {
     if (!installed) installWasm(buildDir);
     console.log('[build] wasm: up to date');
@@ -220,8 +240,10 @@ function buildWasm({ force, hash }) {
   }
   if (!which('emcmake')) throw new BuildError('wasm build failed: emcmake not found (install the Debian package emscripten)');
   const env = emscriptenEnv();
-  if (!configured(buildDir)) {
-    run('wasm configure', 'emcmake', ['cmake', '-S', '.', '-B', 'build/wasm', '-DCMAKE_BUILD_TYPE=Release'], env);
+  // (A build folder configured before the pthreads module was built by default is configured again.)
+  const cache = path.join(buildDir, 'CMakeCache.txt');
+  if (!configured(buildDir) || !fs.readFileSync(cache, 'utf8').includes('MHA_WASM_THREADS:BOOL=ON')) {
+    run('wasm configure', 'emcmake', ['cmake', '-S', '.', '-B', 'build/wasm', '-DCMAKE_BUILD_TYPE=Release', '-DMHA_WASM_THREADS=ON'], env);
   }
   run('wasm build', 'cmake', ['--build', 'build/wasm', '-j', JOBS], env);
   installWasm(buildDir);

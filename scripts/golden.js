@@ -17,11 +17,15 @@ import { collectCaseFiles, formatResult } from '../tests/golden/golden_common.js
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NATIVE_RUNNER = path.join(repoRoot, 'build/native/mha_golden');
 const WASM_RUNNER = path.join(repoRoot, 'tests/golden/golden_wasm.js');
-const WASM_FILES = ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm'].map((f) => path.join(repoRoot, f));
+const WASM_FILES = {
+  wasm: ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm'],
+  'wasm-threads': ['web/lib/wasm/threads/mha_core_threads.js', 'web/lib/wasm/threads/mha_core_threads.wasm'],
+};
 const USAGE = 'usage: npm run golden -- [DIR|FILE ...] [--native-only | --wasm-only] [--no-build]';
 
 /** Asks scripts/build.js (when it is there) to bring the engines up to date; an error message or null. */
 async function ensureBuilt(engines) {
+  engines = [...new Set(engines.map((e) => (e === 'wasm-threads' ? 'wasm' : e)))];
   const buildScript = path.join(repoRoot, 'scripts/build.js');
   if (!fs.existsSync(buildScript)) return null;
   const { build, BuildError } = await import(pathToFileURL(buildScript).href);
@@ -42,7 +46,7 @@ function missingEngine(engine) {
       '(or `cmake -S . -B build/native && cmake --build build/native -j2`); it needs the Debian ' +
       'package nlohmann-json3-dev (apt-get install nlohmann-json3-dev)';
   }
-  const absent = WASM_FILES.filter((f) => !fs.existsSync(f));
+  const absent = WASM_FILES[engine].map((f) => path.join(repoRoot, f)).filter((f) => !fs.existsSync(f));
   if (absent.length === 0) return null;
   return `${absent.map((f) => path.relative(repoRoot, f)).join(' and ')} missing: build the ` +
     'WebAssembly module with `node scripts/build.js --wasm`';
@@ -58,7 +62,7 @@ function runEngine(engine, files) {
   while (remaining.length > 0) {
     const [cmd, args] = engine === 'native'
       ? [NATIVE_RUNNER, ['--json', ...remaining]]
-      : [process.execPath, [WASM_RUNNER, '--json', ...remaining]];
+      : [process.execPath, [WASM_RUNNER, '--json', ...(engine === 'wasm-threads' ? ['--threads'] : []), ...remaining]];
     const run = spawnSync(cmd, args, { cwd: repoRoot, encoding: 'utf8', maxBuffer: 1 << 28, timeout: 20 * 60_000 });
     for (const line of (run.stdout ?? '').split('\n')) {
       if (!line.startsWith('{')) continue;
@@ -97,9 +101,9 @@ async function main(argv) {
     console.log(USAGE);
     return 0;
   }
-  let engines = ['native', 'wasm'];
+  let engines = ['native', 'wasm', 'wasm-threads'];
   if (flags.has('--native-only')) engines = ['native'];
-  if (flags.has('--wasm-only')) engines = ['wasm'];
+  if (flags.has('--wasm-only')) engines = ['wasm', 'wasm-threads'];
   const targets = argv.filter((a) => !a.startsWith('-'));
   if (targets.length === 0) targets.push(path.join(repoRoot, 'tests/golden/cases'));
   for (const target of targets) {

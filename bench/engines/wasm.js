@@ -12,9 +12,10 @@ export function available() {
     : 'web/lib/wasm/mha_core.wasm is not built (npm run build)';
 }
 
-export async function create({ L, E, H }, weights, { needWeights, libUrl = '../../web/lib/index.js' }) {
+export async function create({ L, E, H }, weights, { needWeights, libUrl = '../../web/lib/index.js', pthreads = false }) {
   const { loadMha } = await import(libUrl);
-  const mha = await loadMha();
+  const mha = await loadMha({ threads: pthreads });
+  if (mha.threads !== (pthreads ? 2 : 1)) throw new Error(`expected the ${pthreads ? 'pthreads' : 'single-thread'} core, got ${mha.threads} thread(s)`);
   const attn = new mha.MultiHeadAttention({ embedDim: E, numHeads: H, batchFirst: true, seed: 0 });
   attn.loadStateDict({
     in_proj_weight: { data: weights.in_proj_weight, shape: [3 * E, E] },

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mha/attention.h"
+#include "mha/kernels.h"
 #include "mha/statistics.h"
 
 namespace {
@@ -308,6 +309,8 @@ class Statistics {
 double heap_bytes() { return double(__builtin_wasm_memory_size(0)) * 65536.0; }
 // Bytes malloc has handed out and not taken back: flat across calls unless something leaks.
 double heap_in_use() { return double(mallinfo().uordblks); }
+// Threads the kernels split work over: 1, or 2 in the pthreads module.
+int num_threads() { return mha::kernels::num_threads(); }
 int live_objects() { return live_attention_objects; }
 
 }  // namespace
@@ -351,4 +354,5 @@ EMSCRIPTEN_BINDINGS(mha_core) {
   emscripten::function("heapBytes", &heap_bytes);
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("liveObjects", &live_objects);
+  emscripten::function("numThreads", &num_threads);
 }

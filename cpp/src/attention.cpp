@@ -497,7 +497,11 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   // Projections: fused (N*L, 3E) for self-attention, else q (N*L, E), k and v (N*S_total, kv).
   // Self-attention without weights projects q, k, v one head at a time (3 * L * hd floats)
   // instead of all at once ((L, 3E)): memory O(L * hd) beyond the input and output.
-  const bool per_head_projection = self_attention && !extended_kv && !options.need_weights;
+  // (Below kPerHeadProjectionFloats the fused projection is used all the same: one GEMM over
+  // 3E columns packs the input once, where per-head GEMMs would pack it H times.)
+  constexpr double kPerHeadProjectionFloats = 1 << 21;
+  const bool per_head_projection = self_attention && !extended_kv && !options.need_weights &&
+                                   double(N) * L * 3 * E > kPerHeadProjectionFloats;
   const size_t at_qkv = self_attention && !extended_kv && !per_head_projection ? reserve(N * L * 3 * E) : 0;
   const size_t at_qkv_head = per_head_projection ? reserve(L * 3 * hd) : 0;
   const size_t at_q = (self_attention && !extended_kv) ? 0 : reserve(N * L * E);

@@ -37,7 +37,7 @@ const asInput = (t) => (t === null ? null : { data: t.data, shape: t.shape, dtyp
 /** Runs one case file; returns the per-case record (as golden_native.cpp's --json prints it). */
 export function runCase(mha, file) {
   const record = {
-    engine: 'wasm',
+    engine: mha.threads > 1 ? 'wasm-threads' : 'wasm',
     name: path.basename(file, '.json'),
     file,
     pass: false,
@@ -123,17 +123,22 @@ export function runCase(mha, file) {
   return record;
 }
 
-/** Loads the module the way users do: `loadMha()` from web/lib/index.js. */
-export async function loadModule() {
+/**
+ * Loads the module the way users do, `loadMha()` from web/lib/index.js: the single-thread core,
+ * or the pthreads core (`threads`), each asked for by name so that both are checked.
+ */
+export async function loadModule({ threads = false } = {}) {
   const indexUrl = pathToFileURL(path.join(repoRoot, 'web/lib/index.js'));
   const { loadMha } = await import(indexUrl.href);
-  return loadMha();
+  const mha = await loadMha({ threads });
+  if (mha.threads !== (threads ? 2 : 1)) throw new Error(`asked for ${threads ? 'the pthreads' : 'the single-thread'} core, got ${mha.threads} thread(s)`);
+  return mha;
 }
 
 async function main(argv) {
   const asJson = argv.includes('--json');
-  const unknown = argv.filter((a) => a.startsWith('-') && a !== '--json');
-  const usage = 'usage: node tests/golden/golden_wasm.js [--json] DIR|FILE...';
+  const unknown = argv.filter((a) => a.startsWith('-') && a !== '--json' && a !== '--threads');
+  const usage = 'usage: node tests/golden/golden_wasm.js [--json] [--threads] DIR|FILE...';
   if (argv.includes('-h') || argv.includes('--help')) {
     console.log(usage);
     return 0;
@@ -149,7 +154,7 @@ async function main(argv) {
   }
   let mha;
   try {
-    mha = await loadModule();
+    mha = await loadModule({ threads: argv.includes('--threads') });
   } catch (error) {
     console.error(`golden_wasm: cannot load the WebAssembly module through web/lib/index.js: ${error.message}\n` +
       'Build it with: node scripts/build.js --wasm');

@@ -1,7 +1,7 @@
 // The JavaScript API as a developer meets it: shapes, defaults, options, errors, ownership.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadMha, MhaError } from '../../web/lib/index.js';
+import { loadMha, MhaError, threadsAvailable } from '../../web/lib/index.js';
 
 const mha = await loadMha();
 
@@ -33,6 +33,46 @@ function throwsCode(fn, code, pattern) {
 
 test('loadMha returns one module', async () => {
   assert.equal(await loadMha(), mha);
+});
+
+test('in Node.js loadMha() loads the pthreads core; threads: false the single-thread one, with the same numbers', async () => {
+  const single = await loadMha({ threads: false });
+  assert.equal(mha.threads, 2);
+  assert.equal(single.threads, 1);
+  assert.equal(await loadMha({ threads: true }), mha);
+  assert.equal(await loadMha({ threads: false }), single);
+  assert.equal(threadsAvailable(), true);
+  // Big enough that the GEMMs' column panels and attention's row blocks are split over threads.
+  const config = { embedDim: 128, numHeads: 8, batchFirst: true, seed: 3 };
+  const query = { data: sequence(2 * 150 * 128, 7), shape: [2, 150, 128] };
+  for (const needWeights of [true, false]) {
+    const a = new mha.MultiHeadAttention(config);
+    const b = new single.MultiHeadAttention(config);
+    const ra = a.forward({ query, needWeights, isCausal: true });
+    const rb = b.forward({ query, needWeights, isCausal: true });
+    const out = maxAbsDiff(ra.output.data, rb.output.data);
+    console.log(`# needWeights ${needWeights}: max |threads - single| output ${out.toExponential(2)} (tolerance 0)`);
+    assert.equal(out, 0);
+    if (needWeights) assert.equal(maxAbsDiff(ra.weights.data, rb.weights.data), 0);
+    a.dispose();
+    b.dispose();
+  }
+  // wasmBinary names the single-thread module's bytes: 'auto' keeps to it.
+  const { readFile } = await import('node:fs/promises');
+  const bytes = await readFile(new URL('../../web/lib/wasm/mha_core.wasm', import.meta.url));
+  assert.equal((await loadMha({ wasmBinary: bytes })).threads, 1);
+});
+
+test('loadMha: a bad threads option is an MhaError naming what it expects', async () => {
+  for (const bad of [2, 'yes', {}]) {
+    assert.throws(() => loadMha({ threads: bad }), (error) => {
+      assert.ok(error instanceof MhaError);
+      assert.equal(error.code, 'INVALID_ARGUMENT');
+      assert.match(error.message, /threads must be 'auto', true or false/);
+      return true;
+    });
+  }
+  assert.throws(() => loadMha('fast'), /expected an options object, got string fast/);
 });
 
 test("the lesson's call: (1, 10, 64) in, (1, 10, 64) and (1, 10, 10) out", () => {

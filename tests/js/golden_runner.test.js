@@ -1,5 +1,5 @@
 // The golden runner must fail what is wrong: broken copies of committed cases go through
-// `node scripts/golden.js` (both engines) and each must FAIL, while the untouched copy passes.
+// `node scripts/golden.js` (native and both WebAssembly cores) and each must FAIL, while the untouched copy passes.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const casesDir = path.join(repoRoot, 'tests/golden/cases');
+// scripts/golden.js runs every case on the native core and on both WebAssembly cores.
+const ENGINES = ['native', 'wasm', 'wasm-threads'];
 
 function loadCase(name) {
   return JSON.parse(fs.readFileSync(path.join(casesDir, `${name}.json`), 'utf8'));
@@ -33,7 +35,7 @@ function firstNumberIndex(data) {
   return data.findIndex((v) => typeof v === 'number');
 }
 
-test('broken cases fail on both engines; the untouched case passes', () => {
+test('broken cases fail on every engine; the untouched case passes', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'golden-broken-'));
   const write = (name, c) => fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify({ ...c, name }));
   const expectations = {};
@@ -126,14 +128,14 @@ test('broken cases fail on both engines; the untouched case passes', () => {
   console.log(result.stdout.split('\n').filter((l) => /^(PASS|FAIL) |passed,/.test(l)).join('\n'));
   const names = Object.keys(expectations);
   for (const name of names) {
-    for (const engine of ['native', 'wasm']) {
+    for (const engine of ENGINES) {
       const got = result.verdicts[`${name}/${engine}`];
       assert.ok(got, `no result line for ${name} on ${engine}\n${result.stdout}\n${result.stderr}`);
       assert.equal(got.verdict, expectations[name], got.line);
     }
   }
-  const failures = names.filter((n) => expectations[n] === 'FAIL').length * 2;
-  assert.match(result.stdout, new RegExp(`^${names.length * 2 - failures} passed, ${failures} failed$`, 'm'));
+  const failures = names.filter((n) => expectations[n] === 'FAIL').length * ENGINES.length;
+  assert.match(result.stdout, new RegExp(`^${names.length * ENGINES.length - failures} passed, ${failures} failed$`, 'm'));
   assert.notEqual(result.status, 0, 'scripts/golden.js must exit non-zero when a case fails');
   fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -66,7 +66,10 @@ test('the tarball holds the .wasm, the JS API and its types, the element and wha
   const files = packed.files.map((f) => f.path);
   for (const needed of ['package.json', 'web/lib/index.js', 'web/lib/index.d.ts', 'web/lib/errors.js', 'web/lib/safetensors.js',
     'web/lib/worker.js', 'web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm', 'web/element/mha-explorer.js',
-    'web/element/mha-explorer.d.ts', 'web/element/styles.js', 'web/embed.html', 'web/vendor/compromise-three.mjs']) {
+    'web/element/mha-explorer.d.ts', 'web/element/styles.js', 'web/embed.html', 'web/vendor/compromise-three.mjs',
+    'web/lib/wasm/threads/mha_core_threads.js', 'web/lib/wasm/threads/mha_core_threads.mjs',
+    'web/lib/wasm/threads/mha_core_threads.worker.js', 'web/lib/wasm/threads/mha_core_threads.wasm',
+    'web/lib/wasm/threads/package.json']) {
     assert.ok(files.includes(needed), `the tarball lacks ${needed}`);
   }
   const unexpected = files.filter((f) => /^(tests|cpp|build|bench|node_modules)\//.test(f) || /^web\/vendor\/katex/.test(f));

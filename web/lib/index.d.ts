@@ -197,17 +197,34 @@ export interface MhaModule {
   heapInUse(): number;
   /** MultiHeadAttention objects whose WebAssembly memory is not yet freed (by dispose() or the finalizer). */
   liveObjects(): number;
+  /** Threads the core computes with: 2 for the pthreads core, 1 for the single-thread one. */
+  readonly threads: number;
 }
 
 export interface LoadOptions {
+  /**
+   * Which core: `'auto'` (default) loads the pthreads core (2 threads) in Node.js and in pages
+   * that are crossOriginIsolated (see {@link threadsAvailable}), the single-thread core elsewhere
+   * or when `wasmBinary` / `wasmUrl` are given (they name the single-thread module), and falls
+   * back to it if the threaded one cannot start; `true` insists on threads (rejects with an
+   * MhaError where they are not available); `false` always loads the single-thread core.
+   */
+  threads?: 'auto' | boolean;
   /** The .wasm bytes (skips fetching). */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Where the .wasm file is; defaults to beside this module. */
   wasmUrl?: string | URL;
 }
 
-/** Load the WebAssembly core (once; later calls return the same module). */
+/** Load the WebAssembly core (once per kind; later calls return the same module). */
 export function loadMha(options?: LoadOptions): Promise<MhaModule>;
+
+/**
+ * Whether the pthreads core can run here: Node.js, or a page (or its workers) served
+ * crossOriginIsolated (`Cross-Origin-Opener-Policy: same-origin` and
+ * `Cross-Origin-Embedder-Policy: require-corp`), where SharedArrayBuffer exists.
+ */
+export function threadsAvailable(): boolean;
 
 // ---------------------------------------------------------------------------------------------
 // Weights from files (web/lib/safetensors.js)
@@ -326,6 +343,8 @@ export interface WorkerMhaModule {
   headSimilarity(weights: TensorInput): Promise<{ jsd: Float64Array; numHeads: number }>;
   jsDivergence(a: TensorInput, b: TensorInput): Promise<{ perRow: Float64Array; mean: number }>;
   heapBytes(): Promise<number>;
+  /** Threads the worker's core computes with: 2 when the page is crossOriginIsolated, else 1. */
+  readonly threads: Promise<number>;
   /** {@link loadStateDictFile}, parsed in the worker (for large files). */
   loadStateDictFile(input: ArrayBuffer | Uint8Array | string | object, options?: StateDictFileOptions): Promise<StateDictFile>;
   /** Calls sent and not yet answered. */

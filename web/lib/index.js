@@ -1,7 +1,7 @@
 // The JavaScript API over the WebAssembly core: shapes, defaults, errors and ownership.
 // Types and documentation: index.d.ts beside this file.
 import { MhaError, codeName } from './errors.js';
-import { instantiateWasmModule } from './wasm-module.js';
+import { instantiateWasmModule, isNode } from './wasm-module.js';
 
 export { MhaError };
 export { loadStateDictFile, parseSafetensors, toSafetensors } from './safetensors.js';
@@ -32,26 +32,91 @@ const FLAG = {
 };
 const MASK_DTYPE = { none: 0, bool: 1, float32: 2 };
 
-let modulePromise = null;
+// One module per kind, loaded once: the single-thread core and the pthreads core.
+const modulePromises = new Map();
 
 /**
  * Load the WebAssembly core once; later calls return the same module.
  * @param {import('./index.js').LoadOptions} [options]
  */
 export function loadMha(options = {}) {
-  if (!modulePromise) {
-    modulePromise = instantiate(options).catch((error) => {
-      modulePromise = null;
+  if (options === null || typeof options !== 'object') {
+    throw new MhaError('INVALID_ARGUMENT', `loadMha: expected an options object, got ${describe(options)}`);
+  }
+  const threads = options.threads ?? 'auto';
+  if (threads !== 'auto' && threads !== true && threads !== false) {
+    throw new MhaError('INVALID_ARGUMENT', `loadMha: threads must be 'auto', true or false, got ${describe(threads)}`);
+  }
+  if (threads === true && !threadsAvailable()) {
+    return Promise.reject(new MhaError('INVALID_ARGUMENT',
+      'loadMha: threads: true needs SharedArrayBuffer and workers: Node.js, or a page served crossOriginIsolated ' +
+      '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp); this one is not'));
+  }
+  // wasmBinary / wasmUrl name the single-thread module's bytes: 'auto' then keeps to it.
+  const ownBinary = options.wasmBinary !== undefined || options.wasmUrl !== undefined;
+  const kind = threads === true || (threads === 'auto' && !ownBinary && threadsAvailable()) ? 'threads' : 'single';
+  let promise = modulePromises.get(kind);
+  if (!promise) {
+    promise = (kind === 'threads' ? instantiateThreads() : instantiateSingle(options)).catch((error) => {
+      modulePromises.delete(kind);
+      // 'auto' falls back to the single-thread module when the threaded one cannot start.
+      if (kind === 'threads' && threads === 'auto') return loadMha({ ...options, threads: false });
       throw error;
     });
+    modulePromises.set(kind, promise);
   }
-  return modulePromise;
+  return promise;
 }
 
-async function instantiate(options) {
+/**
+ * Whether the pthreads core can run here: in Node.js, and in pages (and their workers) that are
+ * crossOriginIsolated, where SharedArrayBuffer exists. Elsewhere loadMha() loads the
+ * single-thread core.
+ */
+export function threadsAvailable() {
+  if (typeof SharedArrayBuffer !== 'function' || typeof WebAssembly !== 'object') return false;
+  if (isNode()) return true;
+  return globalThis.crossOriginIsolated === true && typeof Worker === 'function';
+}
+
+async function instantiateSingle(options) {
   const { default: createMhaCore } = await import('./wasm/mha_core.js');
   const core = await instantiateWasmModule(createMhaCore, new URL('./wasm/mha_core.wasm', import.meta.url), options);
-  return createModule(core);
+  return createModule(core, 1);
+}
+
+// The pthreads core (web/lib/wasm/threads/): its worker threads load the classic script
+// mha_core_threads.js; the page imports the same code as an ES module (.mjs), and Node.js
+// requires the classic one. Its pool of worker threads starts with it.
+async function instantiateThreads() {
+  const dir = new URL('./wasm/threads/', import.meta.url);
+  let core;
+  if (isNode()) {
+    const moduleName = 'node:module';
+    const fsName = 'node:fs/promises';
+    const [{ createRequire }, { readFile }] = await Promise.all([
+      import(/* @vite-ignore */ moduleName), import(/* @vite-ignore */ fsName)]);
+    const createMhaCore = createRequire(import.meta.url)('./wasm/threads/mha_core_threads.js');
+    core = await createMhaCore({ wasmBinary: await readFile(new URL('mha_core_threads.wasm', dir)) });
+    // Idle worker threads must not keep the process alive.
+    for (const worker of [...core.PThread.unusedWorkers, ...core.PThread.runningWorkers]) worker.unref?.();
+  } else {
+    // Imported by URL, not bundled: this script also holds the core's Node.js code (require of
+    // node: modules), which browser bundles cannot resolve. Bundlers that copy files named by
+    // `new URL('…', import.meta.url)` (Vite, webpack) ship it; where it is missing, 'auto'
+    // falls back to the single-thread core.
+    const scriptUrl = new URL('./wasm/threads/mha_core_threads.mjs', import.meta.url).href;
+    const { default: createMhaCore } = await import(/* @vite-ignore */ /* webpackIgnore: true */ scriptUrl);
+    const files = {
+      'mha_core_threads.wasm': new URL('./wasm/threads/mha_core_threads.wasm', import.meta.url).href,
+      'mha_core_threads.worker.js': new URL('./wasm/threads/mha_core_threads.worker.js', import.meta.url).href,
+    };
+    core = await createMhaCore({
+      locateFile: (name) => files[name] ?? new URL(name, dir).href,
+      mainScriptUrlOrBlob: new URL('./wasm/threads/mha_core_threads.js', import.meta.url).href,
+    });
+  }
+  return createModule(core, core.numThreads());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,7 +216,7 @@ function flag(what, value, fallback) {
 
 // ---------------------------------------------------------------------------------------------
 
-function createModule(core) {
+function createModule(core, threads) {
   // Objects not disposed are freed when collected: a safety net, not the plan.
   const registry = typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((handle) => handle.delete())
@@ -481,5 +546,6 @@ function createModule(core) {
     heapBytes: () => core.heapBytes(),
     heapInUse: () => core.heapInUse(),
     liveObjects: () => core.liveObjects(),
+    threads,
   });
 }

@@ -62,6 +62,7 @@ function serveRequests() {
     }
     if (op === 'module') {
       const [method, methodArgs] = args;
+      if (method === 'threads') return mha.threads;
       if (!MODULE_METHODS.has(method)) throw new MhaError('INVALID_ARGUMENT', `no function ${method}`);
       return mha[method](...methodArgs);
     }
@@ -221,6 +222,8 @@ export async function createWorkerMha(options = {}) {
     headSimilarity: (weights) => request('module', 'headSimilarity', [weights]),
     jsDivergence: (a, b) => request('module', 'jsDivergence', [a, b]),
     heapBytes: () => request('module', 'heapBytes', []),
+    /** Threads the worker's core computes with (2 when the page is crossOriginIsolated). */
+    get threads() { return request('module', 'threads', []); },
     loadStateDictFile: (input, opts) => request('loadStateDictFile', input, opts),
     /** Number of calls sent and not yet answered. */
     get pending() { return pending.size; },

@@ -9,6 +9,10 @@
 
 namespace mha::kernels {
 
+// Threads the kernels split their work over: 1, or more when built with MHA_THREADS (the
+// pthreads WebAssembly module).
+int num_threads();
+
 // out[M, N] = in[M, K] . weight[N, K]^T + bias[N]   (nn.Linear's layout; bias may be null)
 void linear(float* out, const float* in, const float* weight, const float* bias, int64_t M,
             int64_t N, int64_t K);

@@ -42,29 +42,35 @@ void pack_nn(float* packed, const float* b, int64_t ldb, int64_t K, int64_t N) {
 
 namespace {
 
-// The micro-kernel: tile[MR x kNR] = sum over kc steps of a_panel[k, 0..MR) (x) b_panel[k, :].
-// a_panel is packed k-major (MR floats per k), b_panel kNR floats per k. Kept out of line and
-// small, so that the JIT of a WASM engine keeps all 2*MR accumulators in registers.
+// The micro-kernel: c[i, 0..kNR) = init[i] + sum over kc steps of a[k, i] * b_panel[k, :],
+// for i < MR. a holds MR floats per k, a_step apart (MR for a packed A panel); b_panel kNR
+// floats per k. init[i] is init + i * init_ld (init_ld 0 repeats one row: a bias), or zero
+// when init is null; c's rows are ldc apart (c may equal init: accumulation). Kept out of line
+// and small, so that the JIT of a WASM engine keeps all 2*MR accumulators in registers.
 template <int MR>
-__attribute__((noinline)) void micro_kernel(float* tile, const float* a_panel,
+__attribute__((noinline)) void micro_kernel(float* c, int64_t ldc, const float* init,
+                                            int64_t init_ld, const float* a, int64_t a_step,
                                             const float* b_panel, int kc) {
   constexpr int L = simd::kLanes;
   vfloat acc0[MR], acc1[MR];
-  for (int i = 0; i < MR; ++i) acc0[i] = acc1[i] = simd::splat(0.f);
+  for (int i = 0; i < MR; ++i) {
+    acc0[i] = init ? simd::load(init + i * init_ld) : simd::splat(0.f);
+    acc1[i] = init ? simd::load(init + i * init_ld + L) : simd::splat(0.f);
+  }
   for (int k = 0; k < kc; ++k) {
     const vfloat b0 = simd::load(b_panel);
     const vfloat b1 = simd::load(b_panel + L);
     for (int i = 0; i < MR; ++i) {
-      const vfloat a_ik = simd::load_splat(a_panel + i);
+      const vfloat a_ik = simd::load_splat(a + i);
       acc0[i] = simd::madd(acc0[i], a_ik, b0);
       acc1[i] = simd::madd(acc1[i], a_ik, b1);
     }
-    a_panel += MR;
+    a += a_step;
     b_panel += kNR;
   }
   for (int i = 0; i < MR; ++i) {
-    simd::store(tile + i * kNR, acc0[i]);
-    simd::store(tile + i * kNR + L, acc1[i]);
+    simd::store(c + i * ldc, acc0[i]);
+    simd::store(c + i * ldc + L, acc1[i]);
   }
 }
 
@@ -98,7 +104,8 @@ inline void merge_tile(float* c, int64_t ldc, const float* tile, const float* bi
   }
 }
 
-// Packs rows [0, rows) x k [0, kc) of A into MR-row panels, k-major; rows past `rows` are 0.
+}  // namespace
+
 void pack_a(float* packed, const float* a, int64_t lda, int64_t rows, int64_t kc) {
   for (int64_t i0 = 0; i0 < rows; i0 += kMR) {
     float* panel = packed + i0 * kc;
@@ -114,7 +121,10 @@ void pack_a(float* packed, const float* a, int64_t lda, int64_t rows, int64_t kc
   }
 }
 
-}  // namespace
+void micro_tile(float* c, int64_t ldc, const float* init, int64_t init_ld, const float* a,
+                int64_t a_step, const float* b_panel, int kc) {
+  micro_kernel<kMR>(c, ldc, init, init_ld, a, a_step, b_panel, kc);
+}
 
 void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
                  const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate) {
@@ -178,9 +188,24 @@ void gemm_serial(float* c, int64_t ldc, const float* a, int64_t lda, const float
           const int n_valid = static_cast<int>(std::min<int64_t>(kNR, N - n0));
           const float* bias_n = bias ? bias + n0 : nullptr;
           for (int64_t i = 0; i < mc; i += kMR) {
-            micro_kernel<kMR>(tile, a_block + i * kc, b_panel, static_cast<int>(kc));
-            merge_tile(c + (i0 + i) * ldc + n0, ldc, tile, bias_n, acc,
-                       static_cast<int>(std::min<int64_t>(kMR, mc - i)), n_valid);
+            const int rows = static_cast<int>(std::min<int64_t>(kMR, mc - i));
+            float* c_tile = c + (i0 + i) * ldc + n0;
+            if (!acc && rows == kMR && n_valid == kNR) {  // a whole first tile: into C
+              micro_kernel<kMR>(c_tile, ldc, bias_n, 0, a_block + i * kc, kMR, b_panel,
+                                static_cast<int>(kc));
+            } else {
+              // An edge tile, or a sum added to C: through `tile` (C + tile adds two partial
+              // sums, which rounds less than running one sum through all of K).
+              // (A tile of at most 2 rows, the tail of a short A, runs a 2-row kernel.)
+              if (rows <= 2) {
+                micro_kernel<2>(tile, kNR, nullptr, 0, a_block + i * kc, kMR, b_panel,
+                                static_cast<int>(kc));
+              } else {
+                micro_kernel<kMR>(tile, kNR, nullptr, 0, a_block + i * kc, kMR, b_panel,
+                                  static_cast<int>(kc));
+              }
+              merge_tile(c_tile, ldc, tile, bias_n, acc, rows, n_valid);
+            }
           }
         }
       }

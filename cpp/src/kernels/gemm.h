@@ -42,6 +42,17 @@ void pack_nt(float* packed, const float* b, int64_t ldb, int64_t N, int64_t K);
 // Packs B given as rows b[k * ldb + n] (values[S, hd]).
 void pack_nn(float* packed, const float* b, int64_t ldb, int64_t K, int64_t N);
 
+// Packs rows [0, rows) x k [0, kc) of A (a[i * lda + k]) into panels of kMR rows, k-major:
+// panel p at packed + p * kMR * kc holds a[p * kMR + i, k] at [k * kMR + i] (rows past `rows` 0).
+void pack_a(float* packed, const float* a, int64_t lda, int64_t rows, int64_t kc);
+
+// One kMR x kNR tile of C, the micro-kernel every product here runs on:
+//   c[i * ldc + j] = init[i * init_ld + j] (0 when init is null) + sum_k a[k * a_step + i] * b[k * kNR + j]
+// for i < kMR, j < kNR: a holds kMR floats per step of k (a packed A panel: a_step = kMR), b is
+// one packed B panel. init_ld 0 repeats one row (a bias); c may equal init (accumulation).
+void micro_tile(float* c, int64_t ldc, const float* init, int64_t init_ld, const float* a,
+                int64_t a_step, const float* b, int kc);
+
 // C = A . B (+ bias), or C += A . B when `accumulate` (bias then ignored). bias may be null.
 void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
                  const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate);
