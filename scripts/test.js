@@ -71,7 +71,7 @@ export const steps = [
     when: whenFiles('tests/cpp', /_test\.cpp$/),
   },
   {
-    name: 'golden cases, native and wasm (scripts/golden.js)',
+    name: 'golden cases, native and both wasm cores (scripts/golden.js)',
     needs: ['native', 'wasm'],
     cmd: node,
     args: ['scripts/golden.js'],
