@@ -115,6 +115,55 @@ TEST(TrainGradient, FloatModelAgreesWithDouble) {
   EXPECT_LE(max_error, 1e-4 * max_ref);
 }
 
+TEST(TrainGradient, PackedRowsMatchThePaddedBatch) {
+  // The trainer leaves each row's padding out (forward with lengths): the loss, the gradients
+  // and the attention maps before each row's end must be those of the padded batch.
+  ModelConfig config;
+  config.vocab_size = 11;
+  config.context = 9;
+  config.d_model = 16;
+  config.num_heads = 4;
+  config.num_layers = 2;
+  Model<double> model(config);
+  Randomize(model, 8);
+  const int B = 3, T = 9;
+  const std::vector<int> lengths = {7, 4, 6};
+  Batch batch = RandomBatch(config, B, T, 12);
+  for (int b = 0; b < B; ++b)
+    for (int t = lengths[b]; t < T; ++t) batch.targets[b * T + t] = -1;  // padding: no target
+  const double loss_padded = model.forward(batch.tokens.data(), batch.targets.data(), B, T);
+  model.backward();
+  const std::vector<double> grads_padded = model.gradients();
+  std::vector<double> att_padded(model.attention(1), model.attention(1) + static_cast<size_t>(B) * 4 * T * T);
+  const int V = config.vocab_size;
+  const std::vector<double> logits_b1_t0(model.logits() + 1 * T * V, model.logits() + (1 * T + 1) * V);
+  const double loss_packed = model.forward(batch.tokens.data(), batch.targets.data(), B, T, lengths.data());
+  // Packed, row 1's first position follows row 0's 7 positions.
+  for (int v = 0; v < V; ++v) EXPECT_NEAR(model.logits()[7 * V + v], logits_b1_t0[v], 1e-12);
+  model.backward();
+  double max_grad = 0, max_error = 0;
+  for (size_t i = 0; i < grads_padded.size(); ++i) {
+    max_grad = std::max(max_grad, std::abs(grads_padded[i]));
+    max_error = std::max(max_error, std::abs(grads_padded[i] - model.gradients()[i]));
+  }
+  double att_error = 0;
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < 4; ++h)
+      for (int t = 0; t < lengths[b]; ++t)
+        for (int t2 = 0; t2 < T; ++t2) {
+          const size_t i = ((static_cast<size_t>(b) * 4 + h) * T + t) * T + t2;
+          att_error = std::max(att_error, std::abs(att_padded[i] - model.attention(1)[i]));
+        }
+  std::printf("packed vs padded: loss %.12f vs %.12f; gradient max error %.3e of max %.3e; attention %.3e (tolerance 1e-12)\n",
+              loss_packed, loss_padded, max_error, max_grad, att_error);
+  EXPECT_NEAR(loss_packed, loss_padded, 1e-12);
+  EXPECT_LE(max_error, 1e-12 * std::max(1.0, max_grad));
+  EXPECT_LE(att_error, 1e-12);
+  // A length out of 1 .. T is refused.
+  const std::vector<int> bad = {9, 0, 6};
+  EXPECT_TRUE(std::isnan(model.forward(batch.tokens.data(), batch.targets.data(), B, T, bad.data())));
+}
+
 TEST(TrainGradient, IgnoredTargetsAndFutureTokensGiveNoGradient) {
   // Causality: changing a token after position t changes nothing before t; a target of -1
   // contributes nothing.

@@ -98,7 +98,7 @@ Model<Real>::Model(const ModelConfig& config) : config_(config), specs_(paramete
 }
 
 template <typename Real>
-void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions, bool fan_in_scale) {
+void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions, bool fan_in_scale, Scales scales) {
   Rng rng(seed);
   const double residual_std = 0.02 / std::sqrt(2.0 * config_.num_layers);
   for (const ParameterSpec& spec : specs_) {
@@ -108,8 +108,11 @@ void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions, bool fan_
     for (size_t i = 0; i < spec.size; ++i) {
       if (spec.shape.size() == 2) {
         const bool embedding = spec.name == "wte.weight" || spec.name == "wpe.weight";
-        const double std = !fan_in_scale ? (is_residual_proj ? residual_std : 0.02)
-                                         : (embedding ? 1.0 : 1.0 / std::sqrt(static_cast<double>(spec.shape[1])));
+        double std = !fan_in_scale ? (is_residual_proj ? residual_std : 0.02)
+                                   : (embedding ? 1.0 : 1.0 / std::sqrt(static_cast<double>(spec.shape[1])));
+        if (!embedding) std *= scales.matrix_gain;
+        if (spec.name == "wte.weight" && scales.token_std >= 0) std = scales.token_std;
+        if (spec.name == "wpe.weight" && scales.position_std >= 0) std = scales.position_std;
         p[i] = static_cast<Real>(rng.normal() * std);
       } else {
         p[i] = is_gain ? Real(1) : Real(0);
@@ -120,10 +123,11 @@ void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions, bool fan_
     // pe[t, 2i] = sin(t / 10000^(2i/C)), pe[t, 2i+1] = cos(...); RMS 1/sqrt(2), scaled to 0.02
     const int C = config_.d_model;
     Real* wpe = params_.data() + wpe_;
-    const double scale = 0.02 * std::sqrt(2.0);
+    const double scale = (scales.position_std >= 0 ? scales.position_std : 0.02) * std::sqrt(2.0);
     for (int t = 0; t < config_.context; ++t) {
       for (int i = 0; i < C; i += 2) {
-        const double angle = t / std::pow(10000.0, static_cast<double>(i) / C);
+        const double angle = scales.even_frequencies ? t * 3.141592653589793 * (i / 2 + 1) / (C / 2)
+                                                     : t / std::pow(10000.0, static_cast<double>(i) / C);
         wpe[static_cast<size_t>(t) * C + i] = static_cast<Real>(scale * std::sin(angle));
         if (i + 1 < C) wpe[static_cast<size_t>(t) * C + i + 1] = static_cast<Real>(scale * std::cos(angle));
       }
@@ -132,23 +136,32 @@ void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions, bool fan_
 }
 
 template <typename Real>
-Real Model<Real>::forward(const int* tokens, const int* targets, int B, int T) {
+Real Model<Real>::forward(const int* tokens, const int* targets, int B, int T, const int* lengths) {
   using namespace kernels;
   const int C = config_.d_model, NH = config_.num_heads, V = config_.vocab_size;
   const int F = config_.mlp_hidden(), L = config_.num_layers;
-  if (B < 1 || T < 1 || T > config_.context) {  // positions past the context have no embedding
+  bool valid_lengths = true;
+  for (int b = 0; lengths && b < B; ++b) valid_lengths = valid_lengths && lengths[b] >= 1 && lengths[b] <= T;
+  if (B < 1 || T < 1 || T > config_.context || !valid_lengths) {  // positions past the context have no embedding
     valid_targets_ = 0;
     return std::numeric_limits<Real>::quiet_NaN();
   }
-  const size_t N = static_cast<size_t>(B) * T;
   B_ = B;
   T_ = T;
-  tokens_.assign(tokens, tokens + N);
-  targets_.assign(targets, targets + N);
+  // Pack the rows: sequence b keeps its first lengths[b] positions.
+  lengths_.assign(B, T);
+  if (lengths) lengths_.assign(lengths, lengths + B);
+  tokens_.clear();
+  targets_.clear();
+  for (int b = 0; b < B; ++b) {
+    tokens_.insert(tokens_.end(), tokens + static_cast<size_t>(b) * T, tokens + static_cast<size_t>(b) * T + lengths_[b]);
+    targets_.insert(targets_.end(), targets + static_cast<size_t>(b) * T, targets + static_cast<size_t>(b) * T + lengths_[b]);
+  }
+  const size_t N = tokens_.size();
   const Real* p = params_.data();
 
   encoded_.resize(N * C);
-  encoder_forward(encoded_.data(), tokens, p + wte_, p + wpe_, B, T, C);
+  encoder_forward(encoded_.data(), tokens_.data(), p + wte_, p + wpe_, lengths_.data(), B, C);
   const Real* residual = encoded_.data();
   for (int l = 0; l < L; ++l) {
     const LayerOffsets& o = layer_offsets_[l];
@@ -170,7 +183,7 @@ Real Model<Real>::forward(const int* tokens, const int* targets, int B, int T) {
     layernorm_forward(ln1_[l].data(), ln1_mean_[l].data(), ln1_rstd_[l].data(), residual,
                       p + o.ln1_w, p + o.ln1_b, static_cast<int>(N), C);
     linear_forward(qkv_[l].data(), ln1_[l].data(), p + o.qkv_w, p + o.qkv_b, static_cast<int>(N), 3 * C, C);
-    attention_forward(att_y_[l].data(), att_[l].data(), qkv_[l].data(), B, T, C, NH);
+    attention_forward(att_y_[l].data(), att_[l].data(), qkv_[l].data(), lengths_.data(), B, T, C, NH);
     linear_forward(residual_mid_[l].data(), att_y_[l].data(), p + o.proj_w, p + o.proj_b, static_cast<int>(N), C, C);
     for (size_t i = 0; i < N * C; ++i) residual_mid_[l][i] += residual[i];
     layernorm_forward(ln2_[l].data(), ln2_mean_[l].data(), ln2_rstd_[l].data(), residual_mid_[l].data(),
@@ -189,9 +202,9 @@ Real Model<Real>::forward(const int* tokens, const int* targets, int B, int T) {
   layernorm_forward(lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(), residual, p + lnf_w_,
                     p + lnf_b_, static_cast<int>(N), C);
   linear_forward<Real>(logits_.data(), lnf_.data(), p + lm_head_, nullptr, static_cast<int>(N), V, C);
-  Real loss = softmax_crossentropy_forward(probs_.data(), logits_.data(), targets, static_cast<int>(N), V);
+  Real loss = softmax_crossentropy_forward(probs_.data(), logits_.data(), targets_.data(), static_cast<int>(N), V);
   valid_targets_ = 0;
-  for (size_t i = 0; i < N; ++i) valid_targets_ += targets[i] >= 0;
+  for (size_t i = 0; i < N; ++i) valid_targets_ += targets_[i] >= 0;
   if (valid_targets_ == 0) return std::numeric_limits<Real>::quiet_NaN();
   return loss / static_cast<Real>(valid_targets_);
 }
@@ -202,7 +215,7 @@ void Model<Real>::backward() {
   const int C = config_.d_model, NH = config_.num_heads, V = config_.vocab_size;
   const int F = config_.mlp_hidden(), L = config_.num_layers;
   const int B = B_, T = T_;
-  const int N = B * T;
+  const int N = static_cast<int>(tokens_.size());
   const Real* p = params_.data();
   Real* g = grads_.data();
   std::fill(grads_.begin(), grads_.end(), Real(0));
@@ -254,14 +267,14 @@ void Model<Real>::backward() {
     linear_backward(datt_y.data(), g + o.proj_w, g + o.proj_b, dresidual.data(), att_y_[l].data(),
                     p + o.proj_w, N, C, C);
     std::fill(dqkv.begin(), dqkv.end(), Real(0));
-    attention_backward(dqkv.data(), datt.data(), datt_y.data(), qkv_[l].data(), att_[l].data(), B, T, C, NH);
+    attention_backward(dqkv.data(), datt.data(), datt_y.data(), qkv_[l].data(), att_[l].data(), lengths_.data(), B, T, C, NH);
     std::fill(dln.begin(), dln.end(), Real(0));
     linear_backward(dln.data(), g + o.qkv_w, g + o.qkv_b, dqkv.data(), ln1_[l].data(), p + o.qkv_w, N, 3 * C, C);
     layernorm_backward(dresidual.data(), g + o.ln1_w, g + o.ln1_b, dln.data(), residual_in, p + o.ln1_w,
                        ln1_mean_[l].data(), ln1_rstd_[l].data(), N, C);
   }
   // encoded = wte[tokens] + wpe[positions]
-  encoder_backward(g + wte_, g + wpe_, dresidual.data(), tokens_.data(), B, T, C);
+  encoder_backward(g + wte_, g + wpe_, dresidual.data(), tokens_.data(), lengths_.data(), B, C);
 }
 
 template <typename Real>

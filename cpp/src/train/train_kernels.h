@@ -4,7 +4,7 @@
 // so a tensor read by two layers (the residual stream) sums both contributions.
 //
 // Sizes: B batch, T positions, C channels, NH heads, hs = C / NH head size, OC / IC output /
-// input channels of a linear layer, N = B * T rows.
+// input channels of a linear layer, N rows (the tokens of the batch's B sequences).
 #pragma once
 
 #include <Eigen/Core>
@@ -21,15 +21,21 @@ using RowMatrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::Row
 template <typename Real>
 using RowVector = Eigen::Matrix<Real, 1, Eigen::Dynamic>;
 
-// out[b, t, :] = wte[tokens[b, t], :] + wpe[t, :]
-// out (B, T, C), tokens (B, T), wte (V, C), wpe (context, C)
+// Sequences are packed: sequence b is rows offset_b .. offset_b + lengths[b] - 1 of every
+// (N, .) tensor, offset_b = lengths[0] + ... + lengths[b - 1], N = the sum of the lengths.
+// Padding past a sentence's end is then never computed (causal attention makes the rows
+// before it the same with or without it).
+
+// out[row(b, t), :] = wte[tokens[row(b, t)], :] + wpe[t, :]
+// out (N, C), tokens (N), wte (V, C), wpe (context, C), lengths (B)
 template <typename Real>
-void encoder_forward(Real* out, const int* tokens, const Real* wte, const Real* wpe, int B, int T,
-                     int C) {
+void encoder_forward(Real* out, const int* tokens, const Real* wte, const Real* wpe, const int* lengths,
+                     int B, int C) {
+  size_t row = 0;
   for (int b = 0; b < B; ++b) {
-    for (int t = 0; t < T; ++t) {
-      Real* out_bt = out + (static_cast<size_t>(b) * T + t) * C;
-      const Real* wte_ix = wte + static_cast<size_t>(tokens[b * T + t]) * C;
+    for (int t = 0; t < lengths[b]; ++t, ++row) {
+      Real* out_bt = out + row * C;
+      const Real* wte_ix = wte + static_cast<size_t>(tokens[row]) * C;
       const Real* wpe_t = wpe + static_cast<size_t>(t) * C;
       for (int i = 0; i < C; ++i) out_bt[i] = wte_ix[i] + wpe_t[i];
     }
@@ -37,12 +43,13 @@ void encoder_forward(Real* out, const int* tokens, const Real* wte, const Real* 
 }
 
 template <typename Real>
-void encoder_backward(Real* dwte, Real* dwpe, const Real* dout, const int* tokens, int B, int T,
-                      int C) {
+void encoder_backward(Real* dwte, Real* dwpe, const Real* dout, const int* tokens, const int* lengths,
+                      int B, int C) {
+  size_t row = 0;
   for (int b = 0; b < B; ++b) {
-    for (int t = 0; t < T; ++t) {
-      const Real* dout_bt = dout + (static_cast<size_t>(b) * T + t) * C;
-      Real* dwte_ix = dwte + static_cast<size_t>(tokens[b * T + t]) * C;
+    for (int t = 0; t < lengths[b]; ++t, ++row) {
+      const Real* dout_bt = dout + row * C;
+      Real* dwte_ix = dwte + static_cast<size_t>(tokens[row]) * C;
       Real* dwpe_t = dwpe + static_cast<size_t>(t) * C;
       for (int i = 0; i < C; ++i) {
         // out_bt[i] = wte_ix[i] + wpe_t[i];
@@ -128,40 +135,46 @@ void linear_backward(Real* din, Real* dweight, Real* dbias, const Real* dout, co
   if (dbias) Eigen::Map<RowVector<Real>>(dbias, OC) += dout_m.colwise().sum();
 }
 
-// Causal multi-head attention on a packed qkv (N, 3C): q, k, v of head h at columns
-// h*hs, C + h*hs, 2C + h*hs. Per (b, h) the head's q, k, v are (T, hs) blocks of qkv with row
-// stride 3C, so each pass is one small matrix product.
+// Causal multi-head attention on qkv (N, 3C): q, k, v of head h at columns h*hs, C + h*hs,
+// 2C + h*hs. Per (b, h) the head's q, k, v are (Tb, hs) blocks of qkv with row stride 3C,
+// Tb = lengths[b] <= T, so each pass is one small matrix product.
 //   att[b, h, t, t2] = softmax_{t2 <= t}(q_t . k_t2 / sqrt(hs))     (B, NH, T, T), 0 above t
-//   out[b, t, h*hs + i] = sum_{t2 <= t} att[b, h, t, t2] v_t2[i]    (B, T, C)
+//                                                                   and at or past Tb
+//   out[row(b, t), h*hs + i] = sum_{t2 <= t} att[b, h, t, t2] v_t2[i]    (N, C)
 template <typename Real>
 using HeadBlock = Eigen::Map<RowMatrix<Real>, 0, Eigen::OuterStride<>>;
 template <typename Real>
 using ConstHeadBlock = Eigen::Map<const RowMatrix<Real>, 0, Eigen::OuterStride<>>;
 
 template <typename Real>
-void attention_forward(Real* out, Real* att, const Real* qkv, int B, int T, int C, int NH) {
+void attention_forward(Real* out, Real* att, const Real* qkv, const int* lengths, int B, int T, int C,
+                       int NH) {
   const int C3 = 3 * C;
   const int hs = C / NH;
   const Real scale = Real(1) / std::sqrt(static_cast<Real>(hs));
-  for (int b = 0; b < B; ++b) {
-    const Real* qkv_b = qkv + static_cast<size_t>(b) * T * C3;
+  size_t offset = 0;
+  for (int b = 0; b < B; offset += lengths[b++]) {
+    const int Tb = lengths[b];
+    const Real* qkv_b = qkv + offset * C3;
     for (int h = 0; h < NH; ++h) {
-      ConstHeadBlock<Real> q(qkv_b + h * hs, T, hs, Eigen::OuterStride<>(C3));
-      ConstHeadBlock<Real> k(qkv_b + C + h * hs, T, hs, Eigen::OuterStride<>(C3));
-      ConstHeadBlock<Real> v(qkv_b + 2 * C + h * hs, T, hs, Eigen::OuterStride<>(C3));
-      Eigen::Map<RowMatrix<Real>> att_bh(att + (static_cast<size_t>(b) * NH + h) * T * T, T, T);
+      ConstHeadBlock<Real> q(qkv_b + h * hs, Tb, hs, Eigen::OuterStride<>(C3));
+      ConstHeadBlock<Real> k(qkv_b + C + h * hs, Tb, hs, Eigen::OuterStride<>(C3));
+      ConstHeadBlock<Real> v(qkv_b + 2 * C + h * hs, Tb, hs, Eigen::OuterStride<>(C3));
+      Eigen::Map<RowMatrix<Real>> att_full(att + (static_cast<size_t>(b) * NH + h) * T * T, T, T);
+      att_full.setZero();
+      auto att_bh = att_full.topLeftCorner(Tb, Tb);
       // pass 1: scores (the future too; pass 3 zeroes it)
       att_bh.noalias() = (q * k.transpose()) * scale;
-      for (int t = 0; t < T; ++t) {
+      for (int t = 0; t < Tb; ++t) {
         auto scores = att_bh.row(t).head(t + 1).array();
         // pass 2: exp (less the max) and sum
         scores = (scores - scores.maxCoeff()).exp();
         // pass 3: normalise; the future is zero
         scores /= scores.sum();
-        att_bh.row(t).tail(T - 1 - t).setZero();
+        att_bh.row(t).tail(Tb - 1 - t).setZero();
       }
       // pass 4: weighted sum of the values
-      HeadBlock<Real> out_bh(out + static_cast<size_t>(b) * T * C + h * hs, T, hs, Eigen::OuterStride<>(C));
+      HeadBlock<Real> out_bh(out + offset * C + h * hs, Tb, hs, Eigen::OuterStride<>(C));
       out_bh.noalias() = att_bh * v;
     }
   }
@@ -170,30 +183,33 @@ void attention_forward(Real* out, Real* att, const Real* qkv, int B, int T, int 
 // datt is scratch of T * T values.
 template <typename Real>
 void attention_backward(Real* dqkv, Real* datt, const Real* dout, const Real* qkv, const Real* att,
-                        int B, int T, int C, int NH) {
+                        const int* lengths, int B, int T, int C, int NH) {
   const int C3 = 3 * C;
   const int hs = C / NH;
   const Real scale = Real(1) / std::sqrt(static_cast<Real>(hs));
-  Eigen::Map<RowMatrix<Real>> datt_bh(datt, T, T);
-  for (int b = 0; b < B; ++b) {
-    const Real* qkv_b = qkv + static_cast<size_t>(b) * T * C3;
-    Real* dqkv_b = dqkv + static_cast<size_t>(b) * T * C3;
+  size_t offset = 0;
+  for (int b = 0; b < B; offset += lengths[b++]) {
+    const int Tb = lengths[b];
+    const Real* qkv_b = qkv + offset * C3;
+    Real* dqkv_b = dqkv + offset * C3;
+    Eigen::Map<RowMatrix<Real>> datt_bh(datt, Tb, Tb);
     for (int h = 0; h < NH; ++h) {
-      ConstHeadBlock<Real> q(qkv_b + h * hs, T, hs, Eigen::OuterStride<>(C3));
-      ConstHeadBlock<Real> k(qkv_b + C + h * hs, T, hs, Eigen::OuterStride<>(C3));
-      ConstHeadBlock<Real> v(qkv_b + 2 * C + h * hs, T, hs, Eigen::OuterStride<>(C3));
-      HeadBlock<Real> dq(dqkv_b + h * hs, T, hs, Eigen::OuterStride<>(C3));
-      HeadBlock<Real> dk(dqkv_b + C + h * hs, T, hs, Eigen::OuterStride<>(C3));
-      HeadBlock<Real> dv(dqkv_b + 2 * C + h * hs, T, hs, Eigen::OuterStride<>(C3));
-      Eigen::Map<const RowMatrix<Real>> att_bh(att + (static_cast<size_t>(b) * NH + h) * T * T, T, T);
-      ConstHeadBlock<Real> dout_bh(dout + static_cast<size_t>(b) * T * C + h * hs, T, hs, Eigen::OuterStride<>(C));
+      ConstHeadBlock<Real> q(qkv_b + h * hs, Tb, hs, Eigen::OuterStride<>(C3));
+      ConstHeadBlock<Real> k(qkv_b + C + h * hs, Tb, hs, Eigen::OuterStride<>(C3));
+      ConstHeadBlock<Real> v(qkv_b + 2 * C + h * hs, Tb, hs, Eigen::OuterStride<>(C3));
+      HeadBlock<Real> dq(dqkv_b + h * hs, Tb, hs, Eigen::OuterStride<>(C3));
+      HeadBlock<Real> dk(dqkv_b + C + h * hs, Tb, hs, Eigen::OuterStride<>(C3));
+      HeadBlock<Real> dv(dqkv_b + 2 * C + h * hs, Tb, hs, Eigen::OuterStride<>(C3));
+      Eigen::Map<const RowMatrix<Real>> att_full(att + (static_cast<size_t>(b) * NH + h) * T * T, T, T);
+      auto att_bh = att_full.topLeftCorner(Tb, Tb);
+      ConstHeadBlock<Real> dout_bh(dout + offset * C + h * hs, Tb, hs, Eigen::OuterStride<>(C));
       // pass 4: out_bh = att_bh . v
       datt_bh.noalias() = dout_bh * v.transpose();
       dv.noalias() += att_bh.transpose() * dout_bh;
       // passes 2-3: att_bh[t, t2] = exp(score_t2 - max) / sum  =>
       // dscore[t, t2] = att[t, t2] * (datt[t, t2] - sum_t3 att[t, t3] datt[t, t3]); 0 in the future,
       // where att is 0. Written over datt.
-      for (int t = 0; t < T; ++t) {
+      for (int t = 0; t < Tb; ++t) {
         const Real weighted = att_bh.row(t).dot(datt_bh.row(t));
         datt_bh.row(t).array() = att_bh.row(t).array() * (datt_bh.row(t).array() - weighted) * scale;
       }

@@ -130,14 +130,21 @@ int main(int argc, char** argv) {
     else if (flag == "--log-every") log_every = static_cast<int>(parse_int("--log-every", value(), 1, 1000000));
     else if (flag == "--positions") {
       const std::string v = value();
-      if (v != "sinusoid" && v != "normal") usage("--positions: expected sinusoid or normal, got \"" + v + "\"");
-      config.sinusoidal_positions = v == "sinusoid";
+      if (v != "sinusoid" && v != "normal" && v != "even") usage("--positions: expected sinusoid, even or normal, got \"" + v + "\"");
+      config.sinusoidal_positions = v != "normal";
+      config.init_scales.even_frequencies = v == "even";
     }
     else if (flag == "--init") {
       const std::string v = value();
       if (v != "fan-in" && v != "gpt2") usage("--init: expected fan-in or gpt2, got \"" + v + "\"");
       config.fan_in_scale = v == "fan-in";
     }
+    else if (flag == "--token-std") config.init_scales.token_std = parse_double(flag.c_str(), value(), 0.0, 10.0);
+    else if (flag == "--position-std") config.init_scales.position_std = parse_double(flag.c_str(), value(), 0.0, 10.0);
+    else if (flag == "--matrix-gain") config.init_scales.matrix_gain = parse_double(flag.c_str(), value(), 0.0, 10.0);
+    else if (flag == "--the") config.the_share = parse_double(flag.c_str(), value(), 0.0, 1.0);
+    else if (flag == "--unique-span") config.unique_span = true;
+    else if (flag == "--beta2") config.beta2 = parse_double(flag.c_str(), value(), 0.0, 0.99999);
     else if (flag == "--wd") config.weight_decay = parse_double("--wd", value(), 0.0, 10.0);
     else if (flag == "--eval-every") eval_every = static_cast<int>(parse_int("--eval-every", value(), 1, 1000000));
     else if (flag == "--out") out_path = value();
@@ -147,7 +154,7 @@ int main(int argc, char** argv) {
   config.min_learning_rate = config.learning_rate / 10;
 
   ModelConfig model_config;
-  Grammar grammar;
+  Grammar grammar(config.the_share, config.unique_span);
   model_config.vocab_size = grammar.vocab_size();
   model_config.context = Grammar::kMaxLength;
   const std::vector<Sentence> held_out = held_out_sentences(grammar, eval_count);

@@ -168,15 +168,17 @@ std::vector<float> attention_maps(Model<Real>& model, const std::vector<int>& to
 template std::vector<float> attention_maps<float>(Model<float>&, const std::vector<int>&);
 
 Trainer::Trainer(const ModelConfig& model_config, const TrainConfig& config, const std::vector<Sentence>& held_out)
-    : config_(config),
+    : grammar_(config.the_share, config.unique_span),
+      config_(config),
       model_(model_config),
-      optimizer_(parameter_specs(model_config), AdamWConfig{0.9, 0.95, 1e-8, config.weight_decay}),
+      optimizer_(parameter_specs(model_config), AdamWConfig{0.9, config.beta2, 1e-8, config.weight_decay}),
       data_rng_(config.seed ^ kDataStream) {
-  model_.initialize(config.seed, config.sinusoidal_positions, config.fan_in_scale);
+  model_.initialize(config.seed, config.sinusoidal_positions, config.fan_in_scale, config.init_scales);
   for (const Sentence& s : held_out) held_out_keys_.insert(key_of(s.tokens));
   const int B = config.batch_size, T = model_config.context;
   tokens_.resize(static_cast<size_t>(B) * T);
   targets_.resize(static_cast<size_t>(B) * T);
+  lengths_.resize(B);
 }
 
 double Trainer::current_learning_rate() const {
@@ -187,8 +189,6 @@ double Trainer::current_learning_rate() const {
 double Trainer::step() {
   const int B = config_.batch_size;
   batch_.clear();
-  // Positions past the batch's longest sentence hold only padding: leave them out (causal
-  // attention makes the result the same as with the full context).
   int T = 2;
   for (int b = 0; b < B; ++b) {
     Sentence s = grammar_.generate(data_rng_);
@@ -197,8 +197,14 @@ double Trainer::step() {
     batch_.push_back(std::move(s));
   }
   T = std::min(T, model_.config().context);
-  for (int b = 0; b < B; ++b) fill_row(batch_[b], T, grammar_.pad_id(), &tokens_[b * T], &targets_[b * T]);
-  const double loss = model_.forward(tokens_.data(), targets_.data(), B, T);
+  // Each row is computed up to its last position with a target (the sentence's last token has
+  // none, and causal attention makes the positions before it the same without it): padding
+  // and that last token are left out.
+  for (int b = 0; b < B; ++b) {
+    fill_row(batch_[b], T, grammar_.pad_id(), &tokens_[b * T], &targets_[b * T]);
+    lengths_[b] = std::min(T, static_cast<int>(batch_[b].tokens.size()) - 1);
+  }
+  const double loss = model_.forward(tokens_.data(), targets_.data(), B, T, lengths_.data());
   model_.backward();
   if (config_.grad_clip > 0) clip_grad_norm(model_.gradients(), config_.grad_clip);
   optimizer_.update(model_.parameters(), model_.gradients(), current_learning_rate());

@@ -85,7 +85,9 @@ struct Sentence {
 
 class Grammar {
  public:
-  Grammar();
+  // the_share: the share of noun phrases whose determiner is "the" (either number).
+  // unique_span: every token of the repeated span occurs once before "again" (not only its first).
+  explicit Grammar(double the_share = 0, bool unique_span = false);
 
   const std::vector<Word>& vocabulary() const { return words_; }
   int vocab_size() const { return static_cast<int>(words_.size()); }
@@ -111,6 +113,8 @@ class Grammar {
   bool try_generate(Rng& rng, Sentence* out) const;
 
   std::vector<Word> words_;
+  double the_share_ = 0;
+  bool unique_span_ = false;
 };
 
 }  // namespace mha::train

@@ -66,17 +66,25 @@ class Model {
   // nn.Linear default) and embeddings N(0, 1) (nn.Embedding's): at d_model 64, GPT-2's 0.02 is
   // six times smaller than 1/sqrt(64), every attention map starts uniform and the query-key
   // products grow slowly from there.
-  void initialize(uint64_t seed, bool sinusoidal_positions = false, bool fan_in_scale = false);
+  // Overrides (< 0: as above): wte's std, wpe's std, and a factor on every matrix's std.
+  struct Scales {
+    double token_std = -1, position_std = -1, matrix_gain = 1;
+    bool even_frequencies = false;  // sinusoids at frequencies pi (i + 1) / (C / 2) instead of 1 / 10000^(2i/C)
+  };
+  void initialize(uint64_t seed, bool sinusoidal_positions = false, bool fan_in_scale = false, Scales scales = Scales());
 
-  // tokens and targets are (B, T) row-major; targets < 0 are ignored. Returns the mean loss
-  // (NaN when no target is valid, or when T > context or B < 1: then backward() writes zeros). Keeps the activations for backward() and attention().
-  Real forward(const int* tokens, const int* targets, int B, int T);
+  // tokens and targets are (B, T) row-major; targets < 0 are ignored. With lengths (B, each in
+  // 1 .. T), row b is computed only up to lengths[b] (the rest is padding: left out, its
+  // targets ignored; the result before it is the same, attention being causal). Returns the
+  // mean loss (NaN when no target is valid, or when T > context, B < 1 or a length is out of
+  // range: then backward() writes zeros). Keeps the activations for backward() and attention().
+  Real forward(const int* tokens, const int* targets, int B, int T, const int* lengths = nullptr);
   // Gradients of the last forward's loss, written (not accumulated) into gradients().
   void backward();
 
   // After forward(): the attention probabilities of one layer, (B, H, T, T) row-major.
   const Real* attention(int layer) const;
-  // After forward(): the logits, (B, T, V).
+  // After forward(): the logits, (B, T, V); with lengths, packed: (sum of lengths, V).
   const Real* logits() const { return logits_.data(); }
 
  private:
@@ -93,7 +101,7 @@ class Model {
 
   // Activations of the last forward, per layer where indexed.
   int B_ = 0, T_ = 0;
-  std::vector<int> tokens_, targets_;
+  std::vector<int> tokens_, targets_, lengths_;  // packed rows
   std::vector<Real> encoded_;                         // (B, T, C)
   std::vector<std::vector<Real>> ln1_, ln1_mean_, ln1_rstd_, qkv_, att_, att_y_, residual_mid_;
   std::vector<std::vector<Real>> ln2_, ln2_mean_, ln2_rstd_, fc_h_, fc_cdf_, fc_gelu_, residual_out_;

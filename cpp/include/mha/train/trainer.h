@@ -24,6 +24,10 @@ struct TrainConfig {
   double grad_clip = 1.0;
   bool sinusoidal_positions = false;  // see Model::initialize
   bool fan_in_scale = true;           // see Model::initialize
+  Model<float>::Scales init_scales;
+  double beta2 = 0.95;
+  double the_share = 0;  // see Grammar
+  bool unique_span = false;
 };
 
 // The held-out sentences: one fixed stream, the same for every seed. The trainer never sees
@@ -90,7 +94,7 @@ class Trainer {
   Rng data_rng_;
   std::unordered_set<std::string> held_out_keys_;
   std::vector<Sentence> batch_;
-  std::vector<int> tokens_, targets_;
+  std::vector<int> tokens_, targets_, lengths_;
   int steps_done_ = 0;
 };
 
