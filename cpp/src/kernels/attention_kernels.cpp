@@ -113,7 +113,7 @@ inline vfloat group_exp(float* s_g, int64_t cols, vfloat max) {
   const vfloat shift = simd::select(max == simd::splat(kNegInf), simd::splat(0.f), max);
   vfloat sum = simd::splat(0.f);
   for (int64_t j = 0; j < cols; ++j) {
-    const vfloat e = simd::exp(simd::load(s_g + j * NR) - shift);
+    const vfloat e = simd::exp_nonpositive(simd::load(s_g + j * NR) - shift);
     simd::store(s_g + j * NR, e);
     sum += e;
   }
@@ -289,7 +289,7 @@ void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_
         const vfloat new_max = group_max(s_g, cols, old_max);
         const vfloat sum = group_exp(s_g, cols, new_max);
         const vfloat shift = simd::select(new_max == simd::splat(kNegInf), simd::splat(0.f), new_max);
-        const vfloat rescale = simd::exp(old_max - shift);  // 0 while nothing was summed
+        const vfloat rescale = simd::exp_nonpositive(old_max - shift);  // 0 while nothing was summed
         simd::store(sc.run_sum + g * MR, simd::load(sc.run_sum + g * MR) * rescale + sum);
         simd::store(sc.run_max + g * MR, new_max);
         if (!first_tile) {

@@ -92,38 +92,11 @@ inline float reduce_sum(vfloat v) {
   return s;
 }
 
-// e^x, lane-wise, about 1 ulp on [-87.3, 88.7] (Cephes' expf): x = n ln2 + r with n integer
-// and |r| <= ln2 / 2; e^r by a degree-6 polynomial; 2^n built in the exponent bits.
-// x below -87.3 (including -inf) gives exactly 0; NaN stays NaN.
-inline vfloat exp(vfloat x) {
-  const vfloat input = x;
-  x = max(x, splat(-87.33654f));
-  x = select(x < splat(88.37626f), x, splat(88.37626f));
-  // Round x * log2(e) to nearest: adding 1.5 * 2^23 leaves n in the low mantissa bits.
-  const vfloat shifter = splat(12582912.0f);
-  vfloat t = x * splat(1.44269504088896341f) + shifter;
-  vint n = reinterpret_cast<vint>(t) - reinterpret_cast<vint>(shifter);
-  vfloat nf = t - shifter;
-  vfloat r = x - nf * splat(0.693359375f);  // ln2 split in two for an exact first product
-  r = r - nf * splat(-2.12194440e-4f);
-  vfloat p = splat(1.9875691500e-4f);
-  p = p * r + splat(1.3981999507e-3f);
-  p = p * r + splat(8.3334519073e-3f);
-  p = p * r + splat(4.1665795894e-2f);
-  p = p * r + splat(1.6666665459e-1f);
-  p = p * r + splat(5.0000001201e-1f);
-  vfloat r2 = r * r;
-  p = p * r2 + r + splat(1.0f);
-  vint scale_bits = (n + 127) << 23;
-  vfloat result = p * reinterpret_cast<vfloat>(scale_bits);
-  result = select(input < splat(-87.33654f), splat(0.f), result);
-  return select(input != input, input, result);
-}
-
-// e^x for the softmax, whose arguments are x - max <= 0 (or -inf, or NaN): the same reduction
-// as exp() above, with no upper clamp and a degree-6 polynomial, 1 + r + r^2 P(r), P of
-// degree 4 fitted for relative error on |r| <= ln2 / 2 (at most 6.7e-8 evaluated in float,
-// against 6.5e-8 for exp()'s degree 7). x below -87.3 (including -inf) gives exactly 0.
+// e^x, lane-wise, for the softmax, whose arguments are x - max <= 0 (or -inf, or NaN), as in
+// Cephes' expf: x = n ln2 + r with n integer and |r| <= ln2 / 2 (ln2 split in two, so n ln2 is
+// exact), e^r = 1 + r + r^2 P(r) with P of degree 4 fitted for relative error (at most 6.7e-8
+// evaluated in float, against 6.5e-8 for Cephes' degree 5), and 2^n built in the exponent
+// bits. No upper clamp: x <= 0. x below -87.3 (including -inf) gives exactly 0; NaN stays NaN.
 inline vfloat exp_nonpositive(vfloat x) {
   const vfloat input = x;
   x = max(x, splat(-87.33654f));
