@@ -1,10 +1,11 @@
 // npm run train -- [--seed S] [--steps N] [--batch B] [--lr X] [--warmup W] [--eval N]
 //                  [--log-every K] [--out FILE] [--json]
+//   (mha_trainer's usage lists the options for other set-ups: initialisation, AdamW, ...)
 //
 // Builds the native core if it is out of date, then trains the 2-layer decoder on the grammar
 // (build/native/mha_trainer) and prints the loss, held-out accuracy and the heads x relations
 // table; with --json the last line is one JSON object:
-//   {"seed", "steps", "seconds", "loss", "accuracy": {"agreement", "pronoun", "copy"},
+//   {"seed", "steps", "cpu_seconds", "seconds", "loss", "accuracy": {"agreement", "pronoun", "copy"},
 //    "label_threshold", "heads": [{"layer", "head", "relation", "at", "mean_weight", "argmax_share"}]}
 // The shipped weights were written with: npm run train -- --seed 1 --out web/app/train/model-seed1.bin
 import { spawnSync } from 'node:child_process';

@@ -18,6 +18,7 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
   Rng rng(42);
   const auto& w = g.vocabulary();
   int with_distractor = 0, because = 0, so = 0, induction_links = 0, repeated_later_tokens = 0;
+  int the_determiners = 0, the_subjects = 0;
   const int n = 2000;
   for (int i = 0; i < n; ++i) {
     Sentence s = g.generate(rng);
@@ -40,6 +41,11 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
           break;
         case Relation::kModifierNoun:
           ASSERT_EQ(w[t[link.query]].category, Category::kNoun);
+          if (w[t[link.key]].number < 0) {  // the, my, your: either number
+            ++the_determiners;
+            if (link.key == 1) ++the_subjects;
+            break;
+          }
           ASSERT_EQ(w[t[link.key]].number, w[t[link.query]].number) << g.to_text(t);
           break;
         case Relation::kPronounAntecedent: {
@@ -95,8 +101,12 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
     }
   }
   std::printf("%d sentences: %d with distractors before the verb, %d because / %d so, %d induction links, "
-              "%d repeat tokens that also occur elsewhere\n",
-              n, with_distractor, because, so, induction_links, repeated_later_tokens);
+              "%d repeat tokens that also occur elsewhere, %d subjects after the / my / your (%d in all)\n",
+              n, with_distractor, because, so, induction_links, repeated_later_tokens, the_subjects, the_determiners);
+  // About half the subjects start with the, my or your: their number is in the noun (and
+  // adjective) only.
+  EXPECT_GT(the_subjects, n / 3);
+  EXPECT_LT(the_subjects, 2 * n / 3);
   EXPECT_GT(repeated_later_tokens, 0);
   EXPECT_GT(with_distractor, n / 2);
   EXPECT_GT(because, n / 4);
@@ -122,10 +132,11 @@ TEST(TrainGrammar, ParseAcceptsTheVocabularyAndNamesUnknownWords) {
   Sentence s;
   ASSERT_TRUE(g.parse("These old dogs like a cat because they are hungry.", &s).ok());
   EXPECT_EQ(g.to_text(s.tokens), "these old dogs like a cat because they are hungry.");
-  Status bad = g.parse("the dogs like a cat", &s);
+  ASSERT_TRUE(g.parse("the dogs like my cat.", &s).ok());  // the, my, your: either number
+  Status bad = g.parse("some dogs like a cat", &s);
   EXPECT_FALSE(bad.ok());
   std::printf("error: %s\n", bad.message().c_str());
-  EXPECT_NE(bad.message().find("\"the\""), std::string::npos);
+  EXPECT_NE(bad.message().find("\"some\""), std::string::npos);
 }
 
 TEST(TrainGrammar, HeldOutSentencesAreFixedAndDistinct) {
@@ -137,6 +148,46 @@ TEST(TrainGrammar, HeldOutSentencesAreFixedAndDistinct) {
     unique.insert(a[i].tokens);
   }
   EXPECT_EQ(unique.size(), a.size());
+}
+
+TEST(TrainInit, SplitChannelsKeepTokensAndPositionsApart) {
+  // The trainer's default start: tokens in channels C/2.., positions (evenly spaced sinusoids)
+  // in channels ..C/2, at the same norm; every position distinct.
+  ModelConfig config;
+  Grammar g;
+  config.vocab_size = g.vocab_size();
+  Model<float> model(config);
+  model.initialize(5, TrainConfig().init);
+  const int C = config.d_model;
+  const float* wte = model.parameters().data() + model.specs()[0].offset;
+  const float* wpe = model.parameters().data() + model.specs()[1].offset;
+  double token_in_position_half = 0, position_in_token_half = 0, token_norm = 0, position_norm = 0;
+  for (int v = 0; v < config.vocab_size; ++v)
+    for (int i = 0; i < C; ++i) {
+      const double x = wte[v * C + i];
+      (i < C / 2 ? token_in_position_half : token_norm) += x * x;
+    }
+  for (int t = 0; t < config.context; ++t)
+    for (int i = 0; i < C; ++i) {
+      const double x = wpe[t * C + i];
+      (i < C / 2 ? position_norm : position_in_token_half) += x * x;
+    }
+  token_norm = std::sqrt(token_norm / config.vocab_size);
+  position_norm = std::sqrt(position_norm / config.context);
+  double closest = 1e9;  // smallest distance between two positions
+  for (int a = 0; a < config.context; ++a)
+    for (int b = a + 1; b < config.context; ++b) {
+      double d = 0;
+      for (int i = 0; i < C; ++i) d += (wpe[a * C + i] - wpe[b * C + i]) * (wpe[a * C + i] - wpe[b * C + i]);
+      closest = std::min(closest, std::sqrt(d));
+    }
+  std::printf("token norm %.3f, position norm %.3f (sqrt(C) = %.3f); closest two positions %.3f apart\n", token_norm,
+              position_norm, std::sqrt(static_cast<double>(C)), closest);
+  EXPECT_EQ(token_in_position_half, 0.0);
+  EXPECT_EQ(position_in_token_half, 0.0);
+  EXPECT_NEAR(position_norm, std::sqrt(static_cast<double>(C)), 1e-4);
+  EXPECT_NEAR(token_norm, std::sqrt(static_cast<double>(C)), 0.15 * std::sqrt(static_cast<double>(C)));
+  EXPECT_GT(closest, 1.0);
 }
 
 TEST(TrainWeights, Float16RoundTripsAndRoundsToNearestEven) {

@@ -24,7 +24,7 @@ const RELATION_SHORT = {
 
 // Word classes of the grammar's vocabulary, for the token strip only (display, not computation).
 const WORD_CLASSES = [
-  ['DET', 'a this each these those many'], ['ADJ', 'big bigs old olds red reds small smalls tired hungry happy late'],
+  ['DET', 'a this each these those many the my your'], ['ADJ', 'big bigs old olds red reds small smalls tired hungry happy late'],
   ['NOUN', 'man men boy boys king kings woman women girl girls queen queens dog dogs cat cats box boxes'],
   ['VERB', 'sees see likes like helps help follows follow is are'], ['PREP', 'near with behind'], ['REL', 'that'],
   ['CONJ', 'because so'], ['PRON', 'he she it they'], ['MARK', 'again'], ['PUNCT', '.'], ['BOS', '<bos>'],

@@ -41,7 +41,7 @@ constexpr int kHe = 0, kShe = 1, kIt = 2, kThey = 3;
 
 }  // namespace
 
-Grammar::Grammar(double the_share, bool unique_span) : the_share_(the_share), unique_span_(unique_span) {
+Grammar::Grammar() {
   auto add = [this](const char* text, Category category, int number, int cls, int lemma) {
     words_.push_back(Word{text, category, number, cls, lemma});
   };
@@ -52,7 +52,8 @@ Grammar::Grammar(double the_share, bool unique_span) : the_share_(the_share), un
   const char* determiners[2][3] = {{"a", "this", "each"}, {"these", "those", "many"}};
   for (int n = 0; n < 2; ++n)
     for (int i = 0; i < 3; ++i) add(determiners[n][i], Category::kDeterminer, n, -1, i);
-  if (the_share_ > 0) add("the", Category::kDeterminer, -1, -1, 3);
+  const char* either_number[3] = {"the", "my", "your"};  // determiners of either number
+  for (int i = 0; i < 3; ++i) add(either_number[i], Category::kDeterminer, -1, -1, 3 + i);
   const char* adjectives[2][4] = {{"big", "old", "red", "small"}, {"bigs", "olds", "reds", "smalls"}};
   for (int i = 0; i < 4; ++i)
     for (int n = 0; n < 2; ++n) add(adjectives[n][i], Category::kAdjective, n, -1, i);
@@ -123,9 +124,10 @@ bool Grammar::try_generate(Rng& rng, Sentence* out) const {
   t.push_back(bos_id());
 
   // NP := DET ADJ? NOUN, with the modifier -> noun links.
+  const int either_number[3] = {id_of("the"), id_of("my"), id_of("your")};
   auto noun_phrase = [&](int number, int cls) {
     int det = static_cast<int>(t.size());
-    t.push_back(the_share_ > 0 && rng.chance(the_share_) ? id_of("the") : pick(rng, Category::kDeterminer, number));
+    t.push_back(rng.chance(0.5) ? either_number[rng.below(3)] : pick(rng, Category::kDeterminer, number));
     int adj = -1;
     if (rng.chance(0.5)) {
       adj = static_cast<int>(t.size());
@@ -201,9 +203,7 @@ bool Grammar::try_generate(Rng& rng, Sentence* out) const {
   for (int i = 1; i < first_end; ++i) ++counts[t[i]];
   std::vector<int> starts;
   for (int start = 1; start + length <= first_end; ++start) {
-    bool unique = counts[t[start]] == 1;
-    for (int k = 1; unique_span_ && k < length; ++k) unique = unique && counts[t[start + k]] == 1;
-    if (unique) starts.push_back(start);
+    if (counts[t[start]] == 1) starts.push_back(start);
   }
   if (starts.empty()) return false;
   const int source = starts[rng.below(static_cast<int>(starts.size()))];

@@ -98,40 +98,56 @@ Model<Real>::Model(const ModelConfig& config) : config_(config), specs_(paramete
 }
 
 template <typename Real>
-void Model<Real>::initialize(uint64_t seed, bool sinusoidal_positions, bool fan_in_scale, Scales scales) {
+void Model<Real>::initialize(uint64_t seed, const Initialization& init) {
   Rng rng(seed);
+  const int C = config_.d_model;
   const double residual_std = 0.02 / std::sqrt(2.0 * config_.num_layers);
+  const double embedding_std = init.fan_in_scale ? 1.0 : 0.02;
   for (const ParameterSpec& spec : specs_) {
     Real* p = params_.data() + spec.offset;
     const bool is_gain = spec.name.find("ln") != std::string::npos && spec.name.find(".weight") != std::string::npos;
     const bool is_residual_proj = spec.name.find("proj.weight") != std::string::npos;
+    const bool embedding = spec.name == "wte.weight" || spec.name == "wpe.weight";
+    double std = embedding ? embedding_std
+                           : init.matrix_gain * (init.fan_in_scale ? 1.0 / std::sqrt(static_cast<double>(spec.shape[1]))
+                                                                   : (is_residual_proj ? residual_std : 0.02));
+    if (spec.name == "wte.weight" && init.token_std >= 0) std = init.token_std;
+    if (spec.name == "wpe.weight" && init.position_std >= 0) std = init.position_std;
     for (size_t i = 0; i < spec.size; ++i) {
       if (spec.shape.size() == 2) {
-        const bool embedding = spec.name == "wte.weight" || spec.name == "wpe.weight";
-        double std = !fan_in_scale ? (is_residual_proj ? residual_std : 0.02)
-                                   : (embedding ? 1.0 : 1.0 / std::sqrt(static_cast<double>(spec.shape[1])));
-        if (!embedding) std *= scales.matrix_gain;
-        if (spec.name == "wte.weight" && scales.token_std >= 0) std = scales.token_std;
-        if (spec.name == "wpe.weight" && scales.position_std >= 0) std = scales.position_std;
         p[i] = static_cast<Real>(rng.normal() * std);
       } else {
         p[i] = is_gain ? Real(1) : Real(0);
       }
     }
   }
-  if (sinusoidal_positions) {
-    // pe[t, 2i] = sin(t / 10000^(2i/C)), pe[t, 2i+1] = cos(...); RMS 1/sqrt(2), scaled to 0.02
-    const int C = config_.d_model;
+  if (init.split_channels) {  // tokens in channels C/2 .. C-1, scaled by sqrt 2 (the same norm)
+    Real* wte = params_.data() + wte_;
+    for (int v = 0; v < config_.vocab_size; ++v)
+      for (int i = 0; i < C; ++i) wte[static_cast<size_t>(v) * C + i] *= i < C / 2 ? Real(0) : Real(std::sqrt(2.0));
+  }
+  if (init.positions != Initialization::Positions::kNormal) {
+    // pe[t, 2i] = sin(t w_i), pe[t, 2i+1] = cos(t w_i) over the channels used: RMS 1/sqrt(2),
+    // scaled to the embeddings' std (times sqrt 2 when only half the channels are used).
+    const int used = init.split_channels ? C / 2 : C;
+    const bool even = init.positions == Initialization::Positions::kEvenSinusoid;
+    const double std = init.position_std >= 0 ? init.position_std : embedding_std;
+    const double scale = std * std::sqrt(2.0) * std::sqrt(static_cast<double>(C) / used);
     Real* wpe = params_.data() + wpe_;
-    const double scale = (scales.position_std >= 0 ? scales.position_std : 0.02) * std::sqrt(2.0);
     for (int t = 0; t < config_.context; ++t) {
-      for (int i = 0; i < C; i += 2) {
-        const double angle = scales.even_frequencies ? t * 3.141592653589793 * (i / 2 + 1) / (C / 2)
-                                                     : t / std::pow(10000.0, static_cast<double>(i) / C);
-        wpe[static_cast<size_t>(t) * C + i] = static_cast<Real>(scale * std::sin(angle));
-        if (i + 1 < C) wpe[static_cast<size_t>(t) * C + i + 1] = static_cast<Real>(scale * std::cos(angle));
+      Real* pe_t = wpe + static_cast<size_t>(t) * C;
+      for (int i = 0; i < C; ++i) pe_t[i] = Real(0);
+      for (int i = 0; i + 1 < used; i += 2) {
+        const double frequency = even ? 3.141592653589793 * (i / 2 + 1) / (used / 2)
+                                      : 1.0 / std::pow(10000.0, static_cast<double>(i) / used);
+        pe_t[i] = static_cast<Real>(scale * std::sin(t * frequency));
+        pe_t[i + 1] = static_cast<Real>(scale * std::cos(t * frequency));
       }
     }
+  } else if (init.split_channels) {  // normal positions in channels 0 .. C/2-1
+    Real* wpe = params_.data() + wpe_;
+    for (int t = 0; t < config_.context; ++t)
+      for (int i = 0; i < C; ++i) wpe[static_cast<size_t>(t) * C + i] *= i < C / 2 ? Real(std::sqrt(2.0)) : Real(0);
   }
 }
 

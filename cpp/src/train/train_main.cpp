@@ -2,6 +2,9 @@
 //
 //   mha_trainer [--seed S] [--steps N] [--batch B] [--lr X] [--warmup W] [--eval N]
 //               [--log-every K] [--out weights.bin] [--json]
+//   and, to try other set-ups than TrainConfig's defaults: [--eval-every K] [--wd X]
+//   [--beta2 X] [--init fan-in|gpt2] [--positions even|sinusoid|normal] [--channels split|shared]
+//   [--token-std X] [--position-std X] [--matrix-gain X]
 //
 // Prints the loss as it trains, then accuracy and the heads x relations table; with --json the
 // last line is one JSON object (seed, steps, seconds, accuracy, heads).
@@ -24,7 +27,9 @@ namespace {
   std::fprintf(stderr, "mha_trainer: %s\n", problem.c_str());
   std::fprintf(stderr,
                "usage: mha_trainer [--seed S] [--steps N] [--batch B] [--lr X] [--warmup W] [--eval N]\n"
-               "                   [--log-every K] [--eval-every K] [--wd X] [--positions sinusoid|normal] [--init fan-in|gpt2]\n"
+               "                   [--log-every K] [--eval-every K] [--wd X] [--beta2 X] [--init fan-in|gpt2]\n"
+               "                   [--positions even|sinusoid|normal] [--channels split|shared] [--token-std X]\n"
+               "                   [--position-std X] [--matrix-gain X]\n"
                "                   [--out weights.bin] [--json]\n");
   std::exit(2);
 }
@@ -130,20 +135,24 @@ int main(int argc, char** argv) {
     else if (flag == "--log-every") log_every = static_cast<int>(parse_int("--log-every", value(), 1, 1000000));
     else if (flag == "--positions") {
       const std::string v = value();
-      if (v != "sinusoid" && v != "normal" && v != "even") usage("--positions: expected sinusoid, even or normal, got \"" + v + "\"");
-      config.sinusoidal_positions = v != "normal";
-      config.init_scales.even_frequencies = v == "even";
+      if (v == "normal") config.init.positions = Initialization::Positions::kNormal;
+      else if (v == "sinusoid") config.init.positions = Initialization::Positions::kSinusoid;
+      else if (v == "even") config.init.positions = Initialization::Positions::kEvenSinusoid;
+      else usage("--positions: expected even, sinusoid or normal, got \"" + v + "\"");
+    }
+    else if (flag == "--channels") {
+      const std::string v = value();
+      if (v != "split" && v != "shared") usage("--channels: expected split or shared, got \"" + v + "\"");
+      config.init.split_channels = v == "split";
     }
     else if (flag == "--init") {
       const std::string v = value();
       if (v != "fan-in" && v != "gpt2") usage("--init: expected fan-in or gpt2, got \"" + v + "\"");
-      config.fan_in_scale = v == "fan-in";
+      config.init.fan_in_scale = v == "fan-in";
     }
-    else if (flag == "--token-std") config.init_scales.token_std = parse_double(flag.c_str(), value(), 0.0, 10.0);
-    else if (flag == "--position-std") config.init_scales.position_std = parse_double(flag.c_str(), value(), 0.0, 10.0);
-    else if (flag == "--matrix-gain") config.init_scales.matrix_gain = parse_double(flag.c_str(), value(), 0.0, 10.0);
-    else if (flag == "--the") config.the_share = parse_double(flag.c_str(), value(), 0.0, 1.0);
-    else if (flag == "--unique-span") config.unique_span = true;
+    else if (flag == "--token-std") config.init.token_std = parse_double(flag.c_str(), value(), 0.0, 10.0);
+    else if (flag == "--position-std") config.init.position_std = parse_double(flag.c_str(), value(), 0.0, 10.0);
+    else if (flag == "--matrix-gain") config.init.matrix_gain = parse_double(flag.c_str(), value(), 0.0, 10.0);
     else if (flag == "--beta2") config.beta2 = parse_double(flag.c_str(), value(), 0.0, 0.99999);
     else if (flag == "--wd") config.weight_decay = parse_double("--wd", value(), 0.0, 10.0);
     else if (flag == "--eval-every") eval_every = static_cast<int>(parse_int("--eval-every", value(), 1, 1000000));
@@ -154,7 +163,7 @@ int main(int argc, char** argv) {
   config.min_learning_rate = config.learning_rate / 10;
 
   ModelConfig model_config;
-  Grammar grammar(config.the_share, config.unique_span);
+  Grammar grammar;
   model_config.vocab_size = grammar.vocab_size();
   model_config.context = Grammar::kMaxLength;
   const std::vector<Sentence> held_out = held_out_sentences(grammar, eval_count);

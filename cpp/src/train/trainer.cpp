@@ -168,12 +168,11 @@ std::vector<float> attention_maps(Model<Real>& model, const std::vector<int>& to
 template std::vector<float> attention_maps<float>(Model<float>&, const std::vector<int>&);
 
 Trainer::Trainer(const ModelConfig& model_config, const TrainConfig& config, const std::vector<Sentence>& held_out)
-    : grammar_(config.the_share, config.unique_span),
-      config_(config),
+    : config_(config),
       model_(model_config),
       optimizer_(parameter_specs(model_config), AdamWConfig{0.9, config.beta2, 1e-8, config.weight_decay}),
       data_rng_(config.seed ^ kDataStream) {
-  model_.initialize(config.seed, config.sinusoidal_positions, config.fan_in_scale, config.init_scales);
+  model_.initialize(config.seed, config.init);
   for (const Sentence& s : held_out) held_out_keys_.insert(key_of(s.tokens));
   const int B = config.batch_size, T = model_config.context;
   tokens_.resize(static_cast<size_t>(B) * T);

@@ -3,7 +3,8 @@
 // and the page (through the WebAssembly build) all read sentences from this generator.
 //
 //   sentence := <bos> NP_subj MOD* VERB NP_obj CONN PRON COPULA STATE "." "again" REPEAT "."
-//   NP       := DET ADJ? NOUN            (DET and ADJ agree in number with NOUN)
+//   NP       := DET ADJ? NOUN            (DET and ADJ agree in number with NOUN; half the
+//                                         determiners are the, my or your: either number)
 //   MOD      := PREP NP_d                (a prepositional phrase)
 //             | "that" VERB NP_d         (a subject relative clause; VERB agrees with NP_subj)
 //             | "that" NP_d VERB         (an object relative clause; VERB agrees with NP_d)
@@ -17,7 +18,10 @@
 //   before each (an induction head), not only a guess of which word fits.
 //
 // Adjectives take -s in the plural (big / bigs), as Romance adjectives do, so that they agree
-// with their noun visibly.
+// with their noun visibly. "the", "my" and "your", as in English, take either number: without
+// them the subject's determiner, always at position 1, would carry its number, and agreement
+// could be learned by looking at position 1 instead of at the subject noun. Three of them, not
+// one, so that no determiner is so frequent that a repeated span is often ambiguous.
 #pragma once
 
 #include <cstdint>
@@ -85,9 +89,7 @@ struct Sentence {
 
 class Grammar {
  public:
-  // the_share: the share of noun phrases whose determiner is "the" (either number).
-  // unique_span: every token of the repeated span occurs once before "again" (not only its first).
-  explicit Grammar(double the_share = 0, bool unique_span = false);
+  Grammar();
 
   const std::vector<Word>& vocabulary() const { return words_; }
   int vocab_size() const { return static_cast<int>(words_.size()); }
@@ -113,8 +115,6 @@ class Grammar {
   bool try_generate(Rng& rng, Sentence* out) const;
 
   std::vector<Word> words_;
-  double the_share_ = 0;
-  bool unique_span_ = false;
 };
 
 }  // namespace mha::train

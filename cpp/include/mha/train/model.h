@@ -45,6 +45,30 @@ struct ParameterSpec {
 std::vector<ParameterSpec> parameter_specs(const ModelConfig& config);
 size_t parameter_count(const ModelConfig& config);
 
+// How Model::initialize starts the weights. Biases start at zero, LayerNorm gains at one.
+struct Initialization {
+  // false: GPT-2's N(0, 0.02) for matrices and embeddings, N(0, 0.02 / sqrt(2 L)) for the two
+  // projections into the residual stream. true: matrices N(0, 1/sqrt(fan_in)) (the scale of
+  // PyTorch's nn.Linear default) and embeddings N(0, 1) (nn.Embedding's): at d_model 64,
+  // GPT-2's 0.02 is six times smaller than 1/sqrt(64), every attention map starts uniform and
+  // the query-key products grow slowly from there.
+  bool fan_in_scale = false;
+  // How wpe starts (trained like any weight afterwards): normal as above, or sinusoids scaled
+  // to the embeddings' RMS, either those of "Attention Is All You Need" (frequencies
+  // 1 / 10000^(2i/C)) or at evenly spaced frequencies pi (i + 1) / (C / 2) up to pi, which tell
+  // neighbouring positions apart best. With sinusoids, "attend to the token before" is one
+  // linear map (a rotation) for every position, not 32 separate ones to learn.
+  enum class Positions { kNormal, kSinusoid, kEvenSinusoid };
+  Positions positions = Positions::kNormal;
+  // Positions start in channels 0 .. C/2 - 1 only (sinusoids at C/4 frequencies) and tokens in
+  // channels C/2 .. C - 1 only, at the same norms. Sharing all C channels, 32 positions and 63
+  // tokens cannot be orthogonal, and a head that reads positions also reads token noise; split,
+  // a query-key map can read position alone, as a previous-token head needs.
+  bool split_channels = false;
+  double matrix_gain = 1;                     // a factor on every matrix's std
+  double token_std = -1, position_std = -1;   // overrides of the embeddings' std (< 0: as above)
+};
+
 template <typename Real>
 class Model {
  public:
@@ -57,21 +81,8 @@ class Model {
   std::vector<Real>& gradients() { return grads_; }
   const std::vector<Real>& gradients() const { return grads_; }
 
-  // GPT-2's initialisation: N(0, 0.02) for matrices and embeddings, N(0, 0.02 / sqrt(2 L))
-  // for the two projections into the residual stream, zero biases, unit LayerNorm gains.
-  // With sinusoidal_positions, wpe starts instead as the sinusoids of "Attention Is All You
-  // Need" scaled to the same RMS (0.02) as wte, and is trained like any weight: "attend to the
-  // token before" is then one linear map for every position, not 32 separate ones to learn.
-  // With fan_in_scale, matrices are instead N(0, 1/sqrt(fan_in)) (the scale of PyTorch's
-  // nn.Linear default) and embeddings N(0, 1) (nn.Embedding's): at d_model 64, GPT-2's 0.02 is
-  // six times smaller than 1/sqrt(64), every attention map starts uniform and the query-key
-  // products grow slowly from there.
-  // Overrides (< 0: as above): wte's std, wpe's std, and a factor on every matrix's std.
-  struct Scales {
-    double token_std = -1, position_std = -1, matrix_gain = 1;
-    bool even_frequencies = false;  // sinusoids at frequencies pi (i + 1) / (C / 2) instead of 1 / 10000^(2i/C)
-  };
-  void initialize(uint64_t seed, bool sinusoidal_positions = false, bool fan_in_scale = false, Scales scales = Scales());
+  // Starts the weights as `init` says (by default GPT-2's initialisation), from the seed.
+  void initialize(uint64_t seed, const Initialization& init = Initialization());
 
   // tokens and targets are (B, T) row-major; targets < 0 are ignored. With lengths (B, each in
   // 1 .. T), row b is computed only up to lengths[b] (the rest is padding: left out, its
