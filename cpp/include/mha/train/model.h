@@ -55,8 +55,8 @@ struct Initialization {
   bool fan_in_scale = false;
   // How wpe starts (trained like any weight afterwards): normal as above, or sinusoids scaled
   // to the embeddings' RMS, either those of "Attention Is All You Need" (frequencies
-  // 1 / 10000^(2i/C)) or at evenly spaced frequencies pi (i + 1) / (C / 2) up to pi, which tell
-  // neighbouring positions apart best. With sinusoids, "attend to the token before" is one
+  // 1 / 10000^(2i/C)) or at n evenly spaced frequencies pi (i + 1) / n up to pi (n = C / 2
+  // sine-cosine pairs, C / 4 with split channels), which tell neighbouring positions apart best. With sinusoids, "attend to the token before" is one
   // linear map (a rotation) for every position, not 32 separate ones to learn.
   enum class Positions { kNormal, kSinusoid, kEvenSinusoid };
   Positions positions = Positions::kNormal;
