@@ -3,10 +3,11 @@
 // packed GEMM's micro-kernel (gemm.h) and share one layout of the scores, transposed, 8 queries
 // per key:
 //   block[p][j * 8 + t] = score(query p * 8 + t, key j)      (panel p of 8 query rows)
-// This is what the micro-kernel writes when keys are its A side and queries its B side, and it
-// is at once what the softmax wants (the 4 lanes of a vector are 4 queries, so the max and the
-// sum are lane-wise, without horizontal reductions) and what P . V wants as its A side (4 query
-// rows per step of k, a_step 8 floats): nothing is repacked between the two products.
+// (8 = gemm::kNR, 16 with AVX2). This is what the micro-kernel writes when keys are its A side
+// and queries its B side, and it is at once what the softmax wants (the lanes of a vector are
+// queries, so the max and the sum are lane-wise, without horizontal reductions) and what P . V
+// wants as its A side (4 query rows per step of k, a_step kNR floats): nothing is repacked
+// between the two products.
 // K and V of the head are packed once; queries are taken in blocks of kRowBlock rows, which are
 // independent: with threads (parallel.h) they are shared out between them.
 #include <algorithm>
@@ -24,12 +25,14 @@ namespace mha::kernels {
 namespace {
 
 using simd::vfloat;
-constexpr int64_t MR = gemm::kMR;           // keys per A panel; queries per softmax vector (4)
-constexpr int64_t NR = gemm::kNR;           // queries per panel of the transposed block (8)
+constexpr int64_t MR = gemm::kMR;      // keys per A panel; queries per A step of P . V (4)
+constexpr int64_t NR = gemm::kNR;      // queries per panel of the transposed block (8; 16)
+constexpr int64_t VL = simd::kLanes;   // queries per softmax vector, a lane group (4; 8)
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr int64_t kRowBlock = 64;   // query rows per block
 constexpr int64_t kKeyTile = 256;   // keys per tile in the streaming kernel
-static_assert(kRowBlock % NR == 0 && NR == 2 * MR, "a query panel is two groups of MR queries");
+static_assert(kRowBlock % NR == 0 && NR == 2 * VL && NR % MR == 0,
+              "a query panel is two lane groups, and whole groups of MR queries");
 static_assert(kKeyTile % MR == 0, "key tiles hold whole panels of keys");
 
 inline bool has_mask(const MaskSpec& mask) {
@@ -65,9 +68,10 @@ inline PackedKv pack_kv(float* packed, const float* k, int64_t ld_k, const float
   return {packed, v_packed};
 }
 
-// The start of group g (MR queries) in a transposed block whose panels hold `keys` keys.
-inline float* group_of(float* block, int64_t keys, int64_t g) {
-  return block + (g / 2) * keys * NR + (g % 2) * MR;
+// Where query r of the block starts in a transposed block whose panels hold `keys` keys (its
+// keys follow NR floats apart). A lane group starts at r = g * VL.
+inline float* query_of(float* block, int64_t keys, int64_t r) {
+  return block + (r / NR) * keys * NR + r % NR;
 }
 
 // scores^T of keys j0 + [0, cols) against the block's packed queries (query_panels panels of
@@ -99,8 +103,8 @@ void add_mask_transposed(float* block, int64_t keys, const MaskSpec& mask, int64
   }
 }
 
-// Lane-wise over the MR queries of one group (its keys NR floats apart): the largest score of
-// each query, starting from `start`.
+// Lane-wise over the VL queries of a lane group (its keys NR floats apart): the largest score
+// of each query, starting from `start`.
 inline vfloat group_max(const float* s_g, int64_t cols, vfloat start) {
   vfloat m = start;
   for (int64_t j = 0; j < cols; ++j) m = simd::max(m, simd::load(s_g + j * NR));
@@ -126,10 +130,10 @@ inline vfloat group_exp(float* s_g, int64_t cols, vfloat max) {
 void probs_times_v(float* out, int64_t ld_out, float* block, int64_t keys, int64_t rows,
                    const float* v_packed, int64_t S, int64_t j0, int64_t cols, int64_t hd,
                    bool accumulate) {
-  alignas(16) float tile[MR * NR];
+  alignas(32) float tile[MR * NR];
   const int64_t row_groups = (rows + MR - 1) / MR;
   for (int64_t g = 0; g < row_groups; ++g) {
-    const float* p_g = group_of(block, keys, g);
+    const float* p_g = query_of(block, keys, g * MR);
     const int64_t g_rows = std::min(MR, rows - g * MR);
     for (int64_t d0 = 0; d0 < hd; d0 += NR) {
       const float* v_panel = v_packed + (d0 / NR) * NR * S + j0 * NR;
@@ -147,11 +151,12 @@ void probs_times_v(float* out, int64_t ld_out, float* block, int64_t keys, int64
   }
 }
 
-// Writes MR queries of the transposed block (keys NR floats apart) as MR rows of `probs`
-// (ld_probs apart), 4 x 4 at a time.
+// Writes the `rows` (<= VL) queries of a lane group of the transposed block (keys NR floats
+// apart) as rows of `probs` (ld_probs apart); with 4 lanes, 4 x 4 at a time.
 void write_rows(float* probs, int64_t ld_probs, const float* s_g, int64_t rows, int64_t S) {
   int64_t j = 0;
-  if (rows == MR && simd::kLanes == 4) {
+#if MHA_SIMD_BYTES == 16
+  if (rows == 4) {
     for (; j + 4 <= S; j += 4) {
       // v_k = the 4 queries at key j + k; transposed, row t = query t at keys j .. j+3
       const vfloat v0 = simd::load(s_g + (j + 0) * NR), v1 = simd::load(s_g + (j + 1) * NR);
@@ -166,6 +171,7 @@ void write_rows(float* probs, int64_t ld_probs, const float* s_g, int64_t rows, 
       simd::store(probs + 3 * ld_probs + j, __builtin_shufflevector(t01hi, t23hi, 2, 3, 6, 7));
     }
   }
+#endif
   for (; j < S; ++j)
     for (int64_t t = 0; t < rows; ++t) probs[t * ld_probs + j] = s_g[j * NR + t];
 }
@@ -218,7 +224,7 @@ void attention_with_probs(float* out, int64_t ld_out, float* probs, int64_t ld_p
   const BlockScratch sc = block_scratch(scratch + thread * per_thread, keys, hd);
   for (int64_t i0 = b0 * kRowBlock; i0 < std::min(L_rows, b1 * kRowBlock); i0 += kRowBlock) {
     const int64_t rows = std::min(kRowBlock, L_rows - i0);
-    const int64_t row_groups = (rows + MR - 1) / MR;
+    const int64_t lane_groups = (rows + VL - 1) / VL;
     float* out_b = out + i0 * ld_out;
     float* probs_b = probs + i0 * ld_probs;
     // 1. scores^T = (q . k^T)^T (q already scaled by 1/sqrt(hd)), plus the mask
@@ -226,17 +232,17 @@ void attention_with_probs(float* out, int64_t ld_out, float* probs, int64_t ld_p
     scores_transposed(sc.scores, keys, sc.q_packed, (rows + NR - 1) / NR, kv.k, 0, S, hd);
     if (masked) add_mask_transposed(sc.scores, keys, mask, i0, rows, 0, S);
     // 2. softmax over all S keys, lane-wise, normalised; written out as rows of probs
-    for (int64_t g = 0; g < row_groups; ++g) {
-      float* s_g = group_of(sc.scores, keys, g);
+    for (int64_t g = 0; g < lane_groups; ++g) {
+      float* s_g = query_of(sc.scores, keys, g * VL);
       const vfloat max = group_max(s_g, S, simd::splat(kNegInf));
-      simd::store(sc.run_max + g * MR, max);  // -inf: every key of that query masked
+      simd::store(sc.run_max + g * VL, max);  // -inf: every key of that query masked
       const vfloat inv_sum = simd::splat(1.0f) / group_exp(s_g, S, max);
       for (int64_t j = 0; j < S; ++j) simd::store(s_g + j * NR, simd::load(s_g + j * NR) * inv_sum);
-      const int64_t g_rows = std::min(MR, rows - g * MR);
-      write_rows(probs_b + g * MR * ld_probs, ld_probs, s_g, g_rows, S);
+      const int64_t g_rows = std::min(VL, rows - g * VL);
+      write_rows(probs_b + g * VL * ld_probs, ld_probs, s_g, g_rows, S);
       for (int64_t t = 0; t < g_rows; ++t) {  // every key masked: the row is NaN (or 0)
         if (max[t] == kNegInf) {
-          float* p_t = probs_b + (g * MR + t) * ld_probs;
+          float* p_t = probs_b + (g * VL + t) * ld_probs;
           std::fill(p_t, p_t + S, fully_masked_fill(zero_fully_masked));
         }
       }
@@ -271,11 +277,11 @@ void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_
   const BlockScratch sc = block_scratch(scratch + thread * per_thread, kKeyTile, hd);
   for (int64_t i0 = b0 * kRowBlock; i0 < std::min(L_rows, b1 * kRowBlock); i0 += kRowBlock) {
     const int64_t rows = std::min(kRowBlock, L_rows - i0);
-    const int64_t row_groups = (rows + MR - 1) / MR;
+    const int64_t lane_groups = (rows + VL - 1) / VL;
     float* out_b = out + i0 * ld_out;  // (rows, hd): the running, unnormalised output
     gemm::pack_nt(sc.q_packed, q + i0 * ld_q, ld_q, rows, hd);
-    std::fill(sc.run_max, sc.run_max + row_groups * MR, kNegInf);
-    std::fill(sc.run_sum, sc.run_sum + row_groups * MR, 0.0f);
+    std::fill(sc.run_max, sc.run_max + lane_groups * VL, kNegInf);
+    std::fill(sc.run_sum, sc.run_sum + lane_groups * VL, 0.0f);
     for (int64_t j0 = 0; j0 < S; j0 += kKeyTile) {
       const int64_t cols = std::min(kKeyTile, S - j0);
       const bool first_tile = j0 == 0;
@@ -283,18 +289,18 @@ void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_
       scores_transposed(sc.scores, kKeyTile, sc.q_packed, (rows + NR - 1) / NR, kv.k, j0, cols, hd);
       if (masked) add_mask_transposed(sc.scores, kKeyTile, mask, i0, rows, j0, cols);
       // 2. online softmax: rescale what was summed so far to the new running max
-      for (int64_t g = 0; g < row_groups; ++g) {
-        float* s_g = group_of(sc.scores, kKeyTile, g);
-        const vfloat old_max = simd::load(sc.run_max + g * MR);
+      for (int64_t g = 0; g < lane_groups; ++g) {
+        float* s_g = query_of(sc.scores, kKeyTile, g * VL);
+        const vfloat old_max = simd::load(sc.run_max + g * VL);
         const vfloat new_max = group_max(s_g, cols, old_max);
         const vfloat sum = group_exp(s_g, cols, new_max);
         const vfloat shift = simd::select(new_max == simd::splat(kNegInf), simd::splat(0.f), new_max);
         const vfloat rescale = simd::exp_nonpositive(old_max - shift);  // 0 while nothing was summed
-        simd::store(sc.run_sum + g * MR, simd::load(sc.run_sum + g * MR) * rescale + sum);
-        simd::store(sc.run_max + g * MR, new_max);
+        simd::store(sc.run_sum + g * VL, simd::load(sc.run_sum + g * VL) * rescale + sum);
+        simd::store(sc.run_max + g * VL, new_max);
         if (!first_tile) {
-          for (int64_t t = 0; t < MR && g * MR + t < rows; ++t)
-            if (rescale[t] != 1.0f) scale_row(out_b + (g * MR + t) * ld_out, hd, rescale[t]);
+          for (int64_t t = 0; t < VL && g * VL + t < rows; ++t)
+            if (rescale[t] != 1.0f) scale_row(out_b + (g * VL + t) * ld_out, hd, rescale[t]);
         }
       }
       // 3. out += exp(scores) . v of this tile
