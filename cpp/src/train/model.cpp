@@ -108,8 +108,11 @@ void Model<Real>::initialize(uint64_t seed, const Initialization& init) {
     const bool is_gain = spec.name.find("ln") != std::string::npos && spec.name.find(".weight") != std::string::npos;
     const bool is_residual_proj = spec.name.find("proj.weight") != std::string::npos;
     const bool embedding = spec.name == "wte.weight" || spec.name == "wpe.weight";
+    // (Only matrices are drawn at random; biases and layer-norm parameters have no fan-in.)
+    const bool matrix = spec.shape.size() == 2;
+    const double fan_in = matrix ? static_cast<double>(spec.shape[1]) : 1.0;
     double std = embedding ? embedding_std
-                           : init.matrix_gain * (init.fan_in_scale ? 1.0 / std::sqrt(static_cast<double>(spec.shape[1]))
+                           : init.matrix_gain * (init.fan_in_scale ? 1.0 / std::sqrt(fan_in)
                                                                    : (is_residual_proj ? residual_std : 0.02));
     if (spec.name == "wte.weight" && init.token_std >= 0) std = init.token_std;
     if (spec.name == "wpe.weight" && init.position_std >= 0) std = init.position_std;
