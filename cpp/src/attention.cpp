@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/parallel.h"
 #include "mha/kernels.h"
 
 namespace mha {
@@ -503,7 +504,17 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   const bool per_head_projection = self_attention && !extended_kv && !options.need_weights &&
                                    double(N) * L * 3 * E > kPerHeadProjectionFloats;
   const size_t at_qkv = self_attention && !extended_kv && !per_head_projection ? reserve(N * L * 3 * E) : 0;
-  const size_t at_qkv_head = per_head_projection ? reserve(L * 3 * hd) : 0;
+  // Attention with threads: whole (batch, head) pairs go to each thread when there are enough
+  // of them to share out evenly and enough work to be worth it (each thread then packs its own
+  // K and V, in its own scratch, and no thread waits on the other between heads); otherwise the
+  // kernels split each pair's query blocks.
+  constexpr double kParallelPairsMinMacs = 1 << 20;
+  const int threads = kernels::num_threads();
+  const int64_t pairs = N * H;
+  const bool split_pairs = threads > 1 && (pairs % threads == 0 || pairs >= 4 * threads) &&
+                           double(pairs) * L * S_total * hd * 2 >= kParallelPairsMinMacs;
+  const int64_t pair_scratches = split_pairs ? threads : 1;
+  const size_t at_qkv_head = per_head_projection ? reserve(pair_scratches * L * 3 * hd) : 0;
   const size_t at_q = (self_attention && !extended_kv) ? 0 : reserve(N * L * E);
   const size_t at_k = (self_attention && !extended_kv) ? 0 : reserve(N * S_total * kv);
   const size_t at_v = (self_attention && !extended_kv) ? 0 : reserve(N * S_total * kv);
@@ -511,7 +522,8 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   const size_t at_probs = options.need_weights ? reserve(N * H * L * S_total) : 0;
   const size_t at_attn_mask = attn_mask.dtype == MaskDtype::kBool ? reserve(attn_mask.length) : 0;
   const size_t at_key_mask = key_padding_mask.dtype != MaskDtype::kNone ? reserve(N * S) : 0;
-  const size_t at_scratch = options.need_weights ? 0 : reserve(kernels::attention_streaming_scratch_floats(L, S_total, hd));
+  const int64_t streaming_scratch = options.need_weights ? 0 : kernels::attention_streaming_scratch_floats(L, S_total, hd);
+  const size_t at_scratch = options.need_weights ? 0 : reserve(pair_scratches * streaming_scratch);
   const size_t at_out_t = cs.batched && !c.batch_first && N > 1 ? reserve(N * L * E) : 0;
   grow(ws, ws_size);
   float* base = ws.data();
@@ -610,12 +622,8 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
       }
     }
   }
-  // 5. q scaled by 1/sqrt(hd), as PyTorch does before q . k^T.
+  // 5. q is scaled by 1/sqrt(hd), as PyTorch does before q . k^T: head by head, in step 7.
   const float inv_sqrt_hd = 1.0f / std::sqrt(static_cast<float>(hd));
-  for (int64_t r = 0; r < (per_head_projection ? 0 : N * L); ++r) {
-    float* q_r = q_ptr + r * ld_q;
-    for (int64_t e = 0; e < E; ++e) q_r[e] *= inv_sqrt_hd;
-  }
 
   // 6. Masks as additive floats: attn_mask (1 or N*H, L, S), key padding (N, S).
   const float* attn_add = nullptr;
@@ -637,48 +645,52 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   // 7. Attention per (batch, head); kv head g serves query heads g*H/G .. (g+1)*H/G - 1.
   float* concat = base + at_concat;  // (N, L, E)
   float* probs = options.need_weights ? base + at_probs : nullptr;  // (N, H, L, S_total)
-  float* scratch = options.need_weights ? nullptr : base + at_scratch;
   const int64_t heads_per_kv = H / G;
-  for (int64_t n = 0; n < N; ++n) {
-    for (int64_t h = 0; h < H; ++h) {
-      const int64_t g = h / heads_per_kv;
-      kernels::MaskSpec mask;
-      if (attn_add != nullptr) {
-        mask.attn = attn_add + (attn_mask_per_head ? (n * H + h) * L * S : 0);
-        mask.ld_attn = S;
-      }
-      mask.key = key_add != nullptr ? key_add + n * S : nullptr;
-      mask.causal = causal;
-      mask.mask_cols = S;
-      const float* q_nh;
-      const float* k_ng;
-      const float* v_ng;
-      if (per_head_projection) {
-        // q, k, v of head h for batch item n: (L, 3*hd), q scaled by 1/sqrt(hd).
-        float* qkv_h = base + at_qkv_head;
-        const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
-        kernels::linear_packed(qkv_h, query_nle + n * L * E, packed_in_proj_per_head_.data() + h * per_head,
-                               c.bias ? in_proj_bias_per_head_.data() + h * 3 * hd : nullptr, L, 3 * hd, E);
-        for (int64_t l = 0; l < L; ++l)
-          for (int64_t d = 0; d < hd; ++d) qkv_h[l * 3 * hd + d] *= inv_sqrt_hd;
-        q_nh = qkv_h;
-        k_ng = qkv_h + hd;
-        v_ng = qkv_h + 2 * hd;
-      } else {
-        q_nh = q_ptr + n * L * ld_q + h * hd;
-        k_ng = k_ptr + n * S_total * ld_kv + g * hd;
-        v_ng = v_ptr + n * S_total * ld_kv + g * hd;
-      }
-      float* out_nh = concat + n * L * E + h * hd;
-      if (options.need_weights) {
-        float* probs_nh = probs + (n * H + h) * L * S_total;
-        kernels::attention_with_probs(out_nh, E, probs_nh, S_total, q_nh, ld_q, k_ng, ld_kv, v_ng, ld_kv, mask, L,
-                                      S_total, hd, options.fully_masked_rows_zero);
-      } else {
-        kernels::attention_streaming(out_nh, E, q_nh, ld_q, k_ng, ld_kv, v_ng, ld_kv, mask, L, S_total, hd,
-                                     options.fully_masked_rows_zero, scratch);
-      }
+  auto attend = [&](int64_t pair, int slot) {  // slot: which of the pair_scratches to use
+    const int64_t n = pair / H, h = pair % H, g = h / heads_per_kv;
+    kernels::MaskSpec mask;
+    if (attn_add != nullptr) {
+      mask.attn = attn_add + (attn_mask_per_head ? (n * H + h) * L * S : 0);
+      mask.ld_attn = S;
     }
+    mask.key = key_add != nullptr ? key_add + n * S : nullptr;
+    mask.causal = causal;
+    mask.mask_cols = S;
+    float* q_nh;
+    const float* k_ng;
+    const float* v_ng;
+    if (per_head_projection) {
+      // q, k, v of head h for batch item n: (L, 3*hd).
+      float* qkv_h = base + at_qkv_head + slot * L * 3 * hd;
+      const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
+      kernels::linear_packed(qkv_h, query_nle + n * L * E, packed_in_proj_per_head_.data() + h * per_head,
+                             c.bias ? in_proj_bias_per_head_.data() + h * 3 * hd : nullptr, L, 3 * hd, E);
+      q_nh = qkv_h;
+      k_ng = qkv_h + hd;
+      v_ng = qkv_h + 2 * hd;
+    } else {
+      q_nh = q_ptr + n * L * ld_q + h * hd;
+      k_ng = k_ptr + n * S_total * ld_kv + g * hd;
+      v_ng = v_ptr + n * S_total * ld_kv + g * hd;
+    }
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t d = 0; d < hd; ++d) q_nh[l * ld_q + d] *= inv_sqrt_hd;
+    float* out_nh = concat + n * L * E + h * hd;
+    if (options.need_weights) {
+      float* probs_nh = probs + (n * H + h) * L * S_total;
+      kernels::attention_with_probs(out_nh, E, probs_nh, S_total, q_nh, ld_q, k_ng, ld_kv, v_ng, ld_kv, mask, L,
+                                    S_total, hd, options.fully_masked_rows_zero);
+    } else {
+      kernels::attention_streaming(out_nh, E, q_nh, ld_q, k_ng, ld_kv, v_ng, ld_kv, mask, L, S_total, hd,
+                                   options.fully_masked_rows_zero, base + at_scratch + slot * streaming_scratch);
+    }
+  };
+  if (split_pairs) {
+    kernels::parallel_for(pairs, 1, [&](int64_t p0, int64_t p1, int thread) {
+      for (int64_t pair = p0; pair < p1; ++pair) attend(pair, thread);
+    });
+  } else {
+    for (int64_t pair = 0; pair < pairs; ++pair) attend(pair, 0);
   }
 
   // 8. What the lesson's views ask for: each head's output, ablation, the concatenation.
