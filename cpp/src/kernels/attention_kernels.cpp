@@ -125,8 +125,8 @@ inline vfloat group_exp(float* s_g, int64_t cols, vfloat max) {
 }
 
 // out[rows, hd] (+)= P . V for the block's keys j0 + [0, cols): A = MR queries of the
-// transposed block per step of k, B = V's panels from key j0. Whole tiles of a first product
-// go straight into out; the rest through a small tile.
+// transposed block per step of k, B = V's panels from key j0. Whole tiles go straight into out
+// (a later key tile's sum starting from what out holds); edge tiles through a small tile.
 void probs_times_v(float* out, int64_t ld_out, float* block, int64_t keys, int64_t rows,
                    const float* v_packed, int64_t S, int64_t j0, int64_t cols, int64_t hd,
                    bool accumulate) {
@@ -139,8 +139,9 @@ void probs_times_v(float* out, int64_t ld_out, float* block, int64_t keys, int64
       const float* v_panel = v_packed + (d0 / NR) * NR * S + j0 * NR;
       float* out_tile = out + g * MR * ld_out + d0;
       const int64_t d_cols = std::min(NR, hd - d0);
-      if (!accumulate && g_rows == MR && d_cols == NR) {
-        gemm::micro_tile(out_tile, ld_out, nullptr, 0, p_g, NR, v_panel, static_cast<int>(cols));
+      if (g_rows == MR && d_cols == NR) {  // a whole tile: straight into out (from out, if adding)
+        gemm::micro_tile(out_tile, ld_out, accumulate ? out_tile : nullptr, accumulate ? ld_out : 0, p_g, NR,
+                         v_panel, static_cast<int>(cols));
         continue;
       }
       gemm::micro_tile(tile, NR, nullptr, 0, p_g, NR, v_panel, static_cast<int>(cols));
