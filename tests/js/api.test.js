@@ -42,20 +42,33 @@ test('in Node.js loadMha() loads the pthreads core; threads: false the single-th
   assert.equal(await loadMha({ threads: true }), mha);
   assert.equal(await loadMha({ threads: false }), single);
   assert.equal(threadsAvailable(), true);
-  // Big enough that the GEMMs' column panels and attention's row blocks are split over threads.
-  const config = { embedDim: 128, numHeads: 8, batchFirst: true, seed: 3 };
-  const query = { data: sequence(2 * 150 * 128, 7), shape: [2, 150, 128] };
-  for (const needWeights of [true, false]) {
-    const a = new mha.MultiHeadAttention(config);
-    const b = new single.MultiHeadAttention(config);
-    const ra = a.forward({ query, needWeights, isCausal: true });
-    const rb = b.forward({ query, needWeights, isCausal: true });
-    const out = maxAbsDiff(ra.output.data, rb.output.data);
-    console.log(`# needWeights ${needWeights}: max |threads - single| output ${out.toExponential(2)} (tolerance 0)`);
-    assert.equal(out, 0);
-    if (needWeights) assert.equal(maxAbsDiff(ra.weights.data, rb.weights.data), 0);
-    a.dispose();
-    b.dispose();
+  // Big enough that the GEMMs' column panels are split over threads, and attention either by
+  // whole (batch, head) pairs or, when the pairs do not share out evenly, by row blocks; with
+  // the fused in-projection and the per-head one (over 2M floats of q, k, v), GQA and masks.
+  const keyPadding = (N, S) => ({ data: Uint8Array.from({ length: N * S }, (_, i) => (i % S) >= S - 7 - (i / S | 0)), shape: [N, S] });
+  const cases = [
+    { what: 'pairs split, causal', config: { embedDim: 128, numHeads: 8 }, N: 2, L: 150, isCausal: true },
+    { what: '3 pairs: row blocks split, key padding', config: { embedDim: 96, numHeads: 3 }, N: 1, L: 150, mask: true },
+    { what: 'GQA 8 heads over 2, key padding', config: { embedDim: 128, numHeads: 8, numKvHeads: 2 }, N: 2, L: 130, mask: true },
+    { what: 'per-head in-projection, pairs split', config: { embedDim: 512, numHeads: 8 }, N: 2, L: 700, weights: [false] },
+  ];
+  for (const { what, config, N, L, isCausal = false, mask = false, weights = [true, false] } of cases) {
+    const E = config.embedDim;
+    const query = { data: sequence(N * L * E, 7), shape: [N, L, E] };
+    const keyPaddingMask = mask ? keyPadding(N, L) : undefined;
+    for (const needWeights of weights) {
+      const a = new mha.MultiHeadAttention({ ...config, batchFirst: true, seed: 3 });
+      const b = new single.MultiHeadAttention({ ...config, batchFirst: true, seed: 3 });
+      const ra = a.forward({ query, keyPaddingMask, needWeights, isCausal });
+      const rb = b.forward({ query, keyPaddingMask, needWeights, isCausal });
+      const out = maxAbsDiff(ra.output.data, rb.output.data);
+      console.log(`# ${what}, needWeights ${needWeights}: max |threads - single| output ${out.toExponential(2)} (tolerance 0)`);
+      assert.equal(out, 0, what);
+      assert.ok(ra.output.data.every(Number.isFinite), what);
+      if (needWeights) assert.equal(maxAbsDiff(ra.weights.data, rb.weights.data), 0, what);
+      a.dispose();
+      b.dispose();
+    }
   }
   // wasmBinary names the single-thread module's bytes: 'auto' keeps to it.
   const { readFile } = await import('node:fs/promises');
