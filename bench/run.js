@@ -13,8 +13,8 @@
 // multiply+add peak, bench/simd_peak.js). Shapes A-E (bench/shapes.js), batch 1, self-attention.
 // Every engine gets the same weights and input; its output must match the `wasm` engine's to
 // 1e-3 before it is timed. Each timing job runs in a process of its own (bench/worker.js): the
-// median of at least 5 runs after warm-up. Jobs run in rounds (every engine of a shape once per
-// round); each engine keeps its fastest round. GFLOP/s counts 8·L·E² + 4·L²·E per forward.
+// median of at least 5 runs after warm-up. Jobs run in rounds over the whole run (every shape's
+// engines once per round); each engine keeps its fastest round. GFLOP/s counts 8·L·E² + 4·L²·E per forward.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -230,55 +230,58 @@ async function main() {
     }
   }
 
+  // Rounds span the whole run: every shape's jobs once per round, round after round, so that a
+  // slow spell of a shared machine (it can last minutes) falls on one round of a shape, not on
+  // all of them, and on every engine of that round alike; each engine keeps its fastest round.
+  const jobs = [];  // one entry per (shape, need_weights)
   for (const s of shapeNames) {
-    const shape = SHAPES[s];
-    writeShapeFiles(s, shape);
+    writeShapeFiles(s, SHAPES[s]);
     const refFile = path.join(benchDir, `ref_${s}.f32`);
     fs.rmSync(refFile, { force: true });
-    let haveRef = false;
-    for (const nw of WEIGHTS_SHAPES.has(s) ? [false, true] : [false]) {
-      // Rounds: every engine's job once per round, round after round, so that a slow spell of
-      // a shared machine falls on every engine alike; each engine keeps its fastest round.
-      const best = new Map();
-      const failed = new Set();
-      for (let round = 1; round <= rounds; round++) {
-        for (const engine of engines) {
-          if ((nw && !OUR_ENGINES.has(engine)) || failed.has(engine)) continue;
-          const why = SKIP[engine]?.[s] ?? (await engineAvailable(engine, shape));
-          if (why !== true) {
-            if (round === 1) {
-              if (!skipped.some((k) => k.engine === engine && k.reason === why)) skipped.push({ engine, shape: s, reason: why });
-              log(opts, `[bench] ${s}${nw ? ' +w' : ''} ${engine}: skipped (${why})`);
-            }
-            continue;
-          }
-          // The first engine to run a shape writes the reference output; the rest must match it.
-          const job = { engine, shape: s, needWeights: nw, budgetMs, refFile, writeRef: !haveRef };
-          const r = runJob(job);
-          if (r.error) {
-            // A wrong output, or this project's engine failing, fails the run; another engine that
-            // cannot run a shape (e.g. out of memory at E) is reported and the run goes on.
-            if (r.mismatch || OUR_ENGINES.has(engine) || !haveRef) failures++;
-            failed.add(engine);
-            log(opts, `[bench] ${s}${nw ? ' +w' : ''} ${engine}: FAILED: ${r.error}`);
-            results.push({ engine, shape: s, need_weights: nw, ms: null, gflops: null, peak_heap_mb: null, error: r.error });
-            continue;
-          }
-          haveRef = true;
-          const gflops = flops(shape) / (r.ms * 1e6);
-          log(opts, `[bench] ${s}${nw ? ' +w' : ''} ${engine.padEnd(19)} ${fmt(r.ms, 3).padStart(9)} ms  ${fmt(gflops, 1).padStart(6)} GFLOP/s  (${rounds > 1 ? `round ${round}, ` : ''}${r.runs} runs, min ${fmt(r.min_ms, 3)} ms${r.max_err == null ? ', reference' : `, max |diff| ${r.max_err.toExponential(1)}`}${r.peak_heap_mb != null ? `, heap ${fmt(r.peak_heap_mb, 1)} MB` : ''})`);
-          const entry = best.get(engine) ?? { r: null, roundMs: [] };
-          entry.roundMs.push(r.ms);
-          if (!entry.r || r.ms < entry.r.ms) entry.r = { ...r, gflops };
-          best.set(engine, entry);
-        }
-      }
+    const state = { refFile, haveRef: false };
+    for (const nw of WEIGHTS_SHAPES.has(s) ? [false, true] : [false]) jobs.push({ s, nw, state, best: new Map(), failed: new Set() });
+  }
+  for (let round = 1; round <= rounds; round++) {
+    for (const { s, nw, state, best, failed } of jobs) {
+      const shape = SHAPES[s];
       for (const engine of engines) {
-        const entry = best.get(engine);
-        if (!entry || failed.has(engine)) continue;
-        const { r } = entry;
-        results.push({ engine, shape: s, need_weights: nw, ms: r.ms, gflops: r.gflops, peak_heap_mb: r.peak_heap_mb, min_ms: r.min_ms, runs: r.runs, max_err: r.max_err, round_ms: entry.roundMs });
+        if ((nw && !OUR_ENGINES.has(engine)) || failed.has(engine)) continue;
+        const why = SKIP[engine]?.[s] ?? (await engineAvailable(engine, shape));
+        if (why !== true) {
+          if (round === 1) {
+            if (!skipped.some((k) => k.engine === engine && k.reason === why)) skipped.push({ engine, shape: s, reason: why });
+            log(opts, `[bench] ${s}${nw ? ' +w' : ''} ${engine}: skipped (${why})`);
+          }
+          continue;
+        }
+        // The first engine to run a shape writes the reference output; the rest must match it.
+        const job = { engine, shape: s, needWeights: nw, budgetMs, refFile: state.refFile, writeRef: !state.haveRef };
+        const r = runJob(job);
+        if (r.error) {
+          // A wrong output, or this project's engine failing, fails the run; another engine that
+          // cannot run a shape (e.g. out of memory at E) is reported and the run goes on.
+          if (r.mismatch || OUR_ENGINES.has(engine) || !state.haveRef) failures++;
+          failed.add(engine);
+          log(opts, `[bench] ${s}${nw ? ' +w' : ''} ${engine}: FAILED: ${r.error}`);
+          results.push({ engine, shape: s, need_weights: nw, ms: null, gflops: null, peak_heap_mb: null, error: r.error });
+          continue;
+        }
+        state.haveRef = true;
+        const gflops = flops(shape) / (r.ms * 1e6);
+        log(opts, `[bench] ${s}${nw ? ' +w' : ''} ${engine.padEnd(19)} ${fmt(r.ms, 3).padStart(9)} ms  ${fmt(gflops, 1).padStart(6)} GFLOP/s  (${rounds > 1 ? `round ${round}, ` : ''}${r.runs} runs, min ${fmt(r.min_ms, 3)} ms${r.max_err == null ? ', reference' : `, max |diff| ${r.max_err.toExponential(1)}`}${r.peak_heap_mb != null ? `, heap ${fmt(r.peak_heap_mb, 1)} MB` : ''})`);
+        const entry = best.get(engine) ?? { r: null, roundMs: [] };
+        entry.roundMs.push(r.ms);
+        if (!entry.r || r.ms < entry.r.ms) entry.r = { ...r, gflops };
+        best.set(engine, entry);
       }
+    }
+  }
+  for (const { s, nw, best, failed } of jobs) {
+    for (const engine of engines) {
+      const entry = best.get(engine);
+      if (!entry || failed.has(engine)) continue;
+      const { r } = entry;
+      results.push({ engine, shape: s, need_weights: nw, ms: r.ms, gflops: r.gflops, peak_heap_mb: r.peak_heap_mb, min_ms: r.min_ms, runs: r.runs, max_err: r.max_err, round_ms: entry.roundMs });
     }
   }
 
