@@ -1,5 +1,6 @@
 #include "mha/train/grammar.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <sstream>
@@ -41,7 +42,7 @@ constexpr int kHe = 0, kShe = 1, kIt = 2, kThey = 3;
 
 }  // namespace
 
-Grammar::Grammar() {
+Grammar::Grammar(int min_repeat_length) : min_repeat_length_(std::max(2, std::min(6, min_repeat_length))) {
   auto add = [this](const char* text, Category category, int number, int cls, int lemma) {
     words_.push_back(Word{text, category, number, cls, lemma});
   };
@@ -198,7 +199,8 @@ bool Grammar::try_generate(Rng& rng, Sentence* out) const {
   const int first_end = static_cast<int>(t.size());  // positions 1 .. first_end - 1
   const int max_length = std::min(6, kMaxLength - first_end - 2);
   if (max_length < 2) return false;
-  const int length = 2 + rng.below(max_length - 1);
+  const int shortest = std::min(min_repeat_length_, max_length);
+  const int length = shortest + rng.below(max_length - shortest + 1);
   std::vector<int> counts(words_.size(), 0);
   for (int i = 1; i < first_end; ++i) ++counts[t[i]];
   std::vector<int> starts;

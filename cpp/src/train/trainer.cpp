@@ -18,6 +18,14 @@ std::string key_of(const std::vector<int>& tokens) {
 
 }  // namespace
 
+std::vector<ParameterSpec> optimizer_specs(const ModelConfig& model_config, const TrainConfig& config) {
+  std::vector<ParameterSpec> specs = parameter_specs(model_config);
+  if (!config.decay_embeddings)
+    for (ParameterSpec& spec : specs)
+      if (spec.name == "wte.weight" || spec.name == "wpe.weight") spec.decay = false;
+  return specs;
+}
+
 std::vector<Sentence> held_out_sentences(const Grammar& grammar, int count) {
   Rng rng(kHeldOutSeed);
   std::vector<Sentence> sentences;
@@ -168,9 +176,10 @@ std::vector<float> attention_maps(Model<Real>& model, const std::vector<int>& to
 template std::vector<float> attention_maps<float>(Model<float>&, const std::vector<int>&);
 
 Trainer::Trainer(const ModelConfig& model_config, const TrainConfig& config, const std::vector<Sentence>& held_out)
-    : config_(config),
+    : grammar_(config.min_repeat_length),
+      config_(config),
       model_(model_config),
-      optimizer_(parameter_specs(model_config), AdamWConfig{0.9, config.beta2, 1e-8, config.weight_decay}),
+      optimizer_(optimizer_specs(model_config, config), AdamWConfig{0.9, config.beta2, 1e-8, config.weight_decay}),
       data_rng_(config.seed ^ kDataStream) {
   model_.initialize(config.seed, config.init);
   for (const Sentence& s : held_out) held_out_keys_.insert(key_of(s.tokens));

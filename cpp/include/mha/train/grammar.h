@@ -89,7 +89,9 @@ struct Sentence {
 
 class Grammar {
  public:
-  Grammar();
+  // min_repeat_length (2 .. 6): the repeat's shortest length; its length is drawn evenly from
+  // min_repeat_length .. 6 (fewer where the sentence leaves less room).
+  explicit Grammar(int min_repeat_length = 2);
 
   const std::vector<Word>& vocabulary() const { return words_; }
   int vocab_size() const { return static_cast<int>(words_.size()); }
@@ -115,6 +117,7 @@ class Grammar {
   bool try_generate(Rng& rng, Sentence* out) const;
 
   std::vector<Word> words_;
+  int min_repeat_length_ = 2;
 };
 
 }  // namespace mha::train

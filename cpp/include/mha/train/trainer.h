@@ -17,10 +17,12 @@ struct TrainConfig {
   uint64_t seed = 1;
   int steps = 4000;
   int batch_size = 32;
-  double learning_rate = 3e-3;
-  double min_learning_rate = 3e-4;
+  double learning_rate = 5e-3;
+  double min_learning_rate = 5e-4;
   int warmup_steps = 100;
   double weight_decay = 0.1;
+  bool decay_embeddings = true;  // weight decay on wte and wpe too (else on the other matrices only)
+  int min_repeat_length = 2;     // the repeat's shortest length (see Grammar)
   double grad_clip = 1.0;
   double beta2 = 0.95;  // AdamW's second-moment decay
   // See Initialization: fan-in scales, positions as evenly spaced sinusoids in channels of
@@ -33,6 +35,10 @@ struct TrainConfig {
     return i;
   }();
 };
+
+// The parameters as AdamW sees them: parameter_specs(), with decay off for the embeddings
+// when config.decay_embeddings is false.
+std::vector<ParameterSpec> optimizer_specs(const ModelConfig& model_config, const TrainConfig& config);
 
 // The held-out sentences: one fixed stream, the same for every seed. The trainer never sees
 // a sentence of this set (its token sequence is excluded from the training stream).
