@@ -57,7 +57,23 @@ __attribute__((noinline)) void micro_kernel(float* c, int64_t ldc, const float* 
     acc0[i] = init ? simd::load(init + i * init_ld) : simd::splat(0.f);
     acc1[i] = init ? simd::load(init + i * init_ld + L) : simd::splat(0.f);
   }
-  for (int k = 0; k < kc; ++k) {
+  // Two steps of k per iteration: measured in V8 (Node 18 and 20), 41 -> 47 GFLOP/s on the
+  // GEMMs of shapes C and D; four steps per iteration measured no faster than one.
+  int k = 0;
+  for (; k + 2 <= kc; k += 2) {
+    for (int u = 0; u < 2; ++u) {
+      const vfloat b0 = simd::load(b_panel + u * kNR);
+      const vfloat b1 = simd::load(b_panel + u * kNR + L);
+      for (int i = 0; i < MR; ++i) {
+        const vfloat a_ik = simd::load_splat(a + u * a_step + i);
+        acc0[i] = simd::madd(acc0[i], a_ik, b0);
+        acc1[i] = simd::madd(acc1[i], a_ik, b1);
+      }
+    }
+    a += 2 * a_step;
+    b_panel += 2 * kNR;
+  }
+  if (k < kc) {  // an odd kc's last step
     const vfloat b0 = simd::load(b_panel);
     const vfloat b1 = simd::load(b_panel + L);
     for (int i = 0; i < MR; ++i) {
@@ -65,8 +81,6 @@ __attribute__((noinline)) void micro_kernel(float* c, int64_t ldc, const float* 
       acc0[i] = simd::madd(acc0[i], a_ik, b0);
       acc1[i] = simd::madd(acc1[i], a_ik, b1);
     }
-    a += a_step;
-    b_panel += kNR;
   }
   for (int i = 0; i < MR; ++i) {
     simd::store(c + i * ldc, acc0[i]);
