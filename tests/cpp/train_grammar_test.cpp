@@ -18,7 +18,7 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
   Rng rng(42);
   const auto& w = g.vocabulary();
   int with_distractor = 0, because = 0, so = 0, induction_links = 0, repeated_later_tokens = 0;
-  int the_determiners = 0, the_subjects = 0;
+  int the_determiners = 0, the_subjects = 0, same_number_nouns = 0, other_number_nouns = 0;
   const int n = 2000;
   for (int i = 0; i < n; ++i) {
     Sentence s = g.generate(rng);
@@ -78,12 +78,17 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
     }
     ASSERT_GE(subject, 1);
     ASSERT_GE(antecedent, 1);
-    // distractor nouns between subject and verb have the other number
+    // nouns between subject and verb: distractors of the other number, and (a share of
+    // Grammar::kSameNumberShare) nouns of the subject's number
     bool distractor = false;
     for (int p = subject + 1; p < s.verb; ++p) {
       if (w[t[p]].category != Category::kNoun) continue;
-      ASSERT_NE(w[t[p]].number, verb.number) << g.to_text(t);
-      distractor = true;
+      if (w[t[p]].number != verb.number) {
+        distractor = true;
+        ++other_number_nouns;
+      } else {
+        ++same_number_nouns;
+      }
     }
     with_distractor += distractor;
     // the repeat: 2..6 tokens after "again", a copy of a span whose first token occurs once
@@ -108,11 +113,56 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
   EXPECT_GT(the_subjects, n / 3);
   EXPECT_LT(the_subjects, 2 * n / 3);
   EXPECT_GT(repeated_later_tokens, 0);
-  EXPECT_GT(with_distractor, n / 2);
+  std::printf("nouns between subject and verb: %d of the other number, %d of the subject's\n",
+              other_number_nouns, same_number_nouns);
+  const double share = static_cast<double>(same_number_nouns) / (same_number_nouns + other_number_nouns);
+  EXPECT_NEAR(share, Grammar::kSameNumberShare, 0.05);
+  EXPECT_GT(with_distractor, Grammar::kSameNumberShare > 0 ? n / 3 : n / 2);
   EXPECT_GT(because, n / 4);
   EXPECT_GT(so, n / 4);
   Rng example(1);
   std::printf("example: %s\n", g.to_text(g.generate(example).tokens).c_str());
+}
+
+TEST(TrainGrammar, SameNumberShareZeroMakesEveryModifierNounADistractor) {
+  Grammar g(2, 0.0);
+  Rng rng(42);
+  const auto& w = g.vocabulary();
+  for (int i = 0; i < 1000; ++i) {
+    Sentence s = g.generate(rng);
+    const auto& t = s.tokens;
+    int subject = -1;
+    for (const Link& link : s.links)
+      if (link.relation == Relation::kVerbSubject) subject = link.key;
+    ASSERT_GE(subject, 1);
+    for (int p = subject + 1; p < s.verb; ++p)
+      if (w[t[p]].category == Category::kNoun) ASSERT_NE(w[t[p]].number, w[t[s.verb]].number) << g.to_text(t);
+  }
+}
+
+TEST(TrainGrammar, SameNumberShareSetsTheShareOfModifierNounsOfTheSubjectsNumber) {
+  for (double share : {0.33, 0.5}) {
+    Grammar g(2, share);
+    Rng rng(42);
+    const auto& w = g.vocabulary();
+    int same = 0, other = 0;
+    for (int i = 0; i < 2000; ++i) {
+      Sentence s = g.generate(rng);
+      const auto& t = s.tokens;
+      int subject = -1;
+      for (const Link& link : s.links)
+        if (link.relation == Relation::kVerbSubject) subject = link.key;
+      ASSERT_GE(subject, 1);
+      ASSERT_EQ(w[t[subject]].number, w[t[s.verb]].number) << g.to_text(t);
+      for (int p = subject + 1; p < s.verb; ++p)
+        if (w[t[p]].category == Category::kNoun) (w[t[p]].number == w[t[s.verb]].number ? same : other)++;
+    }
+    // sentences whose pronoun would have two candidate antecedents are dropped, and a noun of
+    // the subject's number makes that likelier: the kept share is a little below the drawn one
+    const double kept = static_cast<double>(same) / (same + other);
+    EXPECT_GT(kept, share - 0.1) << share;
+    EXPECT_LE(kept, share + 0.02) << share;
+  }
 }
 
 TEST(TrainGrammar, GenerationIsDeterministicFromTheSeed) {

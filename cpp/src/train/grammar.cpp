@@ -42,7 +42,9 @@ constexpr int kHe = 0, kShe = 1, kIt = 2, kThey = 3;
 
 }  // namespace
 
-Grammar::Grammar(int min_repeat_length) : min_repeat_length_(std::max(2, std::min(6, min_repeat_length))) {
+Grammar::Grammar(int min_repeat_length, double same_number_share)
+    : min_repeat_length_(std::max(2, std::min(6, min_repeat_length))),
+      same_number_share_(std::max(0.0, std::min(1.0, same_number_share))) {
   auto add = [this](const char* text, Category category, int number, int cls, int lemma) {
     words_.push_back(Word{text, category, number, cls, lemma});
   };
@@ -149,20 +151,26 @@ bool Grammar::try_generate(Rng& rng, Sentence* out) const {
   double r = rng.uniform();
   int modifiers = r < 0.2 ? 0 : (r < 0.75 ? 1 : 2);
   for (int m = 0; m < modifiers; ++m) {
-    switch (rng.below(3)) {
+    const int kind = rng.below(3);
+    // The modifier's noun: of the other number (a distractor), or with a share of
+    // same_number_share_ of the subject's number, so that the nearest noun before the verb
+    // does not predict the verb's number. No draw when the share is 0 (the same sentences).
+    const int number =
+        same_number_share_ > 0 && rng.chance(same_number_share_) ? subject_number : other_number;
+    switch (kind) {
       case 0:  // prepositional phrase
         t.push_back(pick(rng, Category::kPreposition, -1));
-        noun_phrase(other_number, rng.below(3));
+        noun_phrase(number, rng.below(3));
         break;
       case 1:  // subject relative clause: "that likes these dogs"
         t.push_back(id_of("that"));
         t.push_back(pick(rng, Category::kVerb, subject_number));
-        noun_phrase(other_number, rng.below(3));
+        noun_phrase(number, rng.below(3));
         break;
       default:  // object relative clause: "that these dogs like"
         t.push_back(id_of("that"));
-        noun_phrase(other_number, rng.below(3));
-        t.push_back(pick(rng, Category::kVerb, other_number));
+        noun_phrase(number, rng.below(3));
+        t.push_back(pick(rng, Category::kVerb, number));
         break;
     }
   }

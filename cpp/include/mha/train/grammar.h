@@ -8,14 +8,18 @@
 //   MOD      := PREP NP_d                (a prepositional phrase)
 //             | "that" VERB NP_d         (a subject relative clause; VERB agrees with NP_subj)
 //             | "that" NP_d VERB         (an object relative clause; VERB agrees with NP_d)
-//   where every distractor NP_d has the other number than the subject, so the main verb's
-//   agreement is long-range. CONN "because" makes PRON refer to the subject, "so" to the
-//   object; PRON is he / she / it (singular, by the noun's class) or they (plural), and the
-//   generator only keeps sentences where exactly one noun could be its antecedent. COPULA
-//   agrees with PRON (is / are). REPEAT is a copy of a 2-6 token span of the sentence before
-//   "again" whose first token occurs once in that part: what to copy is then defined, and
-//   since the later tokens of the span may occur more than once, copying them needs the token
-//   before each (an induction head), not only a guess of which word fits.
+//   where each NP_d has the other number than the subject (a distractor) or, with a share of
+//   same_number_share (0.5 by default), the subject's number. Distractors make the main verb's
+//   agreement long-range; nouns of the subject's number between them mean that the nearest
+//   noun before the verb does not tell its number (with distractors only, the verb's number
+//   is the other one than the nearest noun's), so agreement needs the subject itself.
+//   CONN "because" makes PRON refer to the subject, "so" to the object; PRON is he / she /
+//   it (singular, by the noun's class) or they (plural), and the generator only keeps
+//   sentences where exactly one noun could be its antecedent. COPULA agrees with PRON
+//   (is / are). REPEAT is a copy of a 2-6 token span of the sentence before "again" whose
+//   first token occurs once in that part: what to copy is then defined, and since the later
+//   tokens of the span may occur more than once, copying them needs the token before each (an
+//   induction head), not only a guess of which word fits.
 //
 // Adjectives take -s in the plural (big / bigs), as Romance adjectives do, so that they agree
 // with their noun visibly. "the", "my" and "your", as in English, take either number: without
@@ -91,7 +95,9 @@ class Grammar {
  public:
   // min_repeat_length (2 .. 6): the repeat's shortest length; its length is drawn evenly from
   // min_repeat_length .. 6 (fewer where the sentence leaves less room).
-  explicit Grammar(int min_repeat_length = 2);
+  // same_number_share (0 .. 1): the share of the modifiers' nouns (NP_d) that take the subject's
+  // number instead of the other one; 0 makes every one a distractor of the other number.
+  explicit Grammar(int min_repeat_length = 2, double same_number_share = kSameNumberShare);
 
   const std::vector<Word>& vocabulary() const { return words_; }
   int vocab_size() const { return static_cast<int>(words_.size()); }
@@ -109,6 +115,7 @@ class Grammar {
   std::string to_text(const std::vector<int>& tokens) const;
 
   static constexpr int kMaxLength = 32;
+  static constexpr double kSameNumberShare = 0.5;  // the default same_number_share
 
  private:
   std::vector<int> words_of(Category category, int number) const;
@@ -118,6 +125,7 @@ class Grammar {
 
   std::vector<Word> words_;
   int min_repeat_length_ = 2;
+  double same_number_share_ = 0.0;
 };
 
 }  // namespace mha::train

@@ -15,7 +15,7 @@ namespace mha::train {
 
 struct TrainConfig {
   uint64_t seed = 1;
-  int steps = 4000;
+  int steps = 5000;
   int batch_size = 32;
   double learning_rate = 5e-3;
   double min_learning_rate = 5e-4;
@@ -23,6 +23,7 @@ struct TrainConfig {
   double weight_decay = 0.1;
   bool decay_embeddings = true;  // weight decay on wte and wpe too (else on the other matrices only)
   int min_repeat_length = 2;     // the repeat's shortest length (see Grammar)
+  double same_number_share = Grammar::kSameNumberShare;  // share of modifier nouns of the subject's number (see Grammar)
   double grad_clip = 1.0;
   double beta2 = 0.95;  // AdamW's second-moment decay
   // See Initialization: fan-in scales, positions as evenly spaced sinusoids in channels of
