@@ -9,7 +9,7 @@
 //             | "that" VERB NP_d         (a subject relative clause; VERB agrees with NP_subj)
 //             | "that" NP_d VERB         (an object relative clause; VERB agrees with NP_d)
 //   where each NP_d has the other number than the subject (a distractor) or, with a share of
-//   same_number_share (0.5 by default), the subject's number. Distractors make the main verb's
+//   same_number_share (0.33 by default), the subject's number. Distractors make the main verb's
 //   agreement long-range; nouns of the subject's number between them mean that the nearest
 //   noun before the verb does not tell its number (with distractors only, the verb's number
 //   is the other one than the nearest noun's), so agreement needs the subject itself.
@@ -115,7 +115,7 @@ class Grammar {
   std::string to_text(const std::vector<int>& tokens) const;
 
   static constexpr int kMaxLength = 32;
-  static constexpr double kSameNumberShare = 0.5;  // the default same_number_share
+  static constexpr double kSameNumberShare = 0.33;  // the default same_number_share
 
  private:
   std::vector<int> words_of(Category category, int number) const;
