@@ -124,6 +124,13 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
   std::printf("example: %s\n", g.to_text(g.generate(example).tokens).c_str());
 }
 
+// The position of the verb's subject: the key of the sentence's verb -> subject link.
+int subject_of(const Sentence& s) {
+  for (const Link& link : s.links)
+    if (link.relation == Relation::kVerbSubject) return link.key;
+  return -1;
+}
+
 TEST(TrainGrammar, SameNumberShareZeroMakesEveryModifierNounADistractor) {
   Grammar g(2, 0.0);
   Rng rng(42);
@@ -131,9 +138,7 @@ TEST(TrainGrammar, SameNumberShareZeroMakesEveryModifierNounADistractor) {
   for (int i = 0; i < 1000; ++i) {
     Sentence s = g.generate(rng);
     const auto& t = s.tokens;
-    int subject = -1;
-    for (const Link& link : s.links)
-      if (link.relation == Relation::kVerbSubject) subject = link.key;
+    const int subject = subject_of(s);
     ASSERT_GE(subject, 1);
     for (int p = subject + 1; p < s.verb; ++p)
       if (w[t[p]].category == Category::kNoun) ASSERT_NE(w[t[p]].number, w[t[s.verb]].number) << g.to_text(t);
@@ -149,9 +154,7 @@ TEST(TrainGrammar, SameNumberShareSetsTheShareOfModifierNounsOfTheSubjectsNumber
     for (int i = 0; i < 2000; ++i) {
       Sentence s = g.generate(rng);
       const auto& t = s.tokens;
-      int subject = -1;
-      for (const Link& link : s.links)
-        if (link.relation == Relation::kVerbSubject) subject = link.key;
+      const int subject = subject_of(s);
       ASSERT_GE(subject, 1);
       ASSERT_EQ(w[t[subject]].number, w[t[s.verb]].number) << g.to_text(t);
       for (int p = subject + 1; p < s.verb; ++p)
