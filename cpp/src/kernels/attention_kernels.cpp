@@ -198,6 +198,20 @@ inline BlockScratch block_scratch(float* at, int64_t keys, int64_t hd) {
   return s;
 }
 
+// Calls body(sc, i0, rows) for each block of kRowBlock query rows of [0, L_rows), the blocks
+// shared out between threads; each thread works in its own BlockScratch (per_thread floats
+// apart from `scratch`, its blocks holding `keys` keys).
+template <typename Body>
+void for_each_row_block(int64_t L_rows, float* scratch, int64_t per_thread, int64_t keys,
+                        int64_t hd, const Body& body) {
+  const int64_t blocks = (L_rows + kRowBlock - 1) / kRowBlock;
+  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1, int thread) {
+    const BlockScratch sc = block_scratch(scratch + thread * per_thread, keys, hd);
+    for (int64_t i0 = b0 * kRowBlock; i0 < std::min(L_rows, b1 * kRowBlock); i0 += kRowBlock)
+      body(sc, i0, std::min(kRowBlock, L_rows - i0));
+  });
+}
+
 // What attention_with_probs works in, kept per thread between calls: the packed K and V, then
 // one BlockScratch per thread (its blocks hold all S keys).
 std::vector<float>& with_probs_buffer() {
@@ -220,11 +234,8 @@ void attention_with_probs(float* out, int64_t ld_out, float* probs, int64_t ld_p
   float* scratch = buffer.data() + packed_kv_floats(S, hd);
   const bool masked = has_mask(mask);
 
-  const int64_t blocks = (L_rows + kRowBlock - 1) / kRowBlock;
-  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1, int thread) {
-  const BlockScratch sc = block_scratch(scratch + thread * per_thread, keys, hd);
-  for (int64_t i0 = b0 * kRowBlock; i0 < std::min(L_rows, b1 * kRowBlock); i0 += kRowBlock) {
-    const int64_t rows = std::min(kRowBlock, L_rows - i0);
+  for_each_row_block(L_rows, scratch, per_thread, keys, hd,
+                     [&](const BlockScratch& sc, int64_t i0, int64_t rows) {
     const int64_t lane_groups = (rows + VL - 1) / VL;
     float* out_b = out + i0 * ld_out;
     float* probs_b = probs + i0 * ld_probs;
@@ -255,7 +266,6 @@ void attention_with_probs(float* out, int64_t ld_out, float* probs, int64_t ld_p
         std::fill(out_b + r * ld_out, out_b + r * ld_out + hd, fully_masked_fill(zero_fully_masked));
       }
     }
-  }
   });
 }
 
@@ -273,11 +283,8 @@ void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_
   const PackedKv kv = pack_kv(scratch + num_threads() * per_thread, k, ld_k, v, ld_v, S, hd);
   const bool masked = has_mask(mask);
 
-  const int64_t blocks = (L_rows + kRowBlock - 1) / kRowBlock;
-  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1, int thread) {
-  const BlockScratch sc = block_scratch(scratch + thread * per_thread, kKeyTile, hd);
-  for (int64_t i0 = b0 * kRowBlock; i0 < std::min(L_rows, b1 * kRowBlock); i0 += kRowBlock) {
-    const int64_t rows = std::min(kRowBlock, L_rows - i0);
+  for_each_row_block(L_rows, scratch, per_thread, kKeyTile, hd,
+                     [&](const BlockScratch& sc, int64_t i0, int64_t rows) {
     const int64_t lane_groups = (rows + VL - 1) / VL;
     float* out_b = out + i0 * ld_out;  // (rows, hd): the running, unnormalised output
     gemm::pack_nt(sc.q_packed, q + i0 * ld_q, ld_q, rows, hd);
@@ -319,7 +326,6 @@ void attention_streaming(float* out, int64_t ld_out, const float* q, int64_t ld_
         scale_row(out_r, hd, 1.0f / sc.run_sum[r]);
       }
     }
-  }
   });
 }
 
