@@ -2,9 +2,10 @@
 //                  [--log-every K] [--out FILE] [--json]
 //   (mha_trainer's usage lists the options for other set-ups: initialisation, AdamW, ...)
 //
-// Builds the native core if it is out of date, then trains the 2-layer decoder on the grammar
-// (build/native/mha_trainer) and prints the loss, held-out accuracy and the heads x relations
-// table; with --json the last line is one JSON object:
+// Builds the trainer if it is out of date (build/train/mha_trainer, compiled for this machine's
+// CPU: see buildTrain in build.js), then trains the 2-layer decoder on the grammar and prints
+// the loss, held-out accuracy and the heads x relations table; with --json the last line is
+// one JSON object:
 //   {"seed", "steps", "cpu_seconds", "seconds", "loss", "accuracy": {"agreement", "pronoun", "copy"},
 //    "label_threshold", "heads": [{"layer", "head", "relation", "at", "mean_weight", "argmax_share"}]}
 // The shipped weights were written with: npm run train -- --seed 1 --out web/app/train/model-seed1.bin
@@ -15,13 +16,13 @@ import { build, BuildError } from './build.js';
 import { repoRoot } from './setup.js';
 
 const args = process.argv.slice(2);
-const trainer = path.join(repoRoot, 'build/native/mha_trainer');
+const trainer = path.join(repoRoot, 'build/train/mha_trainer');
 try {
   // Build output goes to stderr, so that stdout stays the trainer's (its last line the JSON).
   const log = console.log;
   console.log = (...parts) => console.error(...parts);
   try {
-    build({ targets: ['native'] });
+    build({ targets: ['train'] });
   } finally {
     console.log = log;
   }

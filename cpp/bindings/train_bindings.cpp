@@ -21,6 +21,17 @@ using namespace mha::train;
 
 class TrainSession {
  public:
+  // TrainConfig's defaults, the set-up of `npm run train`: {learningRate, steps, batchSize, warmup}.
+  static val defaults() {
+    const TrainConfig config;
+    val d = val::object();
+    d.set("learningRate", config.learning_rate);
+    d.set("steps", config.steps);
+    d.set("batchSize", config.batch_size);
+    d.set("warmup", config.warmup_steps);
+    return d;
+  }
+
   // Fresh random weights from the seed; returns 0 or a mha::StatusCode.
   int init(double seed, double learning_rate, double steps, double batch_size, double warmup, double held_out) {
     TrainConfig config;
@@ -197,6 +208,7 @@ class TrainSession {
 EMSCRIPTEN_BINDINGS(mha_train) {
   emscripten::class_<TrainSession>("TrainSession")
       .constructor<>()
+      .class_function("defaults", &TrainSession::defaults)
       .function("init", &TrainSession::init)
       .function("error", &TrainSession::error)
       .function("vocabulary", &TrainSession::vocabulary)

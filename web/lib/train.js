@@ -50,6 +50,8 @@ function positiveNumber(what, value, integer) {
 
 /**
  * A training session: a model from random weights (seed), its optimizer and the grammar.
+ * learningRate, steps (the length of the cosine schedule), batchSize and warmup default to
+ * the set-up of `npm run train` (TrainSession.defaults()); heldOut to 200 sentences.
  * @param {{seed?: number, learningRate?: number, steps?: number, batchSize?: number, warmup?: number, heldOut?: number, wasmBinary?: ArrayBuffer}} [options]
  */
 export async function loadTrainer(options = {}) {
@@ -63,8 +65,10 @@ export class Trainer {
   #vocabulary;
 
   constructor(core, options = {}) {
+    const defaults = core.TrainSession.defaults();  // the native trainer's set-up
     const {
-      seed = 1, learningRate = 3e-3, steps = 3000, batchSize = 32, warmup = 100, heldOut = 200,
+      seed = 1, learningRate = defaults.learningRate, steps = defaults.steps, batchSize = defaults.batchSize,
+      warmup = defaults.warmup, heldOut = 200,
     } = options;
     if (!Number.isInteger(seed) || seed < 0) throw new MhaError('INVALID_ARGUMENT', `seed: expected an integer >= 0, got ${String(seed)}`);
     positiveNumber('learningRate', learningRate, false);

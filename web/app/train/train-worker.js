@@ -52,7 +52,7 @@ self.onmessage = async (event) => {
       running = false;
       if (trainer) trainer.dispose();
       config = { evalEvery: 25, stepsPerTick: 5, sentenceSeed: 3, ...message };
-      trainer = await loadTrainer({ seed: config.seed, learningRate: config.learningRate, batchSize: 32, steps: 5000, heldOut: 200 });
+      trainer = await loadTrainer({ seed: config.seed, learningRate: config.learningRate, heldOut: 200 });
       sentence = trainer.sentence(config.sentenceSeed);
       trainedMs = 0;
       snapshot('ready');
