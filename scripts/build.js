@@ -119,18 +119,26 @@ function configured(buildDir) {
   return fs.existsSync(path.join(buildDir, 'CMakeCache.txt')) && fs.existsSync(path.join(buildDir, 'Makefile'));
 }
 
-function buildNative({ force, hash }) {
-  const buildDir = path.join(repoRoot, 'build/native');
+/**
+ * One CMake build in build/<name>: skipped when its stamp matches the sources' hash, else
+ * configured (with its options given every time, so that the cache of a directory made with
+ * other options does not keep them) and built, then stamped.
+ */
+function cmakeBuild(name, { force, hash }, configureArgs, targets = []) {
+  const dir = `build/${name}`;
+  const buildDir = path.join(repoRoot, dir);
   if (!force && readStamp(buildDir) === hash) {
-    console.log('[build] native: up to date');
+    console.log(`[build] ${name}: up to date`);
     return false;
   }
-  if (!configured(buildDir)) {
-    run('native configure', 'cmake', ['-S', '.', '-B', 'build/native', '-DCMAKE_BUILD_TYPE=Release']);
-  }
-  run('native build', 'cmake', ['--build', 'build/native', '-j', JOBS]);
+  run(`${name} configure`, 'cmake', ['-S', '.', '-B', dir, ...configureArgs]);
+  run(`${name} build`, 'cmake', ['--build', dir, '-j', JOBS, ...(targets.length ? ['--target', ...targets] : [])]);
   fs.writeFileSync(path.join(buildDir, '.sources-hash'), `${hash}\n`);
   return true;
+}
+
+function buildNative(options) {
+  return cmakeBuild('native', options, ['-DCMAKE_BUILD_TYPE=Release']);
 }
 
 /**
@@ -138,21 +146,10 @@ function buildNative({ force, hash }) {
  * libFuzzer harness (MHA_FUZZ): the unit tests, mha_golden and mha_fuzz, for `npm test`'s
  * sanitizer steps and `npm run fuzz`. Not part of the default targets.
  */
-function buildAsan({ force, hash }) {
-  const buildDir = path.join(repoRoot, 'build/asan');
-  if (!force && readStamp(buildDir) === hash) {
-    console.log('[build] asan: up to date');
-    return false;
-  }
+function buildAsan(options) {
   if (!which('clang++')) throw new BuildError('asan build failed: clang++ not found (install the Debian packages clang and libclang-rt-14-dev)');
-  if (!configured(buildDir)) {
-    run('asan configure', 'cmake', ['-S', '.', '-B', 'build/asan', '-DCMAKE_CXX_COMPILER=clang++',
-      '-DCMAKE_BUILD_TYPE=RelWithDebInfo', '-DMHA_SANITIZE=ON', '-DMHA_FUZZ=ON']);
-  }
-  const targets = ['mha_unit_tests', 'mha_golden', 'mha_fuzz'];
-  run('asan build', 'cmake', ['--build', 'build/asan', '-j', JOBS, '--target', ...targets]);
-  fs.writeFileSync(path.join(buildDir, '.sources-hash'), `${hash}\n`);
-  return true;
+  return cmakeBuild('asan', options, ['-DCMAKE_CXX_COMPILER=clang++', '-DCMAKE_BUILD_TYPE=RelWithDebInfo',
+    '-DMHA_SANITIZE=ON', '-DMHA_FUZZ=ON'], ['mha_unit_tests', 'mha_golden', 'mha_fuzz']);
 }
 
 /**
@@ -162,18 +159,9 @@ function buildAsan({ force, hash }) {
  * Sums are then taken in another order than with SSE2, so a seed's figures belong to the CPU's
  * vector width (the README's were measured with AVX-512).
  */
-function buildTrain({ force, hash }) {
-  const buildDir = path.join(repoRoot, 'build/train');
-  if (!force && readStamp(buildDir) === hash) {
-    console.log('[build] train: up to date');
-    return false;
-  }
-  // Configured every time: the cache of a build/train made with other options would keep them.
-  run('train configure', 'cmake', ['-S', '.', '-B', 'build/train', '-DCMAKE_BUILD_TYPE=Release',
-    '-DMHA_NATIVE_ARCH=native', '-DMHA_BUILD_TESTS=OFF']);
-  run('train build', 'cmake', ['--build', 'build/train', '-j', JOBS, '--target', 'mha_trainer']);
-  fs.writeFileSync(path.join(buildDir, '.sources-hash'), `${hash}\n`);
-  return true;
+function buildTrain(options) {
+  return cmakeBuild('train', options, ['-DCMAKE_BUILD_TYPE=Release', '-DMHA_NATIVE_ARCH=native',
+    '-DMHA_BUILD_TESTS=OFF'], ['mha_trainer']);
 }
 
 /** The environment for Emscripten's tools, never the user's shell. */
