@@ -203,6 +203,32 @@ TEST(TrainGrammar, HeldOutSentencesAreFixedAndDistinct) {
   EXPECT_EQ(unique.size(), a.size());
 }
 
+TEST(TrainOptimizer, EachTensorDecaysAtItsOwnRate) {
+  // With zero gradients an AdamW step is its weight decay alone: every element times
+  // 1 - lr * (its tensor's rate). Embeddings at embedding_weight_decay, the other matrices at
+  // weight_decay, biases and layer norms not at all.
+  ModelConfig config;
+  config.vocab_size = Grammar().vocab_size();
+  TrainConfig train;
+  train.weight_decay = 0.01;
+  train.embedding_weight_decay = 0.3;
+  const std::vector<ParameterSpec> specs = optimizer_specs(config, train);
+  const size_t total = specs.back().offset + specs.back().size;
+  std::vector<float> params(total, 1.0f), grads(total, 0.0f);
+  AdamW<float> optimizer(specs, AdamWConfig{0.9, 0.95, 1e-8, train.weight_decay});
+  const double lr = 0.1;
+  optimizer.update(params, grads, lr);
+  int checked = 0;
+  for (const ParameterSpec& spec : specs) {
+    const bool embedding = spec.name == "wte.weight" || spec.name == "wpe.weight";
+    const double rate = !spec.decay ? 0 : embedding ? 0.3 : 0.01;
+    for (size_t i = spec.offset; i < spec.offset + spec.size; ++i)
+      ASSERT_FLOAT_EQ(params[i], static_cast<float>(1 - lr * rate)) << spec.name << " element " << i - spec.offset;
+    checked += embedding;
+  }
+  EXPECT_EQ(checked, 2) << "wte and wpe";
+}
+
 TEST(TrainInit, SplitChannelsKeepTokensAndPositionsApart) {
   // The trainer's default start: tokens in channels C/2.., positions (evenly spaced sinusoids)
   // in channels ..C/2, at the same norm; every position distinct.

@@ -308,8 +308,10 @@ template <typename Real>
 AdamW<Real>::AdamW(const std::vector<ParameterSpec>& specs, const AdamWConfig& config) : config_(config) {
   size_t total = specs.empty() ? 0 : specs.back().offset + specs.back().size;
   decay_.assign(total, 0);
-  for (const ParameterSpec& spec : specs)
-    std::fill(decay_.begin() + spec.offset, decay_.begin() + spec.offset + spec.size, spec.decay ? 1 : 0);
+  for (const ParameterSpec& spec : specs) {
+    const double rate = !spec.decay ? 0 : spec.weight_decay >= 0 ? spec.weight_decay : config.weight_decay;
+    std::fill(decay_.begin() + spec.offset, decay_.begin() + spec.offset + spec.size, rate);
+  }
   m_.assign(total, Real(0));
   v_.assign(total, Real(0));
 }
@@ -323,10 +325,9 @@ void AdamW<Real>::update(std::vector<Real>& params, const std::vector<Real>& gra
   const Real step_size = static_cast<Real>(lr) / bias_correction1;
   const Real sqrt_bc2 = std::sqrt(bias_correction2);
   const Real eps = static_cast<Real>(config_.eps);
-  const Real decay_factor = Real(1) - static_cast<Real>(lr * config_.weight_decay);
   for (size_t i = 0; i < params.size(); ++i) {
     // torch.optim.AdamW (single-tensor path): decay first, then the Adam step
-    if (decay_[i]) params[i] *= decay_factor;
+    if (decay_[i] != 0) params[i] *= Real(1) - static_cast<Real>(lr * decay_[i]);
     m_[i] = beta1 * m_[i] + (Real(1) - beta1) * grads[i];
     v_[i] = beta2 * v_[i] + (Real(1) - beta2) * grads[i] * grads[i];
     const Real denom = std::sqrt(v_[i]) / sqrt_bc2 + eps;

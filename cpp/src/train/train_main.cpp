@@ -4,7 +4,7 @@
 //               [--log-every K] [--out weights.bin] [--json]
 //   and, to try other set-ups than TrainConfig's defaults: [--eval-every K] [--wd X]
 //   [--beta2 X] [--init fan-in|gpt2] [--positions even|sinusoid|normal] [--channels split|shared]
-//   [--token-std X] [--position-std X] [--matrix-gain X] [--decay-embeddings yes|no]
+//   [--token-std X] [--position-std X] [--matrix-gain X] [--embedding-wd X]
 //   [--min-repeat N] [--same-number-share P]
 //
 // Prints the loss as it trains, then accuracy and the heads x relations table; with --json the
@@ -30,7 +30,7 @@ namespace {
                "usage: mha_trainer [--seed S] [--steps N] [--batch B] [--lr X] [--warmup W] [--eval N]\n"
                "                   [--log-every K] [--eval-every K] [--wd X] [--beta2 X] [--init fan-in|gpt2]\n"
                "                   [--positions even|sinusoid|normal] [--channels split|shared] [--token-std X]\n"
-               "                   [--position-std X] [--matrix-gain X] [--decay-embeddings yes|no]\n"
+               "                   [--position-std X] [--matrix-gain X] [--embedding-wd X]\n"
                "                   [--min-repeat N] [--same-number-share P]\n"
                "                   [--out weights.bin] [--json]\n");
   std::exit(2);
@@ -159,11 +159,7 @@ int main(int argc, char** argv) {
     else if (flag == "--wd") config.weight_decay = parse_double("--wd", value(), 0.0, 10.0);
     else if (flag == "--min-repeat") config.min_repeat_length = static_cast<int>(parse_int(flag.c_str(), value(), 2, 6));
     else if (flag == "--same-number-share") config.same_number_share = parse_double(flag.c_str(), value(), 0.0, 1.0);
-    else if (flag == "--decay-embeddings") {
-      const std::string v = value();
-      if (v != "yes" && v != "no") usage("--decay-embeddings: expected yes or no, got \"" + v + "\"");
-      config.decay_embeddings = v == "yes";
-    }
+    else if (flag == "--embedding-wd") config.embedding_weight_decay = parse_double(flag.c_str(), value(), 0.0, 10.0);
     else if (flag == "--eval-every") eval_every = static_cast<int>(parse_int("--eval-every", value(), 1, 1000000));
     else if (flag == "--out") out_path = value();
     else if (flag == "--json") json = true;

@@ -20,9 +20,9 @@ std::string key_of(const std::vector<int>& tokens) {
 
 std::vector<ParameterSpec> optimizer_specs(const ModelConfig& model_config, const TrainConfig& config) {
   std::vector<ParameterSpec> specs = parameter_specs(model_config);
-  if (!config.decay_embeddings)
+  if (config.embedding_weight_decay >= 0)
     for (ParameterSpec& spec : specs)
-      if (spec.name == "wte.weight" || spec.name == "wpe.weight") spec.decay = false;
+      if (spec.name == "wte.weight" || spec.name == "wpe.weight") spec.weight_decay = config.embedding_weight_decay;
   return specs;
 }
 

@@ -40,6 +40,7 @@ struct ParameterSpec {
   size_t offset = 0;
   size_t size = 0;
   bool decay = false;  // AdamW weight decay applies (matrices and embeddings, as nanoGPT)
+  double weight_decay = -1;  // this tensor's weight decay when decay is on (< 0: the optimizer's)
 };
 
 std::vector<ParameterSpec> parameter_specs(const ModelConfig& config);
@@ -142,7 +143,7 @@ class AdamW {
 
  private:
   AdamWConfig config_;
-  std::vector<uint8_t> decay_;  // per parameter element
+  std::vector<double> decay_;  // per parameter element: its weight decay (0: none)
   std::vector<Real> m_, v_;
   int step_ = 0;
 };

@@ -21,7 +21,7 @@ struct TrainConfig {
   double min_learning_rate = 5e-4;
   int warmup_steps = 100;
   double weight_decay = 0.01;  // AdamW's decoupled decay (0.1 let the pronoun and verb heads fade: README)
-  bool decay_embeddings = true;  // weight decay on wte and wpe too (else on the other matrices only)
+  double embedding_weight_decay = -1;  // weight decay on wte and wpe (< 0: weight_decay, as the matrices)
   int min_repeat_length = 2;     // the repeat's shortest length (see Grammar)
   double same_number_share = Grammar::kSameNumberShare;  // share of modifier nouns of the subject's number (see Grammar)
   double grad_clip = 1.0;
@@ -37,8 +37,8 @@ struct TrainConfig {
   }();
 };
 
-// The parameters as AdamW sees them: parameter_specs(), with decay off for the embeddings
-// when config.decay_embeddings is false.
+// The parameters as AdamW sees them: parameter_specs(), with the embeddings' weight decay at
+// config.embedding_weight_decay when that is >= 0.
 std::vector<ParameterSpec> optimizer_specs(const ModelConfig& model_config, const TrainConfig& config);
 
 // The held-out sentences: one fixed stream, the same for every seed. The trainer never sees
