@@ -72,19 +72,19 @@ export const requirements = [
   },
   {
     pkg: 'libeigen3-dev',
-    for: ['start', 'test', 'build'],
+    for: ['start', 'test', 'build', 'train'],
     what: 'Eigen 3.4 headers',
     present: () =>
       exists('/usr/include/eigen3/Eigen/Core') || exists('/usr/local/include/eigen3/Eigen/Core'),
   },
   {
     pkg: 'cmake',
-    for: ['start', 'test', 'build'],
+    for: ['start', 'test', 'build', 'train'],
     what: 'cmake, ctest',
     present: () => Boolean(which('cmake') && which('ctest')),
   },
-  { pkg: 'make', for: ['start', 'test', 'build'], what: 'make', present: () => Boolean(which('make')) },
-  { pkg: 'g++', for: ['test', 'build'], what: 'the native C++ compiler', present: () => Boolean(which('g++')) },
+  { pkg: 'make', for: ['start', 'test', 'build', 'train'], what: 'make', present: () => Boolean(which('make')) },
+  { pkg: 'g++', for: ['test', 'build', 'train'], what: 'the native C++ compiler', present: () => Boolean(which('g++')) },
   {
     pkg: 'googletest',
     for: ['test', 'build'],

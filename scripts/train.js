@@ -13,22 +13,23 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { build, BuildError } from './build.js';
-import { repoRoot } from './setup.js';
+import { ensureSystemPackages, repoRoot, SetupError } from './setup.js';
 
 const args = process.argv.slice(2);
 const trainer = path.join(repoRoot, 'build/train/mha_trainer');
 try {
-  // Build output goes to stderr, so that stdout stays the trainer's (its last line the JSON).
+  // Set-up and build output go to stderr, so that stdout stays the trainer's (its last line the JSON).
   const log = console.log;
   console.log = (...parts) => console.error(...parts);
   try {
+    ensureSystemPackages('train');  // cmake, make, g++ and Eigen (installed when root)
     build({ targets: ['train'] });
   } finally {
     console.log = log;
   }
 } catch (error) {
-  if (!(error instanceof BuildError)) throw error;
-  console.error(`[train] ${error.message}`);
+  if (!(error instanceof BuildError || error instanceof SetupError)) throw error;
+  console.error(error instanceof BuildError ? `[train] ${error.message}` : error.message);
   process.exit(1);
 }
 if (!fs.existsSync(trainer)) {
