@@ -1,6 +1,7 @@
 // The training language keeps its promises: agreement, long-range distractors, a unique
 // pronoun antecedent, a repeat whose induction links point where copying needs them; the
-// generator is deterministic; the weights file and float16 conversion round-trip.
+// generator is deterministic; the weights file and float16 conversion round-trip; AdamW decays
+// each tensor at its own rate.
 #include <gtest/gtest.h>
 
 #include <cmath>
