@@ -14,6 +14,13 @@
 namespace mha::train {
 namespace {
 
+// The position of the verb's subject: the key of the sentence's verb -> subject link.
+int subject_of(const Sentence& s) {
+  for (const Link& link : s.links)
+    if (link.relation == Relation::kVerbSubject) return link.key;
+  return -1;
+}
+
 TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
   Grammar g;
   Rng rng(42);
@@ -32,6 +39,7 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
     ASSERT_EQ(w[s.verb_other_form].lemma, verb.lemma);
     ASSERT_NE(w[s.verb_other_form].number, verb.number);
     int subject = -1, antecedent = -1;
+    const int subject_noun = subject_of(s);
     for (const Link& link : s.links) {
       ASSERT_LT(link.key, link.query) << g.to_text(t);
       switch (link.relation) {
@@ -44,7 +52,7 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
           ASSERT_EQ(w[t[link.query]].category, Category::kNoun);
           if (w[t[link.key]].number < 0) {  // the, my, your: either number
             ++the_determiners;
-            if (link.key == 1) ++the_subjects;
+            if (link.query == subject_noun) ++the_subjects;
             break;
           }
           ASSERT_EQ(w[t[link.key]].number, w[t[link.query]].number) << g.to_text(t);
@@ -125,13 +133,6 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
   std::printf("example: %s\n", g.to_text(g.generate(example).tokens).c_str());
 }
 
-// The position of the verb's subject: the key of the sentence's verb -> subject link.
-int subject_of(const Sentence& s) {
-  for (const Link& link : s.links)
-    if (link.relation == Relation::kVerbSubject) return link.key;
-  return -1;
-}
-
 TEST(TrainGrammar, SameNumberShareZeroMakesEveryModifierNounADistractor) {
   Grammar g(2, 0.0);
   Rng rng(42);
@@ -169,6 +170,47 @@ TEST(TrainGrammar, SameNumberShareSetsTheShareOfModifierNounsOfTheSubjectsNumber
   }
 }
 
+// LEAD: a share of the sentences opens with "today", "now", "later" or "at" and a time, so
+// that the subject starts at position 1, 2 or 3; at a share of 0, never.
+TEST(TrainGrammar, LeadShareSetsHowOftenTheSubjectIsMoved) {
+  for (double share : {Grammar::kLeadShare, 0.0}) {
+    Grammar g(2, Grammar::kSameNumberShare, share);
+    Rng rng(42);
+    const auto& w = g.vocabulary();
+    const int n = 3000;
+    int starts[4] = {0, 0, 0, 0};
+    std::set<std::string> lead_words;
+    for (int i = 0; i < n; ++i) {
+      Sentence s = g.generate(rng);
+      const auto& t = s.tokens;
+      int lead = 0;
+      while (w[t[1 + lead]].category == Category::kTime) lead_words.insert(w[t[1 + lead++]].text);
+      ASSERT_LE(lead, 2) << g.to_text(t);
+      if (lead == 2) ASSERT_EQ(w[t[1]].text, "at") << g.to_text(t);
+      if (lead == 1) ASSERT_NE(w[t[1]].text, "at") << g.to_text(t);
+      // nowhere else before "again" (the repeat may copy it)
+      for (int p = 1 + lead; p < s.repeat_start - 1; ++p) ASSERT_NE(w[t[p]].category, Category::kTime) << g.to_text(t);
+      // the subject's noun phrase starts right after the lead
+      ASSERT_EQ(w[t[1 + lead]].category, Category::kDeterminer) << g.to_text(t);
+      const int subject = subject_of(s);
+      ASSERT_TRUE(subject == 2 + lead || subject == 3 + lead) << g.to_text(t);
+      ++starts[1 + lead];
+    }
+    std::printf("lead share %.2f: subject's determiner at position 1: %d, 2: %d, 3: %d of %d\n", share, starts[1],
+                starts[2], starts[3], n);
+    if (share == 0) {
+      EXPECT_EQ(starts[1], n);
+      EXPECT_TRUE(lead_words.empty());
+    } else {
+      // sentences too long for a repeat are redrawn, and a lead makes a sentence longer: the
+      // kept share of leads is a little below the drawn one
+      EXPECT_NEAR(static_cast<double>(n - starts[1]) / n, share, 0.05);
+      EXPECT_NEAR(static_cast<double>(starts[2]) / (starts[2] + starts[3]), 0.5, 0.05);
+      EXPECT_EQ(lead_words.size(), 7u);
+    }
+  }
+}
+
 TEST(TrainGrammar, GenerationIsDeterministicFromTheSeed) {
   Grammar g;
   Rng a(7), b(7), c(8);
@@ -187,6 +229,7 @@ TEST(TrainGrammar, ParseAcceptsTheVocabularyAndNamesUnknownWords) {
   ASSERT_TRUE(g.parse("These old dogs like a cat because they are hungry.", &s).ok());
   EXPECT_EQ(g.to_text(s.tokens), "these old dogs like a cat because they are hungry.");
   ASSERT_TRUE(g.parse("the dogs like my cat.", &s).ok());  // the, my, your: either number
+  ASSERT_TRUE(g.parse("at noon the dogs like my cat.", &s).ok());
   Status bad = g.parse("some dogs like a cat", &s);
   EXPECT_FALSE(bad.ok());
   std::printf("error: %s\n", bad.message().c_str());

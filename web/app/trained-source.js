@@ -27,7 +27,8 @@ const WORD_CLASSES = [
   ['DET', 'a this each these those many the my your'], ['ADJ', 'big bigs old olds red reds small smalls tired hungry happy late'],
   ['NOUN', 'man men boy boys king kings woman women girl girls queen queens dog dogs cat cats box boxes'],
   ['VERB', 'sees see likes like helps help follows follow is are'], ['PREP', 'near with behind'], ['REL', 'that'],
-  ['CONJ', 'because so'], ['PRON', 'he she it they'], ['MARK', 'again'], ['PUNCT', '.'], ['BOS', '<bos>'],
+  ['CONJ', 'because so'], ['PRON', 'he she it they'], ['TIME', 'today now later at noon night dawn'], ['MARK', 'again'],
+  ['PUNCT', '.'], ['BOS', '<bos>'],
 ];
 const WORD_CLASS = new Map(WORD_CLASSES.flatMap(([cls, words]) => words.split(' ').map((w) => [w, cls])));
 

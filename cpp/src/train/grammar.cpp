@@ -42,9 +42,10 @@ constexpr int kHe = 0, kShe = 1, kIt = 2, kThey = 3;
 
 }  // namespace
 
-Grammar::Grammar(int min_repeat_length, double same_number_share)
+Grammar::Grammar(int min_repeat_length, double same_number_share, double lead_share)
     : min_repeat_length_(std::max(2, std::min(6, min_repeat_length))),
-      same_number_share_(std::max(0.0, std::min(1.0, same_number_share))) {
+      same_number_share_(std::max(0.0, std::min(1.0, same_number_share))),
+      lead_share_(std::max(0.0, std::min(1.0, lead_share))) {
   auto add = [this](const char* text, Category category, int number, int cls, int lemma) {
     words_.push_back(Word{text, category, number, cls, lemma});
   };
@@ -82,6 +83,9 @@ Grammar::Grammar(int min_repeat_length, double same_number_share)
   add("are", Category::kCopula, 1, -1, 0);
   const char* states[4] = {"tired", "hungry", "happy", "late"};
   for (int i = 0; i < 4; ++i) add(states[i], Category::kState, -1, -1, i);
+  // The lead's words, last so that the ids before them are those of a grammar without one.
+  const char* times[7] = {"today", "now", "later", "at", "noon", "night", "dawn"};
+  for (int i = 0; i < 7; ++i) add(times[i], Category::kTime, -1, -1, i);
 }
 
 int Grammar::id_of(const std::string& text) const {
@@ -143,6 +147,17 @@ bool Grammar::try_generate(Rng& rng, Sentence* out) const {
     nouns.push_back({n, number, cls});
     return nouns.back();
   };
+
+  // LEAD: one word or "at" and a time, so that the subject does not always start at position 1.
+  // No draw when the share is 0 (the sentences of a grammar without a lead).
+  if (lead_share_ > 0 && rng.chance(lead_share_)) {
+    if (rng.chance(0.5)) {
+      t.push_back(id_of("today") + rng.below(3));  // today, now, later
+    } else {
+      t.push_back(id_of("at"));
+      t.push_back(id_of("noon") + rng.below(3));  // noon, night, dawn
+    }
+  }
 
   const int subject_number = rng.below(2);
   const int other_number = 1 - subject_number;

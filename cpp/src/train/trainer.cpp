@@ -176,7 +176,7 @@ std::vector<float> attention_maps(Model<Real>& model, const std::vector<int>& to
 template std::vector<float> attention_maps<float>(Model<float>&, const std::vector<int>&);
 
 Trainer::Trainer(const ModelConfig& model_config, const TrainConfig& config, const std::vector<Sentence>& held_out)
-    : grammar_(config.min_repeat_length, config.same_number_share),
+    : grammar_(config.min_repeat_length, config.same_number_share, config.lead_share),
       config_(config),
       model_(model_config),
       optimizer_(optimizer_specs(model_config, config), AdamWConfig{0.9, config.beta2, 1e-8, config.weight_decay}),
