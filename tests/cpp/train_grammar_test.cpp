@@ -38,13 +38,12 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
     ASSERT_EQ(verb.category, Category::kVerb);
     ASSERT_EQ(w[s.verb_other_form].lemma, verb.lemma);
     ASSERT_NE(w[s.verb_other_form].number, verb.number);
-    int subject = -1, antecedent = -1;
-    const int subject_noun = subject_of(s);
+    const int subject = subject_of(s);
+    int antecedent = -1;
     for (const Link& link : s.links) {
       ASSERT_LT(link.key, link.query) << g.to_text(t);
       switch (link.relation) {
         case Relation::kVerbSubject:
-          subject = link.key;
           ASSERT_EQ(w[t[link.key]].category, Category::kNoun);
           ASSERT_EQ(w[t[link.key]].number, verb.number) << g.to_text(t);
           break;
@@ -52,7 +51,7 @@ TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {
           ASSERT_EQ(w[t[link.query]].category, Category::kNoun);
           if (w[t[link.key]].number < 0) {  // the, my, your: either number
             ++the_determiners;
-            if (link.query == subject_noun) ++the_subjects;
+            if (link.query == subject) ++the_subjects;
             break;
           }
           ASSERT_EQ(w[t[link.key]].number, w[t[link.query]].number) << g.to_text(t);

@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   config.min_learning_rate = config.learning_rate / 10;
 
   ModelConfig model_config;
-  Grammar grammar(config.min_repeat_length, config.same_number_share, config.lead_share);
+  const Grammar grammar = grammar_of(config);
   model_config.vocab_size = grammar.vocab_size();
   model_config.context = Grammar::kMaxLength;
   const std::vector<Sentence> held_out = held_out_sentences(grammar, eval_count);

@@ -18,6 +18,10 @@ std::string key_of(const std::vector<int>& tokens) {
 
 }  // namespace
 
+Grammar grammar_of(const TrainConfig& config) {
+  return Grammar(config.min_repeat_length, config.same_number_share, config.lead_share);
+}
+
 std::vector<ParameterSpec> optimizer_specs(const ModelConfig& model_config, const TrainConfig& config) {
   std::vector<ParameterSpec> specs = parameter_specs(model_config);
   if (config.embedding_weight_decay >= 0)
@@ -176,7 +180,7 @@ std::vector<float> attention_maps(Model<Real>& model, const std::vector<int>& to
 template std::vector<float> attention_maps<float>(Model<float>&, const std::vector<int>&);
 
 Trainer::Trainer(const ModelConfig& model_config, const TrainConfig& config, const std::vector<Sentence>& held_out)
-    : grammar_(config.min_repeat_length, config.same_number_share, config.lead_share),
+    : grammar_(grammar_of(config)),
       config_(config),
       model_(model_config),
       optimizer_(optimizer_specs(model_config, config), AdamWConfig{0.9, config.beta2, 1e-8, config.weight_decay}),

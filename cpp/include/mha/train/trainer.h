@@ -38,6 +38,9 @@ struct TrainConfig {
   }();
 };
 
+// The grammar the config trains on (its repeat length, same-number share and lead share).
+Grammar grammar_of(const TrainConfig& config);
+
 // The parameters as AdamW sees them: parameter_specs(), with the embeddings' weight decay at
 // config.embedding_weight_decay when that is >= 0.
 std::vector<ParameterSpec> optimizer_specs(const ModelConfig& model_config, const TrainConfig& config);
