@@ -58,6 +58,12 @@ class TrainSession {
     for (const Word& w : grammar_.vocabulary()) words += w.text + "\n";
     return words;
   }
+  // Each word's category (category_name), one per line in vocabulary() order.
+  std::string categories() const {
+    std::string names;
+    for (const Word& w : grammar_.vocabulary()) names += std::string(category_name(w.category)) + "\n";
+    return names;
+  }
   int vocabSize() const { return grammar_.vocab_size(); }
   int context() const { return model_config_.context; }
   int numLayers() const { return model_config_.num_layers; }
@@ -212,6 +218,7 @@ EMSCRIPTEN_BINDINGS(mha_train) {
       .function("init", &TrainSession::init)
       .function("error", &TrainSession::error)
       .function("vocabulary", &TrainSession::vocabulary)
+      .function("categories", &TrainSession::categories)
       .function("vocabSize", &TrainSession::vocabSize)
       .function("context", &TrainSession::context)
       .function("numLayers", &TrainSession::numLayers)

@@ -94,13 +94,22 @@ async function compareWithReference(label) {
     for (let h = 0; h < H; h += 1) {
       for (const key of ['entropy', 'sparsity', 'maxAttention', 'averageAttention']) maxStat = Math.max(maxStat, Math.abs(stats[h][key] - shown[h][key]));
     }
-    return { T, H, layer: snap.layer, text, pageWords: snap.words, refWords: sentence.words, maxMap, maxStat, source: hook.source, tokens: hook.tokens().map((t) => t.text) };
+    return { T, H, layer: snap.layer, text, pageWords: snap.words, refWords: sentence.words, maxMap, maxStat, source: hook.source, tokens: hook.tokens().map((t) => t.text),
+      tags: hook.tokens().map((t) => t.pos), categories: sentence.tokens.map((id) => trainer.categories[id]) };
   });
   console.log(`${label}: layer ${r.layer}, ${r.T} tokens, ${r.H} heads: max |page − train.js| = ${r.maxMap.toExponential(2)} (tolerance ${TOLERANCE}); statistics max |page − core| = ${r.maxStat.toExponential(2)} (tolerance ${TOLERANCE})`);
   assert.equal(r.source, 'trained');
   assert.equal(r.H, 8);
   assert.deepEqual(r.pageWords, r.refWords, 'the page and train.js read the same words');
   assert.deepEqual(r.tokens, r.refWords, 'the token strip shows the words the model sees');
+  // The strip's tags follow the core's word categories (Trainer.categories).
+  const TAG = { special: 'BOS', determiner: 'DET', noun: 'NOUN', verb: 'VERB', pronoun: 'PRON', connective: 'CONJ', time: 'TIME', end: 'PUNCT' };
+  r.categories.forEach((category, i) => {
+    assert.ok(category, `word ${i} "${r.refWords[i]}" has a category`);
+    assert.notEqual(r.tags[i], 'WORD', `word ${i} "${r.refWords[i]}" (${category}) has a tag`);
+    if (TAG[category]) assert.equal(r.tags[i], TAG[category], `word ${i} "${r.refWords[i]}" is a ${category}`);
+  });
+  assert.ok(r.categories.includes('noun') && r.categories.includes('verb'), `the sentence has a noun and a verb: ${r.categories.join(' ')}`);
   assert.ok(r.maxMap <= TOLERANCE, `maps: max error ${r.maxMap} > ${TOLERANCE}`);
   assert.ok(r.maxStat <= TOLERANCE, `statistics: max error ${r.maxStat} > ${TOLERANCE}`);
   return r;

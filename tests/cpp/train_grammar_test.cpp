@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "mha/train/grammar.h"
 #include "mha/train/trainer.h"
@@ -19,6 +21,33 @@ int subject_of(const Sentence& s) {
   for (const Link& link : s.links)
     if (link.relation == Relation::kVerbSubject) return link.key;
   return -1;
+}
+
+TEST(TrainGrammar, EveryCategoryHasItsOwnName) {
+  std::set<std::string> names;
+  for (int c = 0; c < kNumCategories; ++c) {
+    const std::string name = category_name(static_cast<Category>(c));
+    EXPECT_NE(name, "unknown") << "category " << c;
+    names.insert(name);
+  }
+  EXPECT_EQ(static_cast<int>(names.size()), kNumCategories);
+  EXPECT_EQ(std::string(category_name(static_cast<Category>(kNumCategories))), "unknown");
+  // Every category is used by some word, and the words the page's token strip names by it
+  // have the category a reader expects.
+  Grammar g;
+  std::set<int> used;
+  for (const Word& w : g.vocabulary()) used.insert(static_cast<int>(w.category));
+  EXPECT_EQ(static_cast<int>(used.size()), kNumCategories);
+  const std::pair<const char*, const char*> expected[] = {
+      {"<bos>", "special"}, {"these", "determiner"}, {"bigs", "adjective"}, {"queen", "noun"},
+      {"follow", "verb"},   {"behind", "preposition"}, {"that", "relativizer"},
+      {"so", "connective"}, {"they", "pronoun"},     {"are", "copula"},
+      {"hungry", "state"},  {".", "end"},             {"again", "again"},   {"dawn", "time"}};
+  for (const auto& [text, category] : expected) {
+    const int id = g.id_of(text);
+    ASSERT_GE(id, 0) << text;
+    EXPECT_STREQ(category_name(g.vocabulary()[id].category), category) << text;
+  }
 }
 
 TEST(TrainGrammar, SentencesKeepTheirLinksPromises) {

@@ -22,15 +22,13 @@ const RELATION_SHORT = {
   previous: 'previous', verb_subject: 'verb→subj', pronoun_antecedent: 'pronoun→ant', modifier_noun: 'mod↔noun', induction: 'induction',
 };
 
-// Word classes of the grammar's vocabulary, for the token strip only (display, not computation).
-const WORD_CLASSES = [
-  ['DET', 'a this each these those many the my your'], ['ADJ', 'big bigs old olds red reds small smalls tired hungry happy late'],
-  ['NOUN', 'man men boy boys king kings woman women girl girls queen queens dog dogs cat cats box boxes'],
-  ['VERB', 'sees see likes like helps help follows follow is are'], ['PREP', 'near with behind'], ['REL', 'that'],
-  ['CONJ', 'because so'], ['PRON', 'he she it they'], ['TIME', 'today now later at noon night dawn'], ['MARK', 'again'],
-  ['PUNCT', '.'], ['BOS', '<bos>'],
-];
-const WORD_CLASS = new Map(WORD_CLASSES.flatMap(([cls, words]) => words.split(' ').map((w) => [w, cls])));
+// The token strip's tag for each of the grammar's word categories (Trainer.categories, read from
+// the core: the words are classed once, in grammar.cpp). Display only, not computation.
+const CATEGORY_TAG = {
+  special: 'BOS', determiner: 'DET', adjective: 'ADJ', noun: 'NOUN', verb: 'VERB', preposition: 'PREP',
+  relativizer: 'REL', connective: 'CONJ', pronoun: 'PRON', copula: 'AUX', state: 'ADJ', end: 'PUNCT', again: 'MARK',
+  time: 'TIME',
+};
 
 /** The words of free text as the grammar's parser splits them (lower case, "." its own word). */
 export function splitWords(text) {
@@ -40,6 +38,7 @@ export function splitWords(text) {
 export class TrainedSource {
   constructor() {
     this.trainer = null;
+    this.categories = [];
     this.evaluation = null;
     this.threshold = NaN;
     this.layer = 0;
@@ -65,6 +64,7 @@ export class TrainedSource {
         this.threshold = trainer.labelThreshold;
         this.trainer = trainer;
         this.vocabulary = new Set(trainer.vocabulary.filter((w) => !w.startsWith('<')));
+        this.categories = trainer.categories;
       })().catch((error) => { this.loading = null; throw error; });
     }
     return this.loading;
@@ -108,8 +108,8 @@ export class TrainedSource {
 
   /** Token objects in the shape the explorer's token strip reads. */
   tokens() {
-    return this.sentence.words.map((text) => {
-      const pos = WORD_CLASS.get(text) ?? 'WORD';
+    return this.sentence.words.map((text, i) => {
+      const pos = CATEGORY_TAG[this.categories[this.sentence.tokens[i]]] ?? 'WORD';
       return {
         text, pos, cls: 'function', number: null, gender: null, pronoun: null, chunk: -1, isHead: false,
         isSubject: false, subject: -1, modifies: -1,

@@ -63,6 +63,7 @@ export class Trainer {
   #core;
   #handle;
   #vocabulary;
+  #categories;
 
   constructor(core, options = {}) {
     const defaults = core.TrainSession.defaults();  // the native trainer's set-up
@@ -80,6 +81,7 @@ export class Trainer {
     this.#handle = new core.TrainSession();
     this.#check(this.#handle.init(seed, learningRate, steps, batchSize, warmup, heldOut));
     this.#vocabulary = this.#handle.vocabulary().split('\n').slice(0, -1);
+    this.#categories = this.#handle.categories().split('\n').slice(0, -1);
     this.seed = seed;
   }
 
@@ -93,6 +95,8 @@ export class Trainer {
   }
 
   get vocabulary() { return this.#vocabulary.slice(); }
+  /** Each word's grammatical category ('determiner', 'noun', 'time', ...), in vocabulary order. */
+  get categories() { return this.#categories.slice(); }
   get numLayers() { return this.#live().numLayers(); }
   get numHeads() { return this.#live().numHeads(); }
   get context() { return this.#live().context(); }

@@ -36,6 +36,26 @@ const char* relation_name(Relation relation) {
   return "unknown";
 }
 
+const char* category_name(Category category) {
+  switch (category) {
+    case Category::kSpecial: return "special";
+    case Category::kDeterminer: return "determiner";
+    case Category::kAdjective: return "adjective";
+    case Category::kNoun: return "noun";
+    case Category::kVerb: return "verb";
+    case Category::kPreposition: return "preposition";
+    case Category::kRelativizer: return "relativizer";
+    case Category::kConnective: return "connective";
+    case Category::kPronoun: return "pronoun";
+    case Category::kCopula: return "copula";
+    case Category::kState: return "state";
+    case Category::kEnd: return "end";
+    case Category::kAgain: return "again";
+    case Category::kTime: return "time";
+  }
+  return "unknown";
+}
+
 namespace {
 
 constexpr int kHe = 0, kShe = 1, kIt = 2, kThey = 3;

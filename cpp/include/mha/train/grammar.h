@@ -79,6 +79,10 @@ enum class Category : int {
   kSpecial, kDeterminer, kAdjective, kNoun, kVerb, kPreposition, kRelativizer, kConnective,
   kPronoun, kCopula, kState, kEnd, kAgain, kTime
 };
+constexpr int kNumCategories = 14;
+// "special", "determiner", "adjective", "noun", "verb", "preposition", "relativizer",
+// "connective", "pronoun", "copula", "state", "end", "again", "time".
+const char* category_name(Category category);
 
 struct Word {
   std::string text;
