@@ -56,6 +56,17 @@ test('the shipped model loads and every head is scored on every relation', { tim
   assert.ok(best('pronoun_antecedent') >= 0.5, `best pronoun head ${best('pronoun_antecedent')} (expected >= 0.5)`);
   assert.equal(trained.shape[0], 2);
   assert.equal(trained.shape[1], 8);
+  // The learning-rate box shows the core's default set-up (TrainSession.defaults), not a copy of it.
+  const rates = await page.evaluate(async () => {
+    const { loadTrainer } = await import(new URL('../../lib/train.js', location.href).href);
+    const reference = await loadTrainer({ heldOut: 1 });
+    const learningRate = reference.settings.learningRate;
+    reference.dispose();
+    return { box: document.getElementById('learning-rate').value, learningRate };
+  });
+  console.log(`learning-rate box: "${rates.box}", the core's default ${rates.learningRate}`);
+  assert.ok(rates.learningRate > 0);
+  assert.equal(Number(rates.box), rates.learningRate);
   // A sentence typed in the vocabulary, and one that is not
   await page.fill('#trained-text', 'these old dogs like a cat because they are hungry.');
   await page.click('#trained-show');

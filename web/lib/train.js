@@ -64,6 +64,7 @@ export class Trainer {
   #handle;
   #vocabulary;
   #categories;
+  #settings;
 
   constructor(core, options = {}) {
     const defaults = core.TrainSession.defaults();  // the native trainer's set-up
@@ -83,6 +84,7 @@ export class Trainer {
     this.#vocabulary = this.#handle.vocabulary().split('\n').slice(0, -1);
     this.#categories = this.#handle.categories().split('\n').slice(0, -1);
     this.seed = seed;
+    this.#settings = Object.freeze({ seed, learningRate, steps, batchSize, warmup, heldOut });
   }
 
   #live() {
@@ -94,6 +96,8 @@ export class Trainer {
     if (status !== 0) throw new MhaError(codeName(status), this.#handle.error());
   }
 
+  /** The set-up this trainer was made with, defaults filled in: {seed, learningRate, steps, batchSize, warmup, heldOut}. */
+  get settings() { return this.#settings; }
   get vocabulary() { return this.#vocabulary.slice(); }
   /** Each word's grammatical category ('determiner', 'noun', 'time', ...), in vocabulary order. */
   get categories() { return this.#categories.slice(); }

@@ -145,9 +145,10 @@ let threshold = 0.4;
 function startTraining() {
   showError('error', '');
   const seed = Number($('seed').value);
-  const learningRate = Number($('learning-rate').value);
+  // An empty box trains at the default (the native trainer's, filled in once the core has loaded).
+  const learningRate = $('learning-rate').value.trim() === '' ? undefined : Number($('learning-rate').value);
   if (!Number.isInteger(seed) || seed < 0) return showError('error', `The seed must be a whole number ≥ 0, got "${$('seed').value}".`);
-  if (!(learningRate > 0 && learningRate <= 0.05)) return showError('error', `The learning rate must be in (0, 0.05], got "${$('learning-rate').value}".`);
+  if (learningRate !== undefined && !(learningRate > 0 && learningRate <= 0.05)) return showError('error', `The learning rate must be in (0, 0.05], got "${$('learning-rate').value}".`);
   if (view.worker) view.worker.terminate();
   view.losses = [];
   view.evaluations = [];
@@ -227,6 +228,7 @@ async function loadShipped() {
     $('vocabulary').textContent = trained.vocabulary.filter((w) => !w.startsWith('<')).join(' ');
     $('example-sentence').textContent = sentenceText(trained.sentence(1));
     threshold = trained.labelThreshold;
+    if ($('learning-rate').value.trim() === '') $('learning-rate').value = String(trained.settings.learningRate);
     const response = await fetch(TRAINED_WEIGHTS);
     if (!response.ok) throw new Error(`could not load ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}`);
     trained.loadWeights(new Uint8Array(await response.arrayBuffer()));
