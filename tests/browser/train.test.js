@@ -102,8 +102,18 @@ test('live training in the worker: the loss falls and the pronoun head rises', {
   const run = await readView(page, `({ errors: view.errors, losses: view.losses,
     evals: view.evaluations.map((e) => ({ step: e.step, seconds: e.seconds,
       pronoun: Math.max(...e.evaluation.heads.filter((h) => h.relation === 'pronoun_antecedent').map((h) => h.meanWeight)),
-      accuracy: e.evaluation.accuracy })) })`);
+      accuracy: e.evaluation.accuracy })), series: view.scoreSeries,
+    legend: [...document.querySelectorAll('#score-legend li')].map((li) => li.textContent),
+    thresholds: [...document.querySelectorAll('.threshold')].map((n) => n.textContent) })`);
   assert.deepEqual(run.errors, []);
+  // The score chart plots, per evaluation, the best head's score on each relation.
+  assert.deepEqual(run.legend, ['previous', 'verb_subject', 'pronoun_antecedent', 'modifier_noun', 'induction']);
+  assert.equal(run.series.length, run.evals.length, 'one point of the score chart per evaluation');
+  run.series.forEach((p, i) => {
+    assert.equal(p.step, run.evals[i].step);
+    assert.equal(p.best.pronoun_antecedent, run.evals[i].pronoun);
+  });
+  assert.ok(run.thresholds.every((t) => t === '0.40'), `the label threshold shown: ${run.thresholds.join(', ')}`);
   assert.ok(run.evals.length >= 2, `expected at least two evaluations, got ${run.evals.length}`);
   const first = run.losses.slice(0, 3).reduce((a, p) => a + p.loss, 0) / 3;
   const last = run.losses.slice(-3).reduce((a, p) => a + p.loss, 0) / 3;

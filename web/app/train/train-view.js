@@ -7,7 +7,7 @@ const $ = (id) => document.getElementById(id);
 const TRAINED_WEIGHTS = new URL('./model-seed1.bin', import.meta.url);
 
 // Read by the browser tests (a symbol-keyed, non-enumerable property: no new global name).
-const view = { losses: [], evaluations: [], trained: null, lastMaps: null, worker: null, errors: [] };
+const view = { losses: [], evaluations: [], scoreSeries: [], trained: null, lastMaps: null, worker: null, errors: [] };
 Object.defineProperty(window, Symbol.for('mha-train-view'), { value: view });
 
 function el(tag, props = {}, ...children) {
@@ -75,6 +75,68 @@ function drawLoss(canvas, losses) {
   ctx.stroke();
 }
 
+// One colour per relation in the score chart and its legend.
+const RELATION_COLOURS = {
+  previous: '#b45309', verb_subject: '#1d4ed8', pronoun_antecedent: '#15803d', modifier_noun: '#7c3aed', induction: '#be123c',
+};
+
+/** The best single head's mean weight on each relation, any layer: {relation: score}. */
+function bestScores(evaluation) {
+  const best = {};
+  for (const relation of RELATIONS) {
+    best[relation] = Math.max(...evaluation.heads.filter((s) => s.relation === relation).map((s) => s.meanWeight));
+  }
+  return best;
+}
+
+/** Each relation's best head score by step (0..1), with the label threshold dashed. */
+function drawScores(canvas, series, threshold) {
+  const ctx = canvas.getContext('2d');
+  const { width, height } = canvas;
+  const left = 30;
+  const top = 5;
+  const w = width - left - 5;
+  const h = height - 25;
+  ctx.clearRect(0, 0, width, height);
+  ctx.strokeStyle = '#999';
+  ctx.setLineDash([]);
+  ctx.strokeRect(left, top, w, h);
+  ctx.fillStyle = '#333';
+  ctx.font = '11px sans-serif';
+  ctx.fillText('1.0', 6, top + 9);
+  ctx.fillText('0.0', 6, top + h);
+  const y = (value) => top + h * (1 - Math.max(0, Math.min(1, value)));
+  if (Number.isFinite(threshold)) {
+    ctx.strokeStyle = '#666';
+    ctx.setLineDash([4, 3]);
+    ctx.beginPath();
+    ctx.moveTo(left, y(threshold));
+    ctx.lineTo(left + w, y(threshold));
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
+  if (series.length < 1) return;
+  const maxStep = series[series.length - 1].step;
+  ctx.fillText(`step ${maxStep}`, width - 70, height - 6);
+  const x = (step) => left + (series.length === 1 ? w : (w * step) / maxStep);
+  ctx.lineWidth = 2;
+  for (const relation of RELATIONS) {
+    ctx.strokeStyle = RELATION_COLOURS[relation];
+    ctx.beginPath();
+    series.forEach((p, i) => {
+      if (i === 0) ctx.moveTo(x(p.step), y(p.best[relation]));
+      else ctx.lineTo(x(p.step), y(p.best[relation]));
+    });
+    ctx.stroke();
+  }
+  ctx.lineWidth = 1;
+}
+
+function renderLegend(list) {
+  list.replaceChildren(...RELATIONS.map((relation) => el('li', {},
+    el('span', { class: 'swatch', style: `background: ${RELATION_COLOURS[relation]}` }), relation)));
+}
+
 /** Each head's label: its best relation when it clears the threshold, else diffuse. */
 function headLabels(evaluation, threshold, L, H) {
   const labels = [];
@@ -140,7 +202,13 @@ function sentenceText(sentence) {
 // ---------------------------------------------------------------------------------------------
 // Live training
 
-let threshold = 0.4;
+let threshold = NaN;  // the core's label threshold (Trainer.labelThreshold), once a trainer has loaded
+
+function setThreshold(value) {
+  threshold = value;
+  for (const node of document.querySelectorAll('.threshold')) node.textContent = threshold.toFixed(2);
+  drawScores($('score-curve'), view.scoreSeries, threshold);
+}
 
 function startTraining() {
   showError('error', '');
@@ -152,12 +220,15 @@ function startTraining() {
   if (view.worker) view.worker.terminate();
   view.losses = [];
   view.evaluations = [];
+  view.scoreSeries = [];
+  drawScores($('score-curve'), view.scoreSeries, threshold);
   const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
   view.worker = worker;
   let sentence = null;
   worker.onmessage = ({ data }) => {
     if (data.type === 'ready') {
       sentence = data.sentence;
+      setThreshold(data.threshold);
       $('live-sentence').textContent = sentenceText(sentence);
       renderMaps($('live-maps'), data.maps, null);
       $('status').textContent = `Training from random weights (seed ${seed})…`;
@@ -169,6 +240,8 @@ function startTraining() {
     } else if (data.type === 'eval') {
       const e = data.evaluation;
       view.evaluations.push({ step: data.step, seconds: data.seconds, evaluation: e });
+      view.scoreSeries.push({ step: data.step, best: bestScores(e) });
+      drawScores($('score-curve'), view.scoreSeries, threshold);
       view.lastMaps = data.maps;
       $('acc-agreement').textContent = `${(100 * e.accuracy.agreement).toFixed(1)}%`;
       $('acc-pronoun').textContent = `${(100 * e.accuracy.pronoun).toFixed(1)}%`;
@@ -227,7 +300,7 @@ async function loadShipped() {
     trained = await loadTrainer({ seed: 1, heldOut: 300 });
     $('vocabulary').textContent = trained.vocabulary.filter((w) => !w.startsWith('<')).join(' ');
     $('example-sentence').textContent = sentenceText(trained.sentence(1));
-    threshold = trained.labelThreshold;
+    setThreshold(trained.labelThreshold);
     if ($('learning-rate').value.trim() === '') $('learning-rate').value = String(trained.settings.learningRate);
     const response = await fetch(TRAINED_WEIGHTS);
     if (!response.ok) throw new Error(`could not load ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}`);
@@ -245,4 +318,6 @@ async function loadShipped() {
 
 $('trained-show').addEventListener('click', showTrained);
 $('trained-text').addEventListener('keydown', (event) => { if (event.key === 'Enter') showTrained(); });
+renderLegend($('score-legend'));
+drawScores($('score-curve'), view.scoreSeries, threshold);
 loadShipped();

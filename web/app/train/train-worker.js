@@ -4,7 +4,7 @@
 //
 // Messages in:  {type: 'start', seed, learningRate, evalEvery?, stepsPerTick?, sentenceSeed?}
 //               {type: 'pause'} {type: 'resume'} {type: 'learningRate', value}
-// Messages out: {type: 'ready', vocabulary, sentence, maps} {type: 'loss', step, loss, seconds}
+// Messages out: {type: 'ready', vocabulary, sentence, maps, threshold} {type: 'loss', step, loss, seconds}
 //               {type: 'eval', step, seconds, evaluation, maps} {type: 'error', message}
 import { loadTrainer } from '../../lib/train.js';
 
@@ -24,7 +24,7 @@ function snapshot(type) {
   if (type === 'eval') {
     post({ type, step: trainer.stepsDone, seconds: trainedMs / 1000, evaluation: trainer.evaluate(), maps });
   } else {
-    post({ type, vocabulary: trainer.vocabulary, sentence, maps, step: 0 });
+    post({ type, vocabulary: trainer.vocabulary, sentence, maps, step: 0, threshold: trainer.labelThreshold });
   }
 }
 
