@@ -133,8 +133,11 @@ function drawScores(canvas, series, threshold) {
 }
 
 function renderLegend(list) {
-  list.replaceChildren(...RELATIONS.map((relation) => el('li', {},
-    el('span', { class: 'swatch', style: `background: ${RELATION_COLOURS[relation]}` }), relation)));
+  list.replaceChildren(...RELATIONS.map((relation) => {
+    const swatch = el('span', { class: 'swatch' });
+    swatch.style.background = RELATION_COLOURS[relation];  // CSSOM, allowed under style-src 'self'
+    return el('li', {}, swatch, relation);
+  }));
 }
 
 /** Each head's label: its best relation when it clears the threshold, else diffuse. */
