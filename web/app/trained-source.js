@@ -27,7 +27,7 @@ const RELATION_SHORT = {
 const CATEGORY_TAG = {
   special: 'BOS', determiner: 'DET', adjective: 'ADJ', noun: 'NOUN', verb: 'VERB', preposition: 'PREP',
   relativizer: 'REL', connective: 'CONJ', pronoun: 'PRON', copula: 'AUX', state: 'ADJ', end: 'PUNCT', again: 'MARK',
-  time: 'TIME',
+  time: 'TIME', reflexive: 'PRON',
 };
 
 /** The words of free text as the grammar's parser splits them (lower case, "." its own word). */

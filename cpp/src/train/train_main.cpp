@@ -5,7 +5,7 @@
 //   and, to try other set-ups than TrainConfig's defaults: [--eval-every K] [--wd X]
 //   [--beta2 X] [--init fan-in|gpt2] [--positions even|sinusoid|normal] [--channels split|shared]
 //   [--token-std X] [--position-std X] [--matrix-gain X] [--embedding-wd X]
-//   [--min-repeat N] [--same-number-share P] [--lead-share P]
+//   [--min-repeat N] [--same-number-share P] [--lead-share P] [--reflexive-share P]
 //
 // Prints the loss as it trains, then accuracy and the heads x relations table; with --json the
 // last line is one JSON object (seed, steps, seconds, accuracy, heads).
@@ -32,6 +32,7 @@ namespace {
                "                   [--positions even|sinusoid|normal] [--channels split|shared] [--token-std X]\n"
                "                   [--position-std X] [--matrix-gain X] [--embedding-wd X]\n"
                "                   [--min-repeat N] [--same-number-share P] [--lead-share P]\n"
+               "                   [--reflexive-share P]\n"
                "                   [--out weights.bin] [--json]\n");
   std::exit(2);
 }
@@ -160,6 +161,7 @@ int main(int argc, char** argv) {
     else if (flag == "--min-repeat") config.min_repeat_length = static_cast<int>(parse_int(flag.c_str(), value(), 2, 6));
     else if (flag == "--same-number-share") config.same_number_share = parse_double(flag.c_str(), value(), 0.0, 1.0);
     else if (flag == "--lead-share") config.lead_share = parse_double(flag.c_str(), value(), 0.0, 1.0);
+    else if (flag == "--reflexive-share") config.reflexive_share = parse_double(flag.c_str(), value(), 0.0, 0.5);
     else if (flag == "--embedding-wd") config.embedding_weight_decay = parse_double(flag.c_str(), value(), 0.0, 10.0);
     else if (flag == "--eval-every") eval_every = static_cast<int>(parse_int("--eval-every", value(), 1, 1000000));
     else if (flag == "--out") out_path = value();

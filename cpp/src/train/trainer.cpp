@@ -19,7 +19,8 @@ std::string key_of(const std::vector<int>& tokens) {
 }  // namespace
 
 Grammar grammar_of(const TrainConfig& config) {
-  return Grammar(config.min_repeat_length, config.same_number_share, config.lead_share);
+  return Grammar(config.min_repeat_length, config.same_number_share, config.lead_share,
+                 config.reflexive_share);
 }
 
 std::vector<ParameterSpec> optimizer_specs(const ModelConfig& model_config, const TrainConfig& config) {

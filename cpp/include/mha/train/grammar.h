@@ -2,7 +2,7 @@
 // head of a trained model can be scored against it. Written once, here; the trainer, the tests
 // and the page (through the WebAssembly build) all read sentences from this generator.
 //
-//   sentence := <bos> LEAD? NP_subj MOD* VERB NP_obj CONN PRON COPULA STATE "." "again" REPEAT "."
+//   sentence := <bos> LEAD? NP_subj MOD* VERB OBJ CONN PRON COPULA STATE "." "again" REPEAT "."
 //   LEAD     := "today" | "now" | "later" | "at" ("noon" | "night" | "dawn")
 //                                        (in a share lead_share of the sentences, 2/3 by
 //                                         default, half of them one word, half two: the
@@ -17,6 +17,9 @@
 //   agreement long-range; nouns of the subject's number between them mean that the nearest
 //   noun before the verb does not tell its number (with distractors only, the verb's number
 //   is the other one than the nearest noun's), so agreement needs the subject itself.
+//   OBJ      := NP_obj | REFL            (REFL, in a share reflexive_share of the sentences, a
+//                                         quarter by default: himself / herself / itself by
+//                                         the subject's class, themselves in the plural)
 //   CONN "because" makes PRON refer to the subject, "so" to the object; PRON is he / she /
 //   it (singular, by the noun's class) or they (plural), and the generator only keeps
 //   sentences where exactly one noun could be its antecedent. COPULA agrees with PRON
@@ -24,6 +27,13 @@
 //   first token occurs once in that part: what to copy is then defined, and since the later
 //   tokens of the span may occur more than once, copying them needs the token before each (an
 //   induction head), not only a guess of which word fits.
+//
+// The reflexive gives the main verb a reason to look at the subject noun itself: what may follow
+// the verb depends on the subject's number and class, and only the noun carries its class
+// (without it, agreement was often shared out over two or three layer-1 heads, each partly on
+// the subject: the README's training section has the figures). After a reflexive the connective
+// is "because" (after "so" the pronoun would refer to the reflexive); elsewhere "because" is
+// drawn with the share that keeps it at half of the draws.
 //
 // The lead moves the subject: always at positions 1-3, the subject can be found by position,
 // and heads that did so spread their weight over its determiner, adjective and noun. Moved,
@@ -77,11 +87,11 @@ struct Link {
 
 enum class Category : int {
   kSpecial, kDeterminer, kAdjective, kNoun, kVerb, kPreposition, kRelativizer, kConnective,
-  kPronoun, kCopula, kState, kEnd, kAgain, kTime
+  kPronoun, kCopula, kState, kEnd, kAgain, kTime, kReflexive
 };
-constexpr int kNumCategories = 14;
+constexpr int kNumCategories = 15;
 // "special", "determiner", "adjective", "noun", "verb", "preposition", "relativizer",
-// "connective", "pronoun", "copula", "state", "end", "again", "time".
+// "connective", "pronoun", "copula", "state", "end", "again", "time", "reflexive".
 const char* category_name(Category category);
 
 struct Word {
@@ -111,8 +121,10 @@ class Grammar {
   // number instead of the other one; 0 makes every one a distractor of the other number.
   // lead_share (0 .. 1): the share of sentences that open with a LEAD; 0 draws nothing for it
   // (the sentences of a grammar without one).
+  // reflexive_share (0 .. 0.5): the share of sentences whose object is a reflexive; 0 draws
+  // nothing for it.
   explicit Grammar(int min_repeat_length = 2, double same_number_share = kSameNumberShare,
-                   double lead_share = kLeadShare);
+                   double lead_share = kLeadShare, double reflexive_share = kReflexiveShare);
 
   const std::vector<Word>& vocabulary() const { return words_; }
   int vocab_size() const { return static_cast<int>(words_.size()); }
@@ -132,6 +144,7 @@ class Grammar {
   static constexpr int kMaxLength = 32;
   static constexpr double kSameNumberShare = 0.33;  // the default same_number_share
   static constexpr double kLeadShare = 2.0 / 3;      // the default lead_share
+  static constexpr double kReflexiveShare = 0.25;  // the default reflexive_share
 
  private:
   std::vector<int> words_of(Category category, int number) const;
@@ -143,6 +156,7 @@ class Grammar {
   int min_repeat_length_ = 2;
   double same_number_share_ = 0.0;
   double lead_share_ = 0.0;
+  double reflexive_share_ = 0.0;
 };
 
 }  // namespace mha::train

@@ -62,7 +62,7 @@ struct Initialization {
   enum class Positions { kNormal, kSinusoid, kEvenSinusoid };
   Positions positions = Positions::kNormal;
   // Positions start in channels 0 .. C/2 - 1 only (sinusoids at C/4 frequencies) and tokens in
-  // channels C/2 .. C - 1 only, at the same norms. Sharing all C channels, 32 positions and 70
+  // channels C/2 .. C - 1 only, at the same norms. Sharing all C channels, 32 positions and 74
   // tokens cannot be orthogonal, and a head that reads positions also reads token noise; split,
   // a query-key map can read position alone, as a previous-token head needs.
   bool split_channels = false;

@@ -25,6 +25,7 @@ struct TrainConfig {
   int min_repeat_length = 2;     // the repeat's shortest length (see Grammar)
   double same_number_share = Grammar::kSameNumberShare;  // share of modifier nouns of the subject's number (see Grammar)
   double lead_share = Grammar::kLeadShare;  // share of sentences opening with a time phrase (see Grammar)
+  double reflexive_share = Grammar::kReflexiveShare;  // share of sentences with a reflexive object (see Grammar)
   double grad_clip = 1.0;
   double beta2 = 0.95;  // AdamW's second-moment decay
   // See Initialization: fan-in scales, positions as evenly spaced sinusoids in channels of
