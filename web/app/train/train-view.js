@@ -49,30 +49,55 @@ function drawMap(canvas, data, offset, T) {
   }
 }
 
-function drawLoss(canvas, losses) {
+/**
+ * A cleared chart with its frame, the value labels at the top and bottom of the y axis and, when
+ * given, the last step; returns the context, the frame's x range and the maps from step and from
+ * a 0..1 fraction of the y range to pixels.
+ */
+function chartFrame(canvas, topLabel, bottomLabel, maxStep) {
   const ctx = canvas.getContext('2d');
   const { width, height } = canvas;
+  const left = 30;
+  const top = 5;
+  const w = width - left - 5;
+  const h = height - 25;
   ctx.clearRect(0, 0, width, height);
-  if (losses.length < 2) return;
+  ctx.strokeStyle = '#999';
+  ctx.setLineDash([]);
+  ctx.strokeRect(left, top, w, h);
+  ctx.fillStyle = '#333';
+  ctx.font = '11px sans-serif';
+  ctx.fillText(topLabel, 4, top + 9);
+  ctx.fillText(bottomLabel, 4, top + h);
+  if (maxStep !== undefined) ctx.fillText(`step ${maxStep}`, width - 70, height - 6);
+  return {
+    ctx,
+    xRange: [left, left + w],
+    x: (step) => left + (maxStep > 0 ? (w * step) / maxStep : w),
+    y: (fraction) => top + h * (1 - Math.max(0, Math.min(1, fraction))),
+  };
+}
+
+/** One line through points, already in pixels. */
+function polyline(ctx, points, colour, lineWidth = 1) {
+  ctx.strokeStyle = colour;
+  ctx.lineWidth = lineWidth;
+  ctx.beginPath();
+  points.forEach(([px, py], i) => (i === 0 ? ctx.moveTo(px, py) : ctx.lineTo(px, py)));
+  ctx.stroke();
+  ctx.lineWidth = 1;
+}
+
+function drawLoss(canvas, losses) {
+  if (losses.length < 2) {
+    canvas.getContext('2d').clearRect(0, 0, canvas.width, canvas.height);
+    return;
+  }
   const maxStep = losses[losses.length - 1].step;
   const maxLoss = Math.max(...losses.map((p) => p.loss));
   const minLoss = Math.min(0, ...losses.map((p) => p.loss));
-  ctx.strokeStyle = '#999';
-  ctx.strokeRect(30, 5, width - 35, height - 25);
-  ctx.fillStyle = '#333';
-  ctx.font = '11px sans-serif';
-  ctx.fillText(maxLoss.toFixed(2), 0, 14);
-  ctx.fillText(minLoss.toFixed(1), 8, height - 20);
-  ctx.fillText(`step ${maxStep}`, width - 70, height - 6);
-  ctx.strokeStyle = '#1d4ed8';
-  ctx.beginPath();
-  losses.forEach((p, i) => {
-    const x = 30 + ((width - 35) * p.step) / maxStep;
-    const y = 5 + (height - 25) * (1 - (p.loss - minLoss) / (maxLoss - minLoss || 1));
-    if (i === 0) ctx.moveTo(x, y);
-    else ctx.lineTo(x, y);
-  });
-  ctx.stroke();
+  const { ctx, x, y } = chartFrame(canvas, maxLoss.toFixed(2), minLoss.toFixed(1), maxStep);
+  polyline(ctx, losses.map((p) => [x(p.step), y((p.loss - minLoss) / (maxLoss - minLoss || 1))]), '#1d4ed8');
 }
 
 // One colour per relation in the score chart and its legend.
@@ -91,45 +116,16 @@ function bestScores(evaluation) {
 
 /** Each relation's best head score by step (0..1), with the label threshold dashed. */
 function drawScores(canvas, series, threshold) {
-  const ctx = canvas.getContext('2d');
-  const { width, height } = canvas;
-  const left = 30;
-  const top = 5;
-  const w = width - left - 5;
-  const h = height - 25;
-  ctx.clearRect(0, 0, width, height);
-  ctx.strokeStyle = '#999';
-  ctx.setLineDash([]);
-  ctx.strokeRect(left, top, w, h);
-  ctx.fillStyle = '#333';
-  ctx.font = '11px sans-serif';
-  ctx.fillText('1.0', 6, top + 9);
-  ctx.fillText('0.0', 6, top + h);
-  const y = (value) => top + h * (1 - Math.max(0, Math.min(1, value)));
+  const maxStep = series.length ? series[series.length - 1].step : undefined;
+  const { ctx, xRange, x, y } = chartFrame(canvas, '1.0', '0.0', maxStep);
   if (Number.isFinite(threshold)) {
-    ctx.strokeStyle = '#666';
     ctx.setLineDash([4, 3]);
-    ctx.beginPath();
-    ctx.moveTo(left, y(threshold));
-    ctx.lineTo(left + w, y(threshold));
-    ctx.stroke();
+    polyline(ctx, xRange.map((px) => [px, y(threshold)]), '#666');
     ctx.setLineDash([]);
   }
-  if (series.length < 1) return;
-  const maxStep = series[series.length - 1].step;
-  ctx.fillText(`step ${maxStep}`, width - 70, height - 6);
-  const x = (step) => left + (series.length === 1 ? w : (w * step) / maxStep);
-  ctx.lineWidth = 2;
   for (const relation of RELATIONS) {
-    ctx.strokeStyle = RELATION_COLOURS[relation];
-    ctx.beginPath();
-    series.forEach((p, i) => {
-      if (i === 0) ctx.moveTo(x(p.step), y(p.best[relation]));
-      else ctx.lineTo(x(p.step), y(p.best[relation]));
-    });
-    ctx.stroke();
+    polyline(ctx, series.map((p) => [x(p.step), y(p.best[relation])]), RELATION_COLOURS[relation], 2);
   }
-  ctx.lineWidth = 1;
 }
 
 function renderLegend(list) {
