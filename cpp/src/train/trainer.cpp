@@ -77,7 +77,7 @@ Evaluation evaluate(Model<Real>& model, const Grammar& grammar, const std::vecto
   };
   Evaluation result;
   double loss_sum = 0;
-  int loss_count = 0, agreement_right = 0, pronoun_right = 0, copy_right = 0, copy_count = 0;
+  int loss_count = 0, agreement_right = 0, pronoun_right = 0, pronoun_count = 0, copy_right = 0, copy_count = 0;
   std::vector<int> tokens, targets;
   for (size_t begin = 0; begin < sentences.size(); begin += chunk) {
     const int B = static_cast<int>(std::min<size_t>(chunk, sentences.size() - begin));
@@ -99,7 +99,10 @@ Evaluation evaluate(Model<Real>& model, const Grammar& grammar, const std::vecto
       auto argmax = [V](const Real* row) { return static_cast<int>(std::max_element(row, row + V) - row); };
       const Real* verb_logits = logits_at(s.verb - 1);
       agreement_right += verb_logits[s.tokens[s.verb]] > verb_logits[s.verb_other_form];
-      pronoun_right += argmax(logits_at(s.pronoun - 1)) == s.tokens[s.pronoun];
+      if (s.pronoun >= 0) {  // sentences with a reflexive object have no second clause
+        pronoun_right += argmax(logits_at(s.pronoun - 1)) == s.tokens[s.pronoun];
+        ++pronoun_count;
+      }
       for (int k = 1; k < s.repeat_length; ++k) {
         const int position = s.repeat_start + k;
         copy_right += argmax(logits_at(position - 1)) == s.tokens[position];
@@ -130,7 +133,7 @@ Evaluation evaluate(Model<Real>& model, const Grammar& grammar, const std::vecto
   result.sentences = n;
   result.loss = loss_count ? loss_sum / loss_count : 0;
   result.agreement = n ? static_cast<double>(agreement_right) / n : 0;
-  result.pronoun = n ? static_cast<double>(pronoun_right) / n : 0;
+  result.pronoun = pronoun_count ? static_cast<double>(pronoun_right) / pronoun_count : 0;
   result.copy = copy_count ? static_cast<double>(copy_right) / copy_count : 0;
   for (int l = 0; l < L; ++l) {
     for (int h = 0; h < H; ++h) {

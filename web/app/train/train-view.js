@@ -298,7 +298,7 @@ async function loadShipped() {
   try {
     trained = await loadTrainer({ seed: 1, heldOut: 300 });
     $('vocabulary').textContent = trained.vocabulary.filter((w) => !w.startsWith('<')).join(' ');
-    $('example-sentence').textContent = sentenceText(trained.sentence(1));
+    $('example-sentence').textContent = sentenceText(trained.sentence(5));
     setThreshold(trained.labelThreshold);
     if ($('learning-rate').value.trim() === '') $('learning-rate').value = String(trained.settings.learningRate);
     const response = await fetch(TRAINED_WEIGHTS);

@@ -51,7 +51,7 @@ self.onmessage = async (event) => {
       generation += 1;
       running = false;
       if (trainer) trainer.dispose();
-      config = { evalEvery: 25, stepsPerTick: 5, sentenceSeed: 3, ...message };
+      config = { evalEvery: 25, stepsPerTick: 5, sentenceSeed: 5, ...message };
       trainer = await loadTrainer({ seed: config.seed, learningRate: config.learningRate, heldOut: 200 });
       sentence = trainer.sentence(config.sentenceSeed);
       trainedMs = 0;

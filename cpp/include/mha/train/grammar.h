@@ -2,7 +2,8 @@
 // head of a trained model can be scored against it. Written once, here; the trainer, the tests
 // and the page (through the WebAssembly build) all read sentences from this generator.
 //
-//   sentence := <bos> LEAD? NP_subj MOD* VERB OBJ CONN PRON COPULA STATE "." "again" REPEAT "."
+//   sentence := <bos> LEAD? NP_subj MOD* VERB (NP_obj CONN PRON COPULA STATE | REFL) "."
+//               "again" REPEAT "."
 //   LEAD     := "today" | "now" | "later" | "at" ("noon" | "night" | "dawn")
 //                                        (in a share lead_share of the sentences, 2/3 by
 //                                         default, half of them one word, half two: the
@@ -17,9 +18,10 @@
 //   agreement long-range; nouns of the subject's number between them mean that the nearest
 //   noun before the verb does not tell its number (with distractors only, the verb's number
 //   is the other one than the nearest noun's), so agreement needs the subject itself.
-//   OBJ      := NP_obj | REFL            (REFL, in a share reflexive_share of the sentences, a
-//                                         quarter by default: himself / herself / itself by
-//                                         the subject's class, themselves in the plural)
+//   REFL     := "himself" | "herself" | "itself" | "themselves"
+//                                        (in a share reflexive_share of the draws, a quarter by
+//                                         default: by the subject's class, or themselves in the
+//                                         plural; the sentence then ends after it)
 //   CONN "because" makes PRON refer to the subject, "so" to the object; PRON is he / she /
 //   it (singular, by the noun's class) or they (plural), and the generator only keeps
 //   sentences where exactly one noun could be its antecedent. COPULA agrees with PRON
@@ -31,9 +33,11 @@
 // The reflexive gives the main verb a reason to look at the subject noun itself: what may follow
 // the verb depends on the subject's number and class, and only the noun carries its class
 // (without it, agreement was often shared out over two or three layer-1 heads, each partly on
-// the subject: the README's training section has the figures). After a reflexive the connective
-// is "because" (after "so" the pronoun would refer to the reflexive); elsewhere "because" is
-// drawn with the share that keeps it at half of the draws.
+// the subject: the README's training section has the figures). A second clause after a
+// reflexive would let the pronoun be read off the reflexive, which carries the subject's class
+// and number, instead of off its antecedent: pronoun heads then shared their weight between the
+// two. There is none: sentences with a reflexive have no pronoun link, and "because" and "so"
+// are drawn evenly in the others.
 //
 // The lead moves the subject: always at positions 1-3, the subject can be found by position,
 // and heads that did so spread their weight over its determiner, adjective and noun. Moved,
@@ -107,7 +111,7 @@ struct Sentence {
   std::vector<Link> links;
   int verb = -1;            // position of the main verb
   int verb_other_form = -1; // the main verb's token id in the other number
-  int pronoun = -1;         // position of the pronoun
+  int pronoun = -1;         // position of the pronoun (-1: none, after a reflexive object)
   int repeat_start = -1;    // position of the first token after "again"
   int repeat_length = 0;
   int source_start = -1;    // position of the span's first occurrence

@@ -73,6 +73,7 @@ struct Evaluation {
   double loss = 0;
   double agreement = 0;  // main verb: p(right form) > p(same verb, other number)
   double pronoun = 0;    // argmax over the vocabulary at the connective is the right pronoun
+                         // (over the sentences with a second clause)
   double copy = 0;       // argmax at repeat tokens 0 .. n-2 is the next token of the repeat
   int sentences = 0;
   std::vector<HeadScore> heads;  // layer-major, then head, then relation
