@@ -1,8 +1,8 @@
 // The training language keeps its promises: agreement, long-range distractors, a unique
 // pronoun antecedent, a repeat whose induction links point where copying needs them; the
 // generator is deterministic and draws the same sentences in every build (the committed list
-// tests/golden/train/sentences.txt, which the WebAssembly build is checked against too); the weights file and float16 conversion round-trip; AdamW decays
-// each tensor at its own rate.
+// tests/golden/train/sentences.txt, which the WebAssembly build is checked against too); the
+// weights file and float16 conversion round-trip; AdamW decays each tensor at its own rate.
 #include <gtest/gtest.h>
 
 #include <cmath>
