@@ -1,4 +1,4 @@
-// The worker API in Chromium: createWorkerMha() gives the results of the direct call, errors
+// The worker API in each engine (tests/browser/driver.js): createWorkerMha() gives the results of the direct call, errors
 // with their codes, dispose/terminate; and a large forward pass in the worker leaves the main
 // thread free (animation frames keep coming) where the direct call blocks it.
 //
@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchChromium } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { launch, serve } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -21,10 +20,10 @@ const errors = [];
 
 before(async () => {
   assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
-  server = await startServer({ root: path.join(root, 'web'), port: 0 });
-  browser = await launchChromium();
+  server = await serve({ root: path.join(root, 'web') });
+  browser = await launch();
   page = await browser.newPage();
-  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('pageError', (message) => errors.push(message));
   // any same-origin page will do: the tests import the API themselves
   await page.goto(`${server.url}embed.html`);
 });
@@ -160,5 +159,6 @@ test('a large forward pass in the worker leaves the main thread free; the direct
       `the page froze for ${result.inWorker.longest.toFixed(0)} ms while the worker computed (the direct call: ${result.onMain.longest.toFixed(0)} ms)`);
   }
   assert.ok(result.inWorker.longest < 1000, `the page froze for ${result.inWorker.longest} ms while the worker computed`);
+  await page.flushEvents();
   assert.deepEqual(errors, []);
 });

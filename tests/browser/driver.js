@@ -1,0 +1,732 @@
+// One small page API over three browser drivers, so that every browser test is written once and
+// runs in the engine named by MHA_BROWSER (chromium, the default; firefox; webkit):
+//
+//   chromium  Debian's /usr/bin/chromium through playwright-core (CDP)
+//   firefox   Debian's /usr/bin/firefox-esr through puppeteer-core (WebDriver BiDi)
+//   webkit    Debian's WebKitGTK MiniBrowser through WebKitWebDriver and selenium-webdriver
+//             (classic WebDriver), under an Xvfb display this module starts
+//
+// A page: goto, evaluate, waitForFunction, click, tap, hover, fill, press, keyboard, focus,
+// check, selectOption, setInputFiles, text/count/attribute readers, screenshot, download,
+// frames, addInitScript, and its console errors, page errors, dialogs and requests. What an
+// engine's driver cannot do is said in `engine.limits` and by the method itself (an Error
+// naming the engine), so that a test says what it checks instead.
+//
+// WebDriver classic (webkit) has no init scripts, console or request events: the test server
+// from serve() puts one same-origin <script src="/__driver/probe.js"> first in every HTML page
+// it serves to that engine; the probe runs the page's init scripts and records console.error,
+// uncaught errors, dialogs and downloads under a Symbol key (no new global names).
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer } from '../../scripts/serve.js';
+
+export const ENGINES = ['chromium', 'firefox', 'webkit'];
+export const ENGINE = process.env.MHA_BROWSER || 'chromium';
+assert.ok(ENGINES.includes(ENGINE), `MHA_BROWSER must be one of ${ENGINES.join(', ')}, got "${ENGINE}"`);
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+export const BINARIES = {
+  chromium: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+  firefox: process.env.FIREFOX_PATH || '/usr/bin/firefox-esr',
+  webkit: process.env.MINIBROWSER_PATH || '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser',
+};
+const WEBKIT_DRIVER = process.env.WEBKIT_WEBDRIVER_PATH || '/usr/bin/WebKitWebDriver';
+
+/** What each engine's driver can and cannot do here; the tests print these where they matter. */
+export const LIMITS = {
+  chromium: {},
+  firefox: {
+    touch: 'Firefox under WebDriver BiDi has no touch emulation (puppeteer setViewport hasTouch is ignored)',
+    workerConsole: 'puppeteer over WebDriver BiDi does not report a worker\'s console',
+  },
+  webkit: {
+    console: 'WebDriver classic has no console events: the probe script records console.error, uncaught errors and rejections',
+    requests: 'WebDriver classic has no network events: requests are read from the page\'s Resource Timing entries',
+    downloads: 'WebDriver classic cannot see downloads: the file is taken at the page\'s <a download> click by the probe',
+    workerConsole: 'WebDriver classic does not report a worker\'s console',
+    deviceScaleFactor: 'WebKitWebDriver cannot set the device pixel ratio: the page is checked at the ratio the display gives',
+    dialogs: 'WebDriver classic stops at a dialog: the probe records alert/confirm/prompt calls instead',
+  },
+};
+export const limits = LIMITS[ENGINE];
+
+/** Screenshots of this engine: build/screenshots/<engine>/. */
+export const SHOTS = path.join(repoRoot, 'build', 'screenshots', ENGINE);
+
+const debug = (...args) => { if (process.env.MHA_DRIVER_DEBUG) console.error('[driver]', ...args); };
+
+/** Say what an engine cannot do, in the test's output, and whether it is so. */
+export function note(what) {
+  console.log(`  [${ENGINE}] ${what}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The test server: scripts/serve.js, plus the probe for engines that need it.
+
+const PROBE_PATH = '/__driver/probe.js';
+/** Init scripts for the next WebKit page load (WebDriver classic drives one page at a time per session). */
+let pendingInitScripts = [];
+
+/** Serve root like scripts/serve.js ({ root, port: 0, headers }); resolves to { url, close }. */
+export async function serve(options) {
+  const served = await startServer({ port: 0, ...options });
+  if (ENGINE !== 'webkit') return served;
+  const [original] = served.server.listeners('request');
+  served.server.removeAllListeners('request');
+  const root = path.resolve(options.root);
+  const headers = options.headers || {};
+  served.server.on('request', (req, res) => {
+    const urlPath = (req.url || '/').split(/[?#]/)[0];
+    if (urlPath === PROBE_PATH) {
+      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-store', ...headers });
+      res.end(probeSource(pendingInitScripts));
+      return;
+    }
+    let file = null;
+    try {
+      const decoded = decodeURIComponent(urlPath);
+      file = path.join(root, decoded.endsWith('/') ? `${decoded}index.html` : decoded);
+    } catch { /* the server's own handler answers */ }
+    if (file && file.startsWith(root) && /\.html?$/.test(file) && existsSync(file) && statSync(file).isFile() && req.method === 'GET') {
+      const html = readFileSync(file, 'utf8').replace(/<head[^>]*>/i, (m) => `${m}<script src="${PROBE_PATH}"></script>`);
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache', ...headers });
+      res.end(html);
+      return;
+    }
+    original(req, res);
+  });
+  return served;
+}
+
+const PROBE_KEY = 'mha-driver-probe';
+
+/** The probe (WebKit): records errors, dialogs and downloads, then runs the init scripts. */
+function probeSource(initScripts) {
+  const probe = (key) => {
+    if (window[Symbol.for(key)]) return;
+    const record = { consoleErrors: [], pageErrors: [], dialogs: [], downloads: [], blobs: new Map() };
+    Object.defineProperty(window, Symbol.for(key), { value: record });
+    const consoleError = console.error.bind(console);
+    console.error = (...args) => { record.consoleErrors.push({ text: args.map(String).join(' '), url: location.href }); consoleError(...args); };
+    window.addEventListener('error', (event) => {
+      if (event.target && event.target !== window && (event.target.src || event.target.href)) {
+        record.consoleErrors.push({ text: `failed to load ${event.target.src || event.target.href}`, url: event.target.src || event.target.href });
+      } else {
+        record.pageErrors.push(event.message || String(event.error));
+      }
+    }, true);
+    window.addEventListener('unhandledrejection', (event) => record.pageErrors.push(`unhandled rejection: ${event.reason && event.reason.message ? event.reason.message : event.reason}`));
+    for (const name of ['alert', 'confirm', 'prompt']) {
+      window[name] = (message) => { record.dialogs.push(`${name}: ${message}`); return name === 'confirm' ? false : null; };
+    }
+    const createObjectURL = URL.createObjectURL.bind(URL);
+    URL.createObjectURL = (object) => { const url = createObjectURL(object); if (object instanceof Blob) record.blobs.set(url, object); return url; };
+    const click = HTMLAnchorElement.prototype.click;
+    HTMLAnchorElement.prototype.click = function clickAnchor() {
+      if (this.hasAttribute('download') && record.blobs.has(this.href)) {
+        record.downloads.push({ name: this.getAttribute('download'), blob: record.blobs.get(this.href) });
+        return undefined;
+      }
+      return click.call(this);
+    };
+  };
+  return [`(${probe})(${JSON.stringify(PROBE_KEY)});`, ...initScripts].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launching
+
+/** Launch this engine's browser; resolves to a Browser with newPage(options) and close(). */
+export async function launch(options = {}) {
+  assert.ok(existsSync(BINARIES[ENGINE]), `expected the ${ENGINE} binary at ${BINARIES[ENGINE]} (node scripts/setup.js test installs it as root)`);
+  if (ENGINE === 'chromium') return launchChromium(options);
+  if (ENGINE === 'firefox') return launchFirefox(options);
+  return launchWebKit(options);
+}
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+async function launchChromium() {
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: BINARIES.chromium, headless: true, args: CHROMIUM_ARGS });
+  return {
+    engine: ENGINE,
+    async newPage(o = {}) {
+      const context = await browser.newContext({
+        viewport: o.viewport || { width: 1280, height: 900 }, deviceScaleFactor: o.deviceScaleFactor, hasTouch: !!o.touch,
+        isMobile: !!o.mobile, reducedMotion: o.reducedMotion, acceptDownloads: true,
+      });
+      return new ChromiumPage(await context.newPage(), context);
+    },
+    close: () => browser.close(),
+  };
+}
+
+async function launchFirefox() {
+  const { default: puppeteer } = await import('puppeteer-core');
+  const downloads = mkdtempSync(path.join(os.tmpdir(), 'mha-firefox-downloads-'));
+  const start = (prefs = {}) => puppeteer.launch({
+    browser: 'firefox', executablePath: BINARIES.firefox, headless: true,
+    extraPrefsFirefox: {
+      'browser.download.dir': downloads, 'browser.download.folderList': 2, 'browser.download.useDownloadDir': true,
+      'browser.download.always_ask_before_handling_new_types': false, 'network.proxy.type': 0, ...prefs,
+    },
+  });
+  const browser = await start();
+  let reduced = null; // a second Firefox, with prefers-reduced-motion set by its preference
+  return {
+    engine: ENGINE,
+    async newPage(o = {}) {
+      let owner = browser;
+      if (o.reducedMotion === 'reduce') owner = reduced || (reduced = await start({ 'ui.prefersReducedMotion': 1 }));
+      const context = o.freshContext ? await owner.createBrowserContext() : null;
+      const page = await (context || owner).newPage();
+      const viewport = o.viewport || { width: 1280, height: 900 };
+      await page.setViewport({ ...viewport, deviceScaleFactor: o.deviceScaleFactor || 1 });
+      return new FirefoxPage(page, context, downloads);
+    },
+    async close() {
+      await browser.close();
+      if (reduced) await reduced.close();
+      rmSync(downloads, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Xvfb on a free display, shared by every WebKit page of this process. */
+let xvfb = null;
+async function startXvfb() {
+  if (xvfb) return xvfb.display;
+  const child = spawn('Xvfb', ['-displayfd', '1', '-screen', '0', '2560x1600x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const display = await new Promise((resolve, reject) => {
+    child.once('error', (error) => reject(new Error(`Xvfb could not start (${error.message}); apt-get install xvfb`)));
+    child.stdout.once('data', (data) => resolve(String(data).trim()));
+  });
+  child.stdout.destroy();
+  child.unref();
+  xvfb = { child, display };
+  process.once('exit', () => child.kill());
+  return display;
+}
+
+async function freePort() {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+async function launchWebKit() {
+  assert.ok(existsSync(WEBKIT_DRIVER), `expected ${WEBKIT_DRIVER} (apt-get install webkit2gtk-driver)`);
+  const { Builder } = await import('selenium-webdriver');
+  const display = await startXvfb();
+  const pages = new Set();
+  const config = mkdtempSync(path.join(os.tmpdir(), 'mha-webkit-'));
+  return {
+    engine: ENGINE,
+    async newPage(o = {}) {
+      // One WebKitWebDriver (one session, one MiniBrowser) per page. Starting a session now and
+      // then never answers here: after 30 s that driver is ended and another started.
+      const xdg = path.join(config, o.reducedMotion === 'reduce' ? 'reduced' : 'default');
+      // prefers-reduced-motion follows GTK's gtk-enable-animations setting
+      mkdirSync(path.join(xdg, 'gtk-3.0'), { recursive: true });
+      writeFileSync(path.join(xdg, 'gtk-3.0', 'settings.ini'),
+        `[Settings]\ngtk-enable-animations=${o.reducedMotion === 'reduce' ? 'false' : 'true'}\n`);
+      let driver = null;
+      let driverProcess = null;
+      for (let attempt = 1; !driver; attempt += 1) {
+        const port = await freePort();
+        debug('WebKitWebDriver on port', port, 'attempt', attempt);
+        driverProcess = spawn(WEBKIT_DRIVER, [`--port=${port}`], { env: { ...process.env, DISPLAY: `:${display}`, XDG_CONFIG_HOME: xdg }, stdio: 'ignore' });
+        driverProcess.unref();
+        const child = driverProcess;
+        process.once('exit', () => child.kill());
+        const url = `http://127.0.0.1:${port}`;
+        for (let k = 0; k < 100; k += 1) {
+          try { if ((await fetch(`${url}/status`)).ok) break; } catch { /* not up yet */ }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const session = new Builder().usingServer(url).withCapabilities({
+          browserName: 'MiniBrowser', 'webkitgtk:browserOptions': { binary: BINARIES.webkit, args: ['--automation'] },
+        }).build();
+        let timer;
+        driver = await Promise.race([session, new Promise((resolve) => { timer = setTimeout(() => resolve(null), 30000); })]);
+        clearTimeout(timer);
+        if (!driver) {
+          session.catch(() => {});
+          child.kill('SIGKILL');
+          assert.ok(attempt < 3, '[webkit] WebKitWebDriver did not start a MiniBrowser session in three tries of 30 s');
+        }
+      }
+      debug('session started');
+      await driver.manage().setTimeouts({ script: 600_000, pageLoad: 120_000 });
+      const page = new WebKitPage(driver, driverProcess, o);
+      await page.setViewport(o.viewport || { width: 1280, height: 900 });
+      pages.add(page);
+      page.closed = () => pages.delete(page);
+      return page;
+    },
+    async close() {
+      for (const page of [...pages]) await page.close();
+      rmSync(config, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pages
+
+const toSource = (fn) => (typeof fn === 'function' ? fn.toString() : `() => (${fn})`);
+
+class BasePage {
+  constructor() {
+    this.engine = ENGINE;
+    this.listeners = { consoleError: [], pageError: [], dialog: [], request: [] };
+  }
+
+  /** on('consoleError', (text, url) => …), on('pageError', (message) => …), on('dialog', (text) => …), on('request', (url) => …) */
+  on(event, fn) {
+    assert.ok(this.listeners[event], `no page event "${event}"`);
+    this.listeners[event].push(fn);
+    return this;
+  }
+
+  emit(event, ...args) {
+    for (const fn of this.listeners[event]) fn(...args);
+  }
+
+  /** Deliver events gathered in the page (webkit); the other engines deliver them as they come. */
+  async flushEvents() {}
+
+  async waitForSelector(selector, { timeout = 30000 } = {}) {
+    await this.waitForFunction((s) => {
+      const e = document.querySelector(s);
+      return !!e && !e.hidden && e.getClientRects().length > 0;
+    }, selector, { timeout });
+  }
+
+  text(selector) { return this.evaluate((s) => document.querySelector(s)?.textContent ?? null, selector); }
+  texts(selector) { return this.evaluate((s) => [...document.querySelectorAll(s)].map((e) => e.textContent), selector); }
+  count(selector) { return this.evaluate((s) => document.querySelectorAll(s).length, selector); }
+  attribute(selector, name) { return this.evaluate(([s, n]) => document.querySelector(s)?.getAttribute(n) ?? null, [selector, name]); }
+  checked(selector, index = 0) { return this.evaluate(([s, i]) => document.querySelectorAll(s)[i].checked, [selector, index]); }
+  visible(selector) {
+    return this.evaluate((s) => {
+      const e = document.querySelector(s);
+      if (!e) return false;
+      const r = e.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+    }, selector);
+  }
+  focus(selector, index = 0) { return this.evaluate(([s, i]) => document.querySelectorAll(s)[i].focus(), [selector, index]); }
+  scrollIntoView(selector) { return this.evaluate((s) => document.querySelector(s).scrollIntoView({ block: 'center' }), selector); }
+  dispatchEvent(selector, type) { return this.evaluate(([s, t]) => document.querySelector(s).dispatchEvent(new Event(t, { bubbles: true })), [selector, type]); }
+  /** The element's box in CSS px relative to the document. */
+  box(selector) {
+    return this.evaluate((s) => {
+      const r = document.querySelector(s).getBoundingClientRect();
+      return { x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height };
+    }, selector);
+  }
+  async check(selector, index = 0) {
+    if (!(await this.checked(selector, index))) await this.click(selector, { index });
+  }
+  async uncheck(selector, index = 0) {
+    if (await this.checked(selector, index)) await this.click(selector, { index });
+  }
+  /** Press a key with the element focused. */
+  async press(selector, key) {
+    await this.focus(selector);
+    await this.keyboard(key);
+  }
+  async timeout(ms) { await new Promise((r) => setTimeout(r, ms)); }
+  /** Where screenshot(name) writes. */
+  shotPath(name) {
+    mkdirSync(SHOTS, { recursive: true });
+    return path.join(SHOTS, name);
+  }
+}
+
+/** Write files for <input type=file> into a temporary folder: each { name, buffer } or a path. */
+function filesOnDisk(files) {
+  const list = Array.isArray(files) ? files : [files];
+  let dir = null;
+  return list.map((f) => {
+    if (typeof f === 'string') return f;
+    dir = dir || mkdtempSync(path.join(os.tmpdir(), 'mha-upload-'));
+    const file = path.join(dir, f.name);
+    writeFileSync(file, f.buffer);
+    return file;
+  });
+}
+
+class ChromiumPage extends BasePage {
+  constructor(page, context) {
+    super();
+    this.page = page;
+    this.context = context;
+    page.on('console', (m) => { if (m.type() === 'error') this.emit('consoleError', m.text(), m.location().url || ''); });
+    page.on('pageerror', (e) => this.emit('pageError', e.message));
+    page.on('dialog', async (d) => { this.emit('dialog', `${d.type()}: ${d.message()}`); await d.dismiss(); });
+    page.on('request', (r) => this.emit('request', r.url()));
+  }
+  get raw() { return this.page; }
+  url() { return this.page.url(); }
+  goto(url) { return this.page.goto(url); }
+  evaluate(fn, arg) { return this.page.evaluate(fn, arg); }
+  async waitForFunction(fn, arg, { timeout = 30000, polling } = {}) {
+    await this.page.waitForFunction(fn, arg, { timeout, ...(polling ? { polling } : {}) });
+  }
+  addInitScript(fn, arg) { return this.page.addInitScript(fn, arg); }
+  click(selector, { index = 0 } = {}) { return this.page.locator(selector).nth(index).click(); }
+  tap(selector, { index = 0 } = {}) { return this.page.locator(selector).nth(index).tap(); }
+  hover(selector, { index = 0 } = {}) { return this.page.locator(selector).nth(index).hover(); }
+  mouseMove(x, y) { return this.page.mouse.move(x, y); }
+  fill(selector, text) { return this.page.fill(selector, text); }
+  keyboard(key) { return this.page.keyboard.press(key); }
+  selectOption(selector, value) { return this.page.selectOption(selector, value); }
+  setInputFiles(selector, files) { return this.page.setInputFiles(selector, filesOnDisk(files)); }
+  async screenshot(name, { fullPage = false, clip, selector } = {}) {
+    const file = this.shotPath(name);
+    if (selector) await this.page.locator(selector).screenshot({ path: file });
+    else await this.page.screenshot({ path: file, fullPage, clip });
+    return file;
+  }
+  async download(selector) {
+    const [file] = await Promise.all([this.page.waitForEvent('download'), this.click(selector)]);
+    return { name: file.suggestedFilename(), bytes: readFileSync(await file.path()), how: 'the browser\'s download' };
+  }
+  /** Every frame: { url, evaluate(fn, arg), waitForFunction(fn, arg, o) }. */
+  async frames() {
+    return this.page.frames().map((f) => ({
+      url: f.url(), evaluate: (fn, arg) => f.evaluate(fn, arg),
+      waitForFunction: (fn, arg, { timeout = 30000 } = {}) => f.waitForFunction(fn, arg, { timeout }),
+    }));
+  }
+  onWorkerConsole(fn) {
+    this.page.on('worker', (worker) => worker.on('console', (m) => fn(m.text())));
+    return true;
+  }
+  async requests() { return null; }
+  async close() { await this.context.close(); }
+}
+
+const FIREFOX_KEYS = { ' ': 'Space' };
+
+class FirefoxPage extends BasePage {
+  constructor(page, context, downloads) {
+    super();
+    this.page = page;
+    this.context = context;
+    this.downloads = downloads;
+    page.on('console', (m) => { if (m.type() === 'error') this.emit('consoleError', m.text(), m.location()?.url || ''); });
+    page.on('pageerror', (e) => this.emit('pageError', e.message));
+    page.on('dialog', async (d) => { this.emit('dialog', `${d.type()}: ${d.message()}`); await d.dismiss(); });
+    page.on('request', (r) => this.emit('request', r.url()));
+  }
+  get raw() { return this.page; }
+  url() { return this.page.url(); }
+  goto(url) { return this.page.goto(url); }
+  evaluate(fn, arg) { return this.page.evaluate(typeof fn === 'function' ? fn : `(${fn})`, arg); }
+  async waitForFunction(fn, arg, { timeout = 30000, polling = 100 } = {}) {
+    await this.page.waitForFunction(fn, { timeout, polling }, arg);
+  }
+  addInitScript(fn, arg) { return this.page.evaluateOnNewDocument(fn, arg); }
+  async handle(selector, index) {
+    const all = await this.page.$$(selector);
+    assert.ok(all[index], `[firefox] no element ${selector} #${index}`);
+    return all[index];
+  }
+  async click(selector, { index = 0 } = {}) { await (await this.handle(selector, index)).click(); }
+  async tap() { throw new Error(LIMITS.firefox.touch); }
+  async hover(selector, { index = 0 } = {}) { await (await this.handle(selector, index)).hover(); }
+  mouseMove(x, y) { return this.page.mouse.move(x, y); }
+  async fill(selector, text) {
+    await this.evaluate(([s, t]) => { const e = document.querySelector(s); e.focus(); e.select?.(); }, [selector, text]);
+    await this.page.keyboard.press('Backspace');
+    if (text) await this.page.keyboard.type(text);
+  }
+  keyboard(key) {
+    const keys = key.split('+').map((k) => FIREFOX_KEYS[k] || k);
+    if (keys.length === 1) return this.page.keyboard.press(keys[0]);
+    return (async () => {
+      for (const k of keys.slice(0, -1)) await this.page.keyboard.down(k);
+      await this.page.keyboard.press(keys.at(-1));
+      for (const k of keys.slice(0, -1).reverse()) await this.page.keyboard.up(k);
+    })();
+  }
+  async selectOption(selector, value) { await this.page.select(selector, String(value)); }
+  async setInputFiles(selector, files) { await (await this.handle(selector, 0)).uploadFile(...filesOnDisk(files)); }
+  async screenshot(name, { fullPage = false, clip, selector } = {}) {
+    const file = this.shotPath(name);
+    if (selector) await (await this.handle(selector, 0)).screenshot({ path: file });
+    else await this.page.screenshot({ path: file, fullPage, clip });
+    return file;
+  }
+  async download(selector) {
+    const before = new Set(readdirSync(this.downloads));
+    await this.click(selector);
+    const started = Date.now();
+    for (;;) {
+      const fresh = readdirSync(this.downloads).filter((n) => !before.has(n) && !n.endsWith('.part'));
+      const partial = readdirSync(this.downloads).some((n) => n.endsWith('.part'));
+      if (fresh.length && !partial) {
+        const name = fresh[0];
+        const bytes = readFileSync(path.join(this.downloads, name));
+        rmSync(path.join(this.downloads, name));
+        return { name, bytes, how: 'the browser\'s download (to its download folder)' };
+      }
+      assert.ok(Date.now() - started < 30000, `[firefox] no download from ${selector} within 30 s`);
+      await this.timeout(50);
+    }
+  }
+  async frames() {
+    return this.page.frames().map((f) => ({
+      url: f.url(), evaluate: (fn, arg) => f.evaluate(fn, arg),
+      waitForFunction: (fn, arg, { timeout = 30000 } = {}) => f.waitForFunction(fn, { timeout, polling: 100 }, arg),
+    }));
+  }
+  onWorkerConsole() { return false; }
+  async requests() { return null; }
+  async close() {
+    await this.page.close();
+    if (this.context) await this.context.close();
+  }
+}
+
+let seleniumModules = null;
+async function selenium() {
+  if (!seleniumModules) {
+    const webdriver = await import('selenium-webdriver');
+    const command = await import('selenium-webdriver/lib/command.js');
+    seleniumModules = { By: webdriver.By, Key: webdriver.Key, Command: command.Command, Name: command.Name };
+  }
+  return seleniumModules;
+}
+
+const SELENIUM_KEYS = {
+  ArrowRight: 'ARROW_RIGHT', ArrowLeft: 'ARROW_LEFT', ArrowUp: 'ARROW_UP', ArrowDown: 'ARROW_DOWN', Home: 'HOME', End: 'END',
+  Enter: 'ENTER', Escape: 'ESCAPE', Tab: 'TAB', Shift: 'SHIFT', Space: 'SPACE', ' ': 'SPACE', Backspace: 'BACK_SPACE',
+  PageDown: 'PAGE_DOWN', PageUp: 'PAGE_UP',
+};
+
+class WebKitPage extends BasePage {
+  constructor(driver, driverProcess, options) {
+    super();
+    this.driver = driver;
+    this.driverProcess = driverProcess;
+    this.options = options;
+    this.initScripts = [];
+    this.frame = null; // the child frame index commands run in, or null for the top document
+  }
+  get raw() { return this.driver; }
+  url() { return this.currentUrl; }
+
+  async setViewport({ width, height }) {
+    // the window's size includes MiniBrowser's own chrome: set it, measure the inside, correct
+    const win = this.driver.manage().window();
+    await win.setRect({ width, height, x: 0, y: 0 });
+    const inner = await this.driver.executeScript('return [innerWidth, innerHeight]');
+    await win.setRect({ width: width + (width - inner[0]), height: height + (height - inner[1]), x: 0, y: 0 });
+    this.viewport = { width, height, chrome: [width - inner[0], height - inner[1]] };
+  }
+
+  addInitScript(fn, arg) {
+    this.initScripts.push(`(${fn})(${JSON.stringify(arg ?? null)});`);
+  }
+
+  async goto(url) {
+    await this.flushEvents().catch(() => {});
+    pendingInitScripts = this.initScripts;
+    await this.driver.get(url);
+    this.currentUrl = url;
+  }
+
+  async run(fn, arg) {
+    const script = `const done = arguments[arguments.length - 1];
+      Promise.resolve().then(() => (${toSource(fn)})(arguments[0])).then(
+        (value) => done({ value: value === undefined ? null : value, undefined: value === undefined }),
+        (error) => done({ error: String(error && error.stack ? error.message + '\\n' + error.stack : error) }));`;
+    const r = await this.driver.executeAsyncScript(script, arg === undefined ? null : arg);
+    if (r && r.error !== undefined) throw new Error(`[webkit] evaluate: ${r.error}`);
+    return r.undefined ? undefined : r.value;
+  }
+
+  evaluate(fn, arg) { return this.run(fn, arg); }
+
+  async waitForFunction(fn, arg, { timeout = 30000, polling = 100 } = {}) {
+    const started = Date.now();
+    for (;;) {
+      if (await this.run(fn, arg)) return;
+      if (Date.now() - started > timeout) throw new Error(`[webkit] waitForFunction timed out after ${timeout} ms: ${toSource(fn).slice(0, 200)}`);
+      await this.timeout(typeof polling === 'number' ? polling : 100);
+    }
+  }
+
+  async element(selector, index = 0) {
+    const { By } = await selenium();
+    const all = await this.driver.findElements(By.css(selector));
+    assert.ok(all[index], `[webkit] no element ${selector} #${index}`);
+    return all[index];
+  }
+
+  async click(selector, { index = 0 } = {}) {
+    await this.evaluate(([s, i]) => document.querySelectorAll(s)[i].scrollIntoView({ block: 'center' }), [selector, index]);
+    await (await this.element(selector, index)).click();
+  }
+
+  /** Raw W3C actions (selenium's own builder has no touch pointer for this driver). */
+  async actions(sources) {
+    const { Command, Name } = await selenium();
+    await this.driver.execute(new Command(Name.ACTIONS).setParameter('actions', sources));
+  }
+
+  async centre(selector, index) {
+    return this.evaluate(([s, i]) => {
+      const e = document.querySelectorAll(s)[i];
+      e.scrollIntoView({ block: 'center' });
+      const r = e.getBoundingClientRect();
+      return { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2) };
+    }, [selector, index]);
+  }
+
+  async tap(selector, { index = 0 } = {}) {
+    const { x, y } = await this.centre(selector, index);
+    await this.actions([{ type: 'pointer', id: 'finger', parameters: { pointerType: 'touch' }, actions: [
+      { type: 'pointerMove', x, y, origin: 'viewport', duration: 0 }, { type: 'pointerDown', button: 0 },
+      { type: 'pause', duration: 50 }, { type: 'pointerUp', button: 0 }] }]);
+  }
+
+  async hover(selector, { index = 0 } = {}) {
+    const { x, y } = await this.centre(selector, index);
+    await this.mouseMove(x, y);
+  }
+
+  async mouseMove(x, y) {
+    await this.actions([{ type: 'pointer', id: 'mouse', parameters: { pointerType: 'mouse' }, actions: [
+      { type: 'pointerMove', x: Math.round(x), y: Math.round(y), origin: 'viewport', duration: 0 }] }]);
+  }
+
+  async fill(selector, text) {
+    const e = await this.element(selector);
+    await e.clear();
+    if (text) await e.sendKeys(text);
+  }
+
+  async keyboard(key) {
+    const { Key } = await selenium();
+    const keys = key.split('+').map((k) => (SELENIUM_KEYS[k] ? Key[SELENIUM_KEYS[k]] : k));
+    const down = keys.slice(0, -1);
+    const actions = [...down.map((k) => ({ type: 'keyDown', value: k })), { type: 'keyDown', value: keys.at(-1) }, { type: 'keyUp', value: keys.at(-1) },
+      ...down.reverse().map((k) => ({ type: 'keyUp', value: k }))];
+    await this.actions([{ type: 'key', id: 'keyboard', actions }]);
+  }
+
+  async selectOption(selector, value) {
+    await this.click(`${selector} option[value="${value}"]`);
+  }
+
+  async setInputFiles(selector, files) {
+    await (await this.element(selector)).sendKeys(filesOnDisk(files).join('\n'));
+  }
+
+  async screenshot(name, { fullPage = false, selector, clip } = {}) {
+    const file = this.shotPath(name);
+    // WebKit draws only what is in the window: grow the window to the element or page, then restore
+    const target = selector || (fullPage || clip ? 'html' : null);
+    let restore = null;
+    if (target) {
+      const height = await this.evaluate((s) => Math.ceil(s === 'html' ? document.documentElement.scrollHeight : document.querySelector(s).getBoundingClientRect().height), target);
+      if (height > this.viewport.height) {
+        restore = { ...this.viewport };
+        const win = this.driver.manage().window();
+        await win.setRect({ width: this.viewport.width + this.viewport.chrome[0], height: Math.min(height + 40, 16000) + this.viewport.chrome[1], x: 0, y: 0 });
+        await this.timeout(150);
+      }
+    }
+    let png;
+    if (selector) png = await (await this.element(selector)).takeScreenshot(true);
+    else png = await this.driver.takeScreenshot();
+    writeFileSync(file, Buffer.from(png, 'base64'));
+    if (restore) {
+      const win = this.driver.manage().window();
+      await win.setRect({ width: restore.width + restore.chrome[0], height: restore.height + restore.chrome[1], x: 0, y: 0 });
+    }
+    return file;
+  }
+
+  async download(selector) {
+    const before = await this.evaluate((key) => window[Symbol.for(key)].downloads.length, PROBE_KEY);
+    await this.click(selector);
+    await this.waitForFunction(([key, n]) => window[Symbol.for(key)].downloads.length > n, [PROBE_KEY, before]);
+    const got = await this.evaluate(async ([key, n]) => {
+      const d = window[Symbol.for(key)].downloads[n];
+      const bytes = new Uint8Array(await d.blob.arrayBuffer());
+      let binary = '';
+      for (let k = 0; k < bytes.length; k += 0x8000) binary += String.fromCharCode(...bytes.subarray(k, k + 0x8000));
+      return { name: d.name, base64: btoa(binary) };
+    }, [PROBE_KEY, before]);
+    return { name: got.name, bytes: Buffer.from(got.base64, 'base64'), how: 'the page\'s <a download> click, taken by the probe (WebDriver cannot see downloads)' };
+  }
+
+  async frames() {
+    const count = await this.driver.executeScript('return window.frames.length');
+    const inFrame = (k) => async (work) => {
+      if (k !== null) await this.driver.switchTo().frame(k);
+      try { return await work(); } finally { if (k !== null) await this.driver.switchTo().defaultContent(); }
+    };
+    const list = [null, ...Array.from({ length: count }, (_, k) => k)];
+    const out = [];
+    for (const k of list) {
+      const within = inFrame(k);
+      const url = await within(() => this.driver.executeScript('return location.href'));
+      out.push({
+        url,
+        evaluate: (fn, arg) => within(() => this.run(fn, arg)),
+        waitForFunction: async (fn, arg, { timeout = 30000 } = {}) => {
+          const started = Date.now();
+          while (!(await within(() => this.run(fn, arg)))) {
+            if (Date.now() - started > timeout) throw new Error(`[webkit] frame waitForFunction timed out after ${timeout} ms`);
+            await this.timeout(100);
+          }
+        },
+      });
+    }
+    return out;
+  }
+
+  onWorkerConsole() { return false; }
+
+  /** The URLs the page fetched, from Resource Timing (this engine has no request events). */
+  async requests() {
+    return this.evaluate(() => [location.href, ...performance.getEntriesByType('resource').map((e) => e.name)]);
+  }
+
+  async flushEvents() {
+    let got = null;
+    try {
+      got = await this.driver.executeScript(`const r = window[Symbol.for(${JSON.stringify(PROBE_KEY)})];
+        if (!r) return null;
+        const out = { consoleErrors: r.consoleErrors.splice(0), pageErrors: r.pageErrors.splice(0), dialogs: r.dialogs.splice(0) };
+        return out;`);
+    } catch { return; }
+    if (!got) return;
+    for (const c of got.consoleErrors) this.emit('consoleError', c.text, c.url);
+    for (const e of got.pageErrors) this.emit('pageError', e);
+    for (const d of got.dialogs) this.emit('dialog', d);
+  }
+
+  async close() {
+    await this.flushEvents().catch(() => {});
+    try { await this.driver.quit(); } catch { /* gone already */ }
+    this.driverProcess.kill();
+    this.closed?.();
+  }
+}
