@@ -11,8 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchChromium } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { launch, note, serve, ENGINE, limits } from './driver.js';
 
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -28,7 +27,7 @@ before(async () => {
   }
   mkdirSync(shots, { recursive: true });
   server = await startServer({ root: path.join(root, 'web'), port: 0, headers: { 'Content-Security-Policy': CSP } });
-  browser = await launchChromium();
+  browser = await launch();
 });
 
 after(async () => {
@@ -54,7 +53,7 @@ async function open(urlPath) {
     if (/Content Security Policy|Refused to/i.test(text)) report.cspConsole.push(text);
     else if (message.type() === 'error' && !(message.location().url || '').endsWith('/favicon.ico')) report.errors.push(text);
   });
-  page.on('pageerror', (error) => report.errors.push(`page error: ${error.message}`));
+  page.on('pageError', (error) => report.errors.push(`page error: ${error.message}`));
   page.on('request', (request) => {
     report.requests += 1;
     const url = request.url();
@@ -121,7 +120,7 @@ test('the example page: five elements, an iframe embed, free text, a wide model 
   assert.ok(shadowStyles.every(([styles, adopted]) => styles === 0 && adopted === 1), 'styles come from one adopted stylesheet, no <style>');
   const cssRules = await page.evaluate(() => document.querySelector('mha-explorer').shadowRoot.adoptedStyleSheets[0].cssRules.length);
   assert.ok(cssRules > 20, `the adopted stylesheet has its rules under the policy (${cssRules})`);
-  await page.screenshot({ path: path.join(shots, 'csp-examples.png'), fullPage: true });
+  await page.screenshot('csp-examples.png', { fullPage: true });
   assertClean(await collect(page, report), report);
   await page.close();
 });
@@ -142,7 +141,7 @@ test('the iframe embed URL with options as query parameters', async () => {
 test('the lesson page (web/index.html)', async () => {
   const { page, report } = await open('index.html');
   await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 60_000 });
-  await page.waitForTimeout(1500); // the lesson sections load after the explorer
+  await page.timeout(1500); // the lesson sections load after the explorer
   assertClean(await collect(page, report), report);
   await page.close();
 });

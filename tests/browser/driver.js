@@ -18,7 +18,7 @@
 // uncaught errors, dialogs and downloads under a Symbol key (no new global names).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,7 +50,6 @@ export const LIMITS = {
     requests: 'WebDriver classic has no network events: requests are read from the page\'s Resource Timing entries',
     downloads: 'WebDriver classic cannot see downloads: the file is taken at the page\'s <a download> click by the probe',
     workerConsole: 'WebDriver classic does not report a worker\'s console',
-    deviceScaleFactor: 'WebKitWebDriver cannot set the device pixel ratio: the page is checked at the ratio the display gives',
     dialogs: 'WebDriver classic stops at a dialog: the probe records alert/confirm/prompt calls instead',
   },
 };
@@ -64,6 +63,13 @@ const debug = (...args) => { if (process.env.MHA_DRIVER_DEBUG) console.error('[d
 /** Say what an engine cannot do, in the test's output, and whether it is so. */
 export function note(what) {
   console.log(`  [${ENGINE}] ${what}`);
+}
+
+/** The page's browser packages (web/vendor), copied by scripts/vendor.js when missing. */
+export function ensureVendored() {
+  if (existsSync(path.join(repoRoot, 'web', 'vendor', 'compromise-three.mjs')) && existsSync(path.join(repoRoot, 'web', 'vendor', 'katex', 'katex.mjs'))) return;
+  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'vendor.js')], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `scripts/vendor.js failed: ${run.stderr}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -204,12 +210,15 @@ async function launchFirefox() {
 let xvfb = null;
 async function startXvfb() {
   if (xvfb) return xvfb.display;
-  const child = spawn('Xvfb', ['-displayfd', '1', '-screen', '0', '2560x1600x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn('Xvfb', ['-displayfd', '1', '-screen', '0', '2560x1600x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'pipe', process.env.MHA_DRIVER_DEBUG ? 'inherit' : 'ignore'] });
+  child.on('exit', (code, signal) => debug('Xvfb exited', code, signal));
   const display = await new Promise((resolve, reject) => {
     child.once('error', (error) => reject(new Error(`Xvfb could not start (${error.message}); apt-get install xvfb`)));
-    child.stdout.once('data', (data) => resolve(String(data).trim()));
+    let text = '';
+    // Xvfb writes the display number and a newline, maybe in two writes; keep reading after it
+    child.stdout.on('data', (data) => { text += data; if (text.includes('\n')) resolve(text.trim()); });
   });
-  child.stdout.destroy();
+  child.stdout.unref();
   child.unref();
   xvfb = { child, display };
   process.once('exit', () => child.kill());
@@ -232,7 +241,8 @@ async function launchWebKit() {
   return {
     engine: ENGINE,
     async newPage(o = {}) {
-      // One WebKitWebDriver (one session, one MiniBrowser) per page. Starting a session now and
+      // One WebKitWebDriver (one session, one MiniBrowser) per page; GDK_SCALE sets its device
+      // pixel ratio. Starting a session now and
       // then never answers here: after 30 s that driver is ended and another started.
       const xdg = path.join(config, o.reducedMotion === 'reduce' ? 'reduced' : 'default');
       // prefers-reduced-motion follows GTK's gtk-enable-animations setting
@@ -244,7 +254,8 @@ async function launchWebKit() {
       for (let attempt = 1; !driver; attempt += 1) {
         const port = await freePort();
         debug('WebKitWebDriver on port', port, 'attempt', attempt);
-        driverProcess = spawn(WEBKIT_DRIVER, [`--port=${port}`], { env: { ...process.env, DISPLAY: `:${display}`, XDG_CONFIG_HOME: xdg }, stdio: 'ignore' });
+        const scale = o.deviceScaleFactor ? { GDK_SCALE: String(Math.round(o.deviceScaleFactor)) } : {};
+        driverProcess = spawn(WEBKIT_DRIVER, [`--port=${port}`], { env: { ...process.env, DISPLAY: `:${display}`, XDG_CONFIG_HOME: xdg, ...scale }, stdio: ['ignore', 'ignore', process.env.MHA_DRIVER_DEBUG ? 'inherit' : 'ignore'] });
         driverProcess.unref();
         const child = driverProcess;
         process.once('exit', () => child.kill());
@@ -435,7 +446,8 @@ class FirefoxPage extends BasePage {
   url() { return this.page.url(); }
   goto(url) { return this.page.goto(url); }
   evaluate(fn, arg) { return this.page.evaluate(typeof fn === 'function' ? fn : `(${fn})`, arg); }
-  async waitForFunction(fn, arg, { timeout = 30000, polling = 100 } = {}) {
+  // polling on animation frames by default, as playwright does
+  async waitForFunction(fn, arg, { timeout = 30000, polling = 'raf' } = {}) {
     await this.page.waitForFunction(fn, { timeout, polling }, arg);
   }
   addInitScript(fn, arg) { return this.page.evaluateOnNewDocument(fn, arg); }
@@ -467,7 +479,8 @@ class FirefoxPage extends BasePage {
   async screenshot(name, { fullPage = false, clip, selector } = {}) {
     const file = this.shotPath(name);
     if (selector) await (await this.handle(selector, 0)).screenshot({ path: file });
-    else await this.page.screenshot({ path: file, fullPage, clip });
+    else if (clip) await this.page.screenshot({ path: file, clip, captureBeyondViewport: true });
+    else await this.page.screenshot({ path: file, fullPage });
     return file;
   }
   async download(selector) {
@@ -549,9 +562,11 @@ class WebKitPage extends BasePage {
     this.currentUrl = url;
   }
 
-  async run(fn, arg) {
+  run(fn, arg) { return this.runSource(toSource(fn), arg); }
+
+  async runSource(source, arg) {
     const script = `const done = arguments[arguments.length - 1];
-      Promise.resolve().then(() => (${toSource(fn)})(arguments[0])).then(
+      Promise.resolve().then(() => (${source})(arguments[0])).then(
         (value) => done({ value: value === undefined ? null : value, undefined: value === undefined }),
         (error) => done({ error: String(error && error.stack ? error.message + '\\n' + error.stack : error) }));`;
     const r = await this.driver.executeAsyncScript(script, arg === undefined ? null : arg);
@@ -561,10 +576,13 @@ class WebKitPage extends BasePage {
 
   evaluate(fn, arg) { return this.run(fn, arg); }
 
-  async waitForFunction(fn, arg, { timeout = 30000, polling = 100 } = {}) {
+  /** Polls after an animation frame (as playwright does), or every `polling` ms. */
+  async waitForFunction(fn, arg, { timeout = 30000, polling = 'raf' } = {}) {
     const started = Date.now();
+    const predicate = polling === 'raf'
+      ? `async (arg) => { await new Promise((r) => requestAnimationFrame(() => r())); return (${toSource(fn)})(arg); }` : fn;
     for (;;) {
-      if (await this.run(fn, arg)) return;
+      if (await (polling === 'raf' ? this.runSource(predicate, arg) : this.run(fn, arg))) return;
       if (Date.now() - started > timeout) throw new Error(`[webkit] waitForFunction timed out after ${timeout} ms: ${toSource(fn).slice(0, 200)}`);
       await this.timeout(typeof polling === 'number' ? polling : 100);
     }
@@ -654,6 +672,19 @@ class WebKitPage extends BasePage {
     let png;
     if (selector) png = await (await this.element(selector)).takeScreenshot(true);
     else png = await this.driver.takeScreenshot();
+    if (clip) {
+      // crop in the page itself (WebDriver has no clip): draw the PNG on a canvas
+      png = await this.evaluate(async ([data, c]) => {
+        const image = new Image();
+        image.src = `data:image/png;base64,${data}`;
+        await image.decode();
+        const canvas = document.createElement('canvas');
+        canvas.width = Math.round(c.width);
+        canvas.height = Math.round(c.height);
+        canvas.getContext('2d').drawImage(image, -Math.round(c.x), -Math.round(c.y));
+        return canvas.toDataURL('image/png').split(',')[1];
+      }, [png, clip]);
+    }
     writeFileSync(file, Buffer.from(png, 'base64'));
     if (restore) {
       const win = this.driver.manage().window();

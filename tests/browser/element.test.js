@@ -10,8 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchChromium } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { launch, note, serve, ENGINE, limits } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const shots = path.join(root, 'build', 'screenshots');
@@ -25,9 +24,9 @@ before(async () => {
   assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
   mkdirSync(shots, { recursive: true });
   server = await startServer({ root: path.join(root, 'web'), port: 0 });
-  browser = await launchChromium();
+  browser = await launch();
   page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
-  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('pageError', (error) => pageErrors.push(error.message));
   // embed.html brings the element; the tests add their own instances beside it
   await page.goto(`${server.url}embed.html?view=single`);
   await page.waitForFunction(() => document.querySelector('mha-explorer').status === 'ready');
@@ -113,7 +112,7 @@ test('views, selected head, head-selected events, keyboard', async () => {
     const root = e.shadowRoot;
     const out = { gridCells: root.querySelectorAll('.grid .multiple').length, pressed: root.querySelector('.multiple[aria-pressed="true"]').dataset.head };
     root.querySelectorAll('.grid .multiple')[6].click();
-    out.afterClick = e.getAttribute('selected-head');
+    out.afterClick = e.attribute('selected-head');
     out.event = e.events.at(-1);
     e.view = 'single';
     await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
@@ -126,7 +125,7 @@ test('views, selected head, head-selected events, keyboard', async () => {
     await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
     out.compareMaps = root.querySelectorAll('.compare canvas.heatmap').length;
     out.compareText = root.querySelector('.compare .jsd').textContent;
-    out.viewAttribute = e.getAttribute('view');
+    out.viewAttribute = e.attribute('view');
     out.computedCount = e.computedCount; // view and head changes redraw; they do not recompute
     e.remove();
     return out;
@@ -251,7 +250,7 @@ test('screenshots of the three views; no page errors', async () => {
     await Promise.all([...document.querySelectorAll('mha-explorer')].map((e) => t.settled(e)));
   });
   for (const view of ['single', 'grid', 'compare']) {
-    await page.locator(`#shot-${view}`).screenshot({ path: path.join(shots, `element-${view}.png`) });
+    await page.screenshot(`element-${view}.png`, { selector: `#shot-${view}` });
   }
   assert.deepEqual(pageErrors, []);
 });

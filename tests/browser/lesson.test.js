@@ -12,8 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { launchChromium } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { launch, note, serve, ENGINE, limits } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
@@ -37,11 +36,11 @@ before(async () => {
     assert.equal(run.status, 0, `scripts/vendor.js failed: ${run.stderr}`);
   }
   mkdirSync(shots, { recursive: true });
-  server = await startServer({ root: webRoot, port: 0 });
-  browser = await launchChromium();
+  server = await serve({ root: webRoot });
+  browser = await launch();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url || 'no url'})`); });
-  page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
+  page.on('pageError', (error) => consoleErrors.push(`page error: ${error.message}`));
   page.on('request', (request) => { if (!request.url().startsWith(server.url) && !/^(data|blob):/.test(request.url())) outsideRequests.push(request.url()); });
   await page.goto(server.url);
   await page.waitForFunction(() => document.querySelector('#lesson')?.dataset.ready, null, { timeout: 30000 });
@@ -71,7 +70,7 @@ test('every section is there, in order, and the formulas are typeset by the vend
   const ids = await page.evaluate(() => [...document.querySelectorAll('#lesson .lesson-section')].map((s) => s.id));
   console.log(`  sections: ${ids.join(', ')}`);
   assert.deepEqual(ids, SECTIONS);
-  await page.locator('#lesson-formula').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#lesson-formula');
   await page.waitForFunction(() => document.querySelectorAll('#lesson-formula .katex').length >= 3, null, { timeout: 30000 });
   const formula = await page.evaluate(() => [...document.querySelectorAll('#lesson-formula .katex-mathml')].map((m) => m.textContent).join('\n'));
   assert.match(formula, /MultiHead/);
@@ -81,7 +80,7 @@ test('every section is there, in order, and the formulas are typeset by the vend
 });
 
 test('cost: d_model and h controls offer divisors only and change d_k, parameters and FLOPs; the core is timed', async () => {
-  await page.locator('#lesson-cost').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#lesson-cost');
   for (const dModel of [64, 512]) {
     await clickSegment('d-model', dModel);
     const offered = await page.$$eval('[data-name="heads"] button', (bs) => bs.map((b) => Number(b.dataset.value)));
@@ -90,7 +89,7 @@ test('cost: d_model and h controls offer divisors only and change d_k, parameter
   }
   await clickSegment('d-model', 512);
   await clickSegment('heads', 16);
-  assert.equal(await page.textContent('#cost-dk'), '32');
+  assert.equal(await page.text('#cost-dk'), '32');
   const readRow = (cls) => page.$$eval(`#cost-table tr.${cls} td`, (tds) => tds.map((td) => td.textContent));
   const params = (await readRow('row-params')).map((t) => Number(t.replace(/,/g, '')));
   // the core's own count, from a fresh module in the page
@@ -107,7 +106,7 @@ test('cost: d_model and h controls offer divisors only and change d_k, parameter
   const softmax16 = (await readRow('row-softmax')).map((t) => Number(t.replace(/,/g, '')));
   assert.deepEqual(softmax16, [64 * 64, 16 * 64 * 64], 'softmax exponentials: L² for one head, h·L² for h heads at L = 64');
   await clickSegment('heads', 4);
-  assert.equal(await page.textContent('#cost-dk'), '128');
+  assert.equal(await page.text('#cost-dk'), '128');
   const softmax4 = (await readRow('row-softmax')).map((t) => Number(t.replace(/,/g, '')));
   assert.deepEqual(softmax4, [64 * 64, 4 * 64 * 64]);
   await page.waitForFunction(() => document.querySelector('#cost-table').dataset.timeH && !document.querySelector('#cost-table .time-h').textContent.includes('measuring'), null, { timeout: 30000 });
@@ -116,17 +115,17 @@ test('cost: d_model and h controls offer divisors only and change d_k, parameter
   assert.ok(times.every((t) => Number.isFinite(t) && t > 0), `times ${times}`);
   await clickSegment('d-model', 64);
   await clickSegment('heads', 8);
-  assert.equal(await page.textContent('#cost-dk'), '8');
+  assert.equal(await page.text('#cost-dk'), '8');
 });
 
 test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with the core, and the verb head finds the subject', async () => {
-  await page.locator('#lesson-one-head').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#lesson-one-head');
   await clickSegment('follow-head', 3); // H4: verb -> subject
   await clickSegment('follow-token', 2); // "sat"
   const checks = await page.evaluate(() => ({ ...document.querySelector('#follow-checks').dataset }));
   console.log(`  page vs core: softmax ${Number(checks.softmax).toExponential(2)}, context ${Number(checks.context).toExponential(2)}, concat slot ${Number(checks.concat).toExponential(2)} (tolerance ${TOLERANCE})`);
   for (const key of ['softmax', 'context', 'concat']) assert.ok(Number(checks[key]) <= TOLERANCE, `${key}: ${checks[key]}`);
-  const top = await page.textContent('#follow-table tr.top-weight th');
+  const top = await page.text('#follow-table tr.top-weight th');
   assert.match(top, /cat/, `H4 from "sat" should weigh "cat" most, got ${top}`);
   // the numbers in the table are the core's weights for head 4, row "sat"
   const shown = await page.$$eval('#follow-table tbody td.weight .num', (tds) => tds.map((td) => Number(td.textContent.replace('−', '-'))));
@@ -147,20 +146,20 @@ test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with t
 });
 
 test('the live code prints (1, 10, 64), (1, 10, 10) and d_k = 8, and runs again on request', async () => {
-  await page.locator('#lesson-code').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#lesson-code');
   await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs || 0) >= 1, null, { timeout: 30000 });
-  const first = await page.textContent('#code-output');
+  const first = await page.text('#code-output');
   console.log(`  output:\n${first.split('\n').map((l) => `    ${l}`).join('\n')}`);
   const lines = first.split('\n');
   assert.equal(lines[0], '(1, 10, 64)');
   assert.equal(lines[1], '(1, 10, 10)');
   assert.equal(lines[2], '8');
-  const shown = await page.textContent('#code-js');
+  const shown = await page.text('#code-js');
   assert.match(shown, /new mha\.MultiHeadAttention\(\{\s*embedDim: 64, numHeads: 8, batchFirst: true/);
   assert.match(shown, /print\(output\.shape\)/);
   await page.click('#code-run');
   await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs) >= 2, null, { timeout: 30000 });
-  assert.match(await page.textContent('#code-output'), /^\(1, 10, 64\)\n\(1, 10, 10\)\n8\n/);
+  assert.match(await page.text('#code-output'), /^\(1, 10, 64\)\n\(1, 10, 10\)\n8\n/);
 });
 
 test('more heads: h = 1, 2, 4, 8, 16 at d_model 64 with d_k and diversity from the core', async () => {
@@ -190,7 +189,7 @@ test('more heads: h = 1, 2, 4, 8, 16 at d_model 64 with d_k and diversity from t
 });
 
 test('forgetting W_O: the toggle changes the output; without W_O it equals the concatenation, heads unmixed', async () => {
-  await page.locator('#mistake-wo').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#mistake-wo');
   const read = () => page.evaluate(() => ({ ...document.querySelector('#mistake-wo').dataset, numbers: document.querySelector('#wo-demo-numbers').textContent }));
   const withWo = await read();
   assert.equal(withWo.applyWo, 'true');
@@ -203,14 +202,14 @@ test('forgetting W_O: the toggle changes the output; without W_O it equals the c
   assert.equal(Number(without.diffFromConcat), 0, 'skipOutProj: the output is the concatenation exactly');
   assert.equal(Number(without.mixed), 0, 'without W_O no output number mixes two heads');
   assert.ok(Number(withWo.mixed) > 0 && Number(withWo.diffFromConcat) > 0.01);
-  assert.match(await page.textContent('#wo-verdict'), /Without W_O the output is the concatenation/);
-  await page.screenshot({ path: path.join(shots, 'lesson-wo-off.png'), clip: await page.locator('#mistake-wo').boundingBox() });
+  assert.match(await page.text('#wo-verdict'), /Without W_O the output is the concatenation/);
+  await page.screenshot('lesson-wo-off.png', { clip: await page.box('#mistake-wo') });
   await page.click('#wo-toggle');
   assert.equal((await read()).numbers, withWo.numbers);
 });
 
 test('grouped-query attention: the KV-head control changes the sharing diagram and the memory figure', async () => {
-  await page.locator('#lesson-gqa').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#lesson-gqa');
   for (const G of [8, 4, 2, 1]) {
     await clickSegment('kv-heads', G);
     const seen = await page.evaluate(() => ({
@@ -227,17 +226,17 @@ test('grouped-query attention: the KV-head control changes the sharing diagram a
     assert.equal(seen.text, `${2 * G * 8 * 2} B`);
     assert.match(seen.core, new RegExp(`W_K and W_V are ${G * 8} × 64`));
   }
-  const llama = await page.textContent('#gqa-llama .llama-gqa');
+  const llama = await page.text('#gqa-llama .llama-gqa');
   assert.match(llama, /^4,096 B/, 'Llama 3 70B: 2 × 8 KV heads × 128 × 2 bytes');
 });
 
 test('masks: the causal toggle zeroes every weight above the diagonal; a second sentence gives cross-attention', async () => {
-  await page.locator('#lesson-masks').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#lesson-masks');
   const read = () => page.evaluate(() => ({ ...document.querySelector('#lesson-masks').dataset }));
   const open = await read();
   await page.click('#causal-toggle');
   const causal = await read();
-  await page.locator('#lesson-masks').screenshot({ path: path.join(shots, 'lesson-masks-causal.png') });
+  await page.screenshot('lesson-masks-causal.png', { selector: '#lesson-masks' });
   console.log(`  weight above the diagonal: ${Number(open.future).toFixed(3)} without the mask, ${causal.future} with it`);
   assert.ok(Number(open.future) > 1);
   assert.equal(Number(causal.future), 0);
@@ -246,13 +245,13 @@ test('masks: the causal toggle zeroes every weight above the diagonal; a second 
   const cross = await read();
   console.log(`  cross-attention map: ${cross.shape}`);
   assert.equal(cross.shape, '11x13');
-  assert.match(await page.textContent('#masks-verdict'), /Cross-attention/);
-  await page.locator('#lesson-masks').screenshot({ path: path.join(shots, 'lesson-masks-cross.png') });
+  assert.match(await page.text('#masks-verdict'), /Cross-attention/);
+  await page.screenshot('lesson-masks-cross.png', { selector: '#lesson-masks' });
   await page.selectOption('#masks-source', '-1');
 });
 
 test('head ablation: switching heads off changes the output, by the norms the core gives', async () => {
-  await page.locator('#lesson-ablation').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#lesson-ablation');
   const boxes = page.locator('#lesson-ablation input[type="checkbox"]');
   for (let h = 0; h < 8; h += 1) if (await boxes.nth(h).isChecked()) await boxes.nth(h).uncheck();
   const none = await page.$$eval('#ablation-chart .bar-row', (rows) => rows.map((r) => Number(r.dataset.difference)));
@@ -281,15 +280,15 @@ test('head ablation: switching heads off changes the output, by the norms the co
 });
 
 test('interview: the answer opens under the question', async () => {
-  await page.locator('#lesson-interview').scrollIntoViewIfNeeded();
-  assert.equal(await page.isVisible('#interview-answer p'), false);
+  await page.scrollIntoView('#lesson-interview');
+  assert.equal(await page.visible('#interview-answer p'), false);
   await page.click('#interview-answer summary');
-  assert.equal(await page.isVisible('#interview-answer p'), true);
-  assert.match(await page.textContent("#interview-answer"), /the projections are the same matrices/);
+  assert.equal(await page.visible('#interview-answer p'), true);
+  assert.match(await page.text("#interview-answer"), /the projections are the same matrices/);
 });
 
 test('practice: the answer box accepts 64 and rejects other answers with feedback', async () => {
-  await page.locator('#lesson-practice').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#lesson-practice');
   const answer = async (text) => {
     await page.fill('#practice-answer', text);
     await page.click('#practice-form button[type="submit"]');
@@ -320,7 +319,7 @@ function csvCells(line) {
 }
 
 test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numbers', async () => {
-  await page.locator('#explorer').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#explorer');
   await page.click('#head-tab-4'); // H5
   // the core's map for the explorer's current state, recomputed in the page with a fresh module
   const expected = await page.evaluate(async () => {
@@ -343,7 +342,7 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
   });
   const inExplorer = where.startsWith('SVG'); // the PNG is then the explorer's canvas
   console.log(`  export buttons: ${where}`);
-  await page.locator('#save-svg').scrollIntoViewIfNeeded();
+  await page.scrollIntoView('#save-svg');
   await page.locator('#main-heatmap').locator('xpath=ancestor::figure').screenshot({ path: path.join(shots, 'lesson-export-bar.png') });
   const download = async (format) => {
     const [file] = await Promise.all([page.waitForEvent('download'), page.click(`#save-${format}`)]);
@@ -368,7 +367,7 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
   const cells = await page.evaluate((text) => {
     const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
     if (doc.querySelector('parsererror')) return { error: doc.querySelector('parsererror').textContent };
-    return { rects: [...doc.querySelectorAll('rect.cell')].map((r) => ({ v: Number(r.dataset.value), fill: r.getAttribute('fill') })) };
+    return { rects: [...doc.querySelectorAll('rect.cell')].map((r) => ({ v: Number(r.dataset.value), fill: r.attribute('fill') })) };
   }, svgText);
   assert.ok(!cells.error, `SVG parses: ${cells.error}`);
   assertClose('SVG cell values vs core', cells.rects.map((r) => r.v), values, 0);
@@ -432,24 +431,24 @@ test('screenshots of every section, light and dark', async () => {
   for (const theme of ['light', 'dark']) {
     const dark = await page.evaluate(() => document.documentElement.dataset.theme === 'dark');
     if ((theme === 'dark') !== dark) await page.click('#theme-toggle');
-    await page.waitForTimeout(150);
+    await page.timeout(150);
     for (const id of SECTIONS) {
       const locator = page.locator(`#${id}`);
       await locator.scrollIntoViewIfNeeded();
-      await page.waitForTimeout(80);
-      await locator.screenshot({ path: path.join(shots, `lesson-${theme}-${id.replace('lesson-', '')}.png`) });
+      await page.timeout(80);
+      await locator.screenshot(`lesson-${theme}-${id.replace('lesson-', '', {}.png`) });
     }
   }
   await page.click('#theme-toggle');
-  await page.locator('#lesson .lesson-toc').scrollIntoViewIfNeeded();
-  await page.screenshot({ path: path.join(shots, 'lesson-light-contents.png') });
+  await page.scrollIntoView('#lesson .lesson-toc');
+  await page.screenshot('lesson-light-contents.png');
   console.log(`  ${SECTIONS.length * 2} screenshots in ${path.relative(root, shots)}/`);
 });
 
 test('under a strict Content-Security-Policy the lesson and KaTeX cause no violation', async () => {
   // the policy of tests/browser/csp.test.js: no inline script or style, nothing from elsewhere
   const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
-  const strict = await startServer({ root: webRoot, port: 0, headers: { 'Content-Security-Policy': CSP } });
+  const strict = await serve({ root: webRoot, headers: { 'Content-Security-Policy': CSP } });
   const p = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
     await p.addInitScript(() => {
@@ -458,7 +457,7 @@ test('under a strict Content-Security-Policy the lesson and KaTeX cause no viola
     });
     await p.goto(strict.url);
     await p.waitForFunction(() => document.querySelector('#lesson')?.dataset.ready, null, { timeout: 30000 });
-    for (const id of SECTIONS) await p.locator(`#${id}`).scrollIntoViewIfNeeded();
+    for (const id of SECTIONS) await p.scrollIntoView(`#${id}`);
     await p.waitForFunction(() => document.querySelectorAll('#lesson .math-rendered').length > 20, null, { timeout: 30000 });
     const rendered = await p.evaluate(() => document.querySelectorAll('#lesson .math-rendered').length);
     const violations = await p.evaluate(() => window.__violations);

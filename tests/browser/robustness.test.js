@@ -13,8 +13,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchChromium, ensureVendored } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { ensureVendored, launch, note, serve, ENGINE, limits } from './driver.js';
 import { loadMha, toSafetensors } from '../../web/lib/index.js';
 import { attachExplorer, waitForExplorer } from './page-state.js';
 
@@ -41,8 +40,8 @@ before(async () => {
     assert.ok(existsSync(path.join(root, file)), `expected ${file} (the WebAssembly core): run "npm run build" first`);
   }
   ensureVendored();
-  server = await startServer({ root: webRoot, port: 0 });
-  browser = await launchChromium();
+  server = await serve({ root: webRoot });
+  browser = await launch();
 });
 
 after(async () => {
@@ -52,7 +51,7 @@ after(async () => {
 
 async function newPage() {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('pageerror', (error) => pageErrors.push(`${page.url()}: ${error.message}`));
+  page.on('pageError', (error) => pageErrors.push(`${page.url()}: ${error.message}`));
   page.on('dialog', async (dialog) => {
     dialogs.push(`${dialog.type()}: ${dialog.message()}`);
     await dialog.dismiss();
@@ -64,7 +63,7 @@ async function openExplorer() {
   const page = await newPage();
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 30000 });
-  assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.textContent('#status')}`);
+  assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.text('#status')}`);
   await attachExplorer(page);
   return page;
 }
@@ -190,10 +189,10 @@ test('malformed, truncated, mis-shaped, non-finite and huge weight files give a 
       writeFileSync(onDisk, file.buffer);
       await page.setInputFiles('#state-dict-file', onDisk);
     } else {
-      await page.setInputFiles('#state-dict-file', { name: file.name, mimeType: 'application/octet-stream', buffer: file.buffer });
+      await page.setInputFiles('#state-dict-file', { name: file.name, buffer: file.buffer });
     }
     await page.waitForSelector('#source-error:not([hidden])', { timeout: 60000 });
-    const message = (await page.textContent('#source-error')).trim();
+    const message = (await page.text('#source-error')).trim();
     console.log(`${file.name} (${file.buffer.length} bytes, ${Date.now() - started} ms): ${message.slice(0, 200)}`);
     assert.ok(message.length >= 10, `${file.name}: the message is too short: "${message}"`);
     assert.match(message, file.expect, `${file.name}: unexpected message`);
@@ -202,7 +201,7 @@ test('malformed, truncated, mis-shaped, non-finite and huge weight files give a 
   }
   await assertExplorerWorks(page, 'after the bad files');
   // And a good file still loads after all of that.
-  await page.setInputFiles('#state-dict-file', { name: 'good.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(good) });
+  await page.setInputFiles('#state-dict-file', { name: 'good.safetensors', buffer: Buffer.from(good) });
   await waitForExplorer(page, () => window.explorer.source.id === 'file', null, 20000);
   assert.equal(await page.evaluate(() => window.explorer.source.numHeads), 8);
   await assertExplorerWorks(page, 'after a good file');

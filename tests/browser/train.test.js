@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchChromium } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { launch, note, serve, ENGINE, limits } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const shots = path.join(root, 'build', 'screenshots');
@@ -24,7 +23,7 @@ before(async () => {
   }
   mkdirSync(shots, { recursive: true });
   server = await startServer({ root: path.join(root, 'web'), port: 0 });
-  browser = await launchChromium();
+  browser = await launch();
 });
 
 after(async () => {
@@ -35,7 +34,7 @@ after(async () => {
 async function openView() {
   const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('pageError', (error) => errors.push(error.message));
   await page.goto(new URL('app/train/index.html', server.url).href);
   return { page, errors };
 }
@@ -74,10 +73,10 @@ test('the shipped model loads and every head is scored on every relation', { tim
   assert.equal(typed, 12, '<bos> and 11 words');
   await page.fill('#trained-text', 'some dogs like a cat');
   await page.click('#trained-show');
-  const message = await page.textContent('#trained-error');
+  const message = await page.text('#trained-error');
   console.log(`unknown word: ${message}`);
   assert.match(message, /unknown word "some"/);
-  await page.screenshot({ path: path.join(shots, 'train-shipped.png'), fullPage: true });
+  await page.screenshot('train-shipped.png', { fullPage: true });
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -126,7 +125,7 @@ test('live training in the worker: the loss falls and the pronoun head rises', {
     `pronoun accuracy ${e1.accuracy.pronoun.toFixed(3)}; first >= 0.8 at ${reached ? `step ${reached.step}, ${reached.seconds.toFixed(1)} s of training` : 'never'}`);
   assert.ok(last < first - 0.5, `loss should fall: ${first} -> ${last}`);
   assert.ok(e1.pronoun > e0.pronoun + 0.2, `pronoun head should rise: ${e0.pronoun} -> ${e1.pronoun}`);
-  await page.screenshot({ path: path.join(shots, 'train-live.png'), fullPage: true });
+  await page.screenshot('train-live.png', { fullPage: true });
   assert.deepEqual(errors, []);
   await page.close();
 });

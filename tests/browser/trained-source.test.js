@@ -12,8 +12,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { launchChromium } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { launch, note, serve, ENGINE, limits } from './driver.js';
 import { attachExplorer, waitForExplorer } from './page-state.js';
 import { EXAMPLES } from '../../web/sources/examples.js';
 
@@ -32,18 +31,18 @@ before(async () => {
     assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "node scripts/build.js --wasm" first`);
   }
   mkdirSync(shots, { recursive: true });
-  server = await startServer({ root: webRoot, port: 0 });
-  browser = await launchChromium();
+  server = await serve({ root: webRoot });
+  browser = await launch();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('console', (msg) => {
     if (msg.type() !== 'error') return;
     if (/\/app\/lesson\/index\.js$/.test(msg.location().url || '') && !existsSync(path.join(webRoot, 'app', 'lesson', 'index.js'))) return;
     consoleErrors.push(`${msg.text()} (${msg.location().url || 'no url'})`);
   });
-  page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
+  page.on('pageError', (error) => consoleErrors.push(`page error: ${error.message}`));
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 30000 });
-  assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.textContent('#status')}`);
+  assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.text('#status')}`);
   await attachExplorer(page);
   // the reference: web/lib/train.js with the shipped weights, in the same page but its own session
   await page.evaluate(async () => {
@@ -158,7 +157,7 @@ test('the trained source shows train.js maps and the core statistics, layer 0 an
   await page.click('#sentence-list [role="radio"]:nth-child(3)');
   await waitShown(() => window.explorer.selectedHead === 3 && document.querySelectorAll('#sentence-list [aria-checked="true"]')[0]?.textContent === window.explorer.sentence.text);
   await compareWithReference('grammar example 3');
-  await page.locator('#explorer').screenshot({ path: path.join(shots, 'explorer-trained.png') });
+  await page.screenshot('explorer-trained.png', { selector: '#explorer' });
 });
 
 test('typed text in the grammar\'s words is shown; unknown words are named', async () => {
@@ -169,7 +168,7 @@ test('typed text in the grammar\'s words is shown; unknown words are named', asy
   await page.fill('#free-text', 'some dog sees the <b>cat</b> and blah');
   await page.press('#free-text', 'Enter');
   await page.waitForSelector('#free-text-error:not([hidden])');
-  const message = await page.textContent('#free-text-error');
+  const message = await page.text('#free-text-error');
   console.log(`unknown words message: ${message.slice(0, 120)}…`);
   for (const word of ['“some”', '“<b>cat</b>”', '“and”', '“blah”']) assert.ok(message.includes(word), `expected ${word} named in: ${message}`);
   assert.ok(!message.includes('“dog”') && !message.includes('“sees”') && !message.includes('“the”'), 'known words are not called unknown');
@@ -186,6 +185,6 @@ test('leaving the trained source brings the explorer back unchanged; no console 
   assert.equal(back.tabs.length, 8);
   assert.ok(!back.tabs.includes('diffuse'));
   assert.ok(back.input > 0);
-  assert.match(await page.textContent('#free-text-help'), /part-of-speech tagger/, 'the free-text help of the other sources is back');
+  assert.match(await page.text('#free-text-help'), /part-of-speech tagger/, 'the free-text help of the other sources is back');
   assert.deepEqual(consoleErrors, [], `console errors: ${consoleErrors.join('\n')}`);
 });
