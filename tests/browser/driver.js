@@ -332,12 +332,20 @@ class BasePage {
     return this.evaluate((s) => {
       const e = document.querySelector(s);
       if (!e) return false;
+      if (typeof e.checkVisibility === 'function') return e.checkVisibility({ visibilityProperty: true });
       const r = e.getBoundingClientRect();
       return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
     }, selector);
   }
   focus(selector, index = 0) { return this.evaluate(([s, i]) => document.querySelectorAll(s)[i].focus(), [selector, index]); }
-  scrollIntoView(selector) { return this.evaluate((s) => document.querySelector(s).scrollIntoView({ block: 'center' }), selector); }
+  /** Scroll to the element and let two frames be drawn there (so that what watches the viewport,
+   *  an IntersectionObserver, sees it as a reader scrolling would). */
+  scrollIntoView(selector) {
+    return this.evaluate(async (s) => {
+      document.querySelector(s).scrollIntoView({ block: 'center' });
+      for (let k = 0; k < 2; k += 1) await new Promise((r) => requestAnimationFrame(() => r()));
+    }, selector);
+  }
   dispatchEvent(selector, type) { return this.evaluate(([s, t]) => document.querySelector(s).dispatchEvent(new Event(t, { bubbles: true })), [selector, type]); }
   /** The element's box in CSS px relative to the document. */
   box(selector) {
@@ -346,6 +354,25 @@ class BasePage {
       return { x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height };
     }, selector);
   }
+  /** Scroll the element into view and wait until it stops moving (two animation frames with the
+   *  same box), as playwright does before it clicks: lazily typeset formulas shift the layout. */
+  stable(selector, index = 0) {
+    return this.evaluate(async ([s, i]) => {
+      const e = document.querySelectorAll(s)[i];
+      if (!e) throw new Error(`no element ${s} #${i}`);
+      e.scrollIntoView({ block: 'center', inline: 'nearest' });
+      const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+      const box = () => { const r = e.getBoundingClientRect(); return `${r.left},${r.top},${r.width},${r.height}`; };
+      let last = box();
+      for (let k = 0, same = 0; k < 60 && same < 2; k += 1) {
+        await frame();
+        const now = box();
+        same = now === last ? same + 1 : 0;
+        last = now;
+      }
+    }, [selector, index]);
+  }
+
   async check(selector, index = 0) {
     if (!(await this.checked(selector, index))) await this.click(selector, { index });
   }
@@ -392,6 +419,7 @@ class ChromiumPage extends BasePage {
   url() { return this.page.url(); }
   goto(url) { return this.page.goto(url); }
   evaluate(fn, arg) { return this.page.evaluate(fn, arg); }
+  $$eval(selector, fn) { return this.page.$$eval(selector, fn); }
   async waitForFunction(fn, arg, { timeout = 30000, polling } = {}) {
     await this.page.waitForFunction(fn, arg, { timeout, ...(polling ? { polling } : {}) });
   }
@@ -446,6 +474,7 @@ class FirefoxPage extends BasePage {
   url() { return this.page.url(); }
   goto(url) { return this.page.goto(url); }
   evaluate(fn, arg) { return this.page.evaluate(typeof fn === 'function' ? fn : `(${fn})`, arg); }
+  $$eval(selector, fn) { return this.page.$$eval(selector, fn); }
   // polling on animation frames by default, as playwright does
   async waitForFunction(fn, arg, { timeout = 30000, polling = 'raf' } = {}) {
     await this.page.waitForFunction(fn, { timeout, polling }, arg);
@@ -456,7 +485,10 @@ class FirefoxPage extends BasePage {
     assert.ok(all[index], `[firefox] no element ${selector} #${index}`);
     return all[index];
   }
-  async click(selector, { index = 0 } = {}) { await (await this.handle(selector, index)).click(); }
+  async click(selector, { index = 0 } = {}) {
+    await this.stable(selector, index);
+    await (await this.handle(selector, index)).click();
+  }
   async tap() { throw new Error(LIMITS.firefox.touch); }
   async hover(selector, { index = 0 } = {}) { await (await this.handle(selector, index)).hover(); }
   mouseMove(x, y) { return this.page.mouse.move(x, y); }
@@ -575,6 +607,7 @@ class WebKitPage extends BasePage {
   }
 
   evaluate(fn, arg) { return this.run(fn, arg); }
+  $$eval(selector, fn) { return this.runSource(`(s) => (${fn})([...document.querySelectorAll(s)])`, selector); }
 
   /** Polls after an animation frame (as playwright does), or every `polling` ms. */
   async waitForFunction(fn, arg, { timeout = 30000, polling = 'raf' } = {}) {
@@ -596,7 +629,7 @@ class WebKitPage extends BasePage {
   }
 
   async click(selector, { index = 0 } = {}) {
-    await this.evaluate(([s, i]) => document.querySelectorAll(s)[i].scrollIntoView({ block: 'center' }), [selector, index]);
+    await this.stable(selector, index);
     await (await this.element(selector, index)).click();
   }
 
@@ -607,9 +640,9 @@ class WebKitPage extends BasePage {
   }
 
   async centre(selector, index) {
+    await this.stable(selector, index);
     return this.evaluate(([s, i]) => {
       const e = document.querySelectorAll(s)[i];
-      e.scrollIntoView({ block: 'center' });
       const r = e.getBoundingClientRect();
       return { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2) };
     }, [selector, index]);
@@ -632,10 +665,13 @@ class WebKitPage extends BasePage {
       { type: 'pointerMove', x: Math.round(x), y: Math.round(y), origin: 'viewport', duration: 0 }] }]);
   }
 
+  /** Focus, select what is there, and type over it with key actions (WebKit's element clear
+   *  refuses some inputs that are in view as not interactable). */
   async fill(selector, text) {
-    const e = await this.element(selector);
-    await e.clear();
-    if (text) await e.sendKeys(text);
+    await this.evaluate((s) => { const e = document.querySelector(s); e.scrollIntoView({ block: 'center' }); e.focus(); e.select?.(); }, selector);
+    const { Key } = await selenium();
+    const keys = [Key.BACK_SPACE, ...[...text]];
+    await this.actions([{ type: 'key', id: 'keyboard', actions: keys.flatMap((k) => [{ type: 'keyDown', value: k }, { type: 'keyUp', value: k }]) }]);
   }
 
   async keyboard(key) {

@@ -112,7 +112,7 @@ test('views, selected head, head-selected events, keyboard', async () => {
     const root = e.shadowRoot;
     const out = { gridCells: root.querySelectorAll('.grid .multiple').length, pressed: root.querySelector('.multiple[aria-pressed="true"]').dataset.head };
     root.querySelectorAll('.grid .multiple')[6].click();
-    out.afterClick = e.attribute('selected-head');
+    out.afterClick = e.getAttribute('selected-head');
     out.event = e.events.at(-1);
     e.view = 'single';
     await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
@@ -125,7 +125,7 @@ test('views, selected head, head-selected events, keyboard', async () => {
     await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
     out.compareMaps = root.querySelectorAll('.compare canvas.heatmap').length;
     out.compareText = root.querySelector('.compare .jsd').textContent;
-    out.viewAttribute = e.attribute('view');
+    out.viewAttribute = e.getAttribute('view');
     out.computedCount = e.computedCount; // view and head changes redraw; they do not recompute
     e.remove();
     return out;

@@ -1,27 +1,26 @@
-// The lesson below the explorer, in a real browser (Debian's chromium through playwright-core),
+// The lesson below the explorer, in a real browser (each engine of tests/browser/driver.js),
 // served by scripts/serve.js on a free port. Every interactive piece is driven and its numbers
 // are compared with what the JS API computes in the same page with a fresh module; each export
 // is downloaded and its content compared with the core's map. No console errors. Screenshots of
-// every section (light and dark) go to build/screenshots/lesson-*.png.
+// every section (light and dark) go to build/screenshots/<engine>/lesson-*.png.
 //
 //   node --test tests/browser/lesson.test.js
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { launch, note, serve, ENGINE, limits } from './driver.js';
+import { ensureVendored, launch, limits, note, serve, SHOTS } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
-const shots = path.join(root, 'build', 'screenshots');
 const SECTIONS = ['lesson-idea', 'lesson-cost', 'lesson-one-head', 'lesson-code', 'lesson-mistakes', 'lesson-gqa', 'lesson-masks',
   'lesson-ablation', 'lesson-interview', 'lesson-practice', 'lesson-takeaways', 'lesson-related'];
 const TOLERANCE = 1e-5;
 
 let server;
+const isOwn = (url) => url.startsWith(server.url) || /^(data|blob):/.test(url);
 let browser;
 let page;
 const consoleErrors = [];
@@ -31,17 +30,13 @@ before(async () => {
   for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
     assert.ok(existsSync(path.join(root, file)), `expected ${file} (the WebAssembly core): run "npm run build" first`);
   }
-  if (!existsSync(path.join(webRoot, 'vendor', 'katex', 'katex.mjs')) || !existsSync(path.join(webRoot, 'vendor', 'compromise-three.mjs'))) {
-    const run = spawnSync(process.execPath, [path.join(root, 'scripts', 'vendor.js')], { encoding: 'utf8' });
-    assert.equal(run.status, 0, `scripts/vendor.js failed: ${run.stderr}`);
-  }
-  mkdirSync(shots, { recursive: true });
+  ensureVendored();
   server = await serve({ root: webRoot });
   browser = await launch();
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url || 'no url'})`); });
-  page.on('pageError', (error) => consoleErrors.push(`page error: ${error.message}`));
-  page.on('request', (request) => { if (!request.url().startsWith(server.url) && !/^(data|blob):/.test(request.url())) outsideRequests.push(request.url()); });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('consoleError', (text, url) => consoleErrors.push(`${text} (${url || 'no url'})`));
+  page.on('pageError', (message) => consoleErrors.push(`page error: ${message}`));
+  page.on('request', (url) => { if (!isOwn(url)) outsideRequests.push(url); });
   await page.goto(server.url);
   await page.waitForFunction(() => document.querySelector('#lesson')?.dataset.ready, null, { timeout: 30000 });
   assert.equal(await page.evaluate(() => document.querySelector('#lesson').dataset.ready), 'true',
@@ -203,7 +198,7 @@ test('forgetting W_O: the toggle changes the output; without W_O it equals the c
   assert.equal(Number(without.mixed), 0, 'without W_O no output number mixes two heads');
   assert.ok(Number(withWo.mixed) > 0 && Number(withWo.diffFromConcat) > 0.01);
   assert.match(await page.text('#wo-verdict'), /Without W_O the output is the concatenation/);
-  await page.screenshot('lesson-wo-off.png', { clip: await page.box('#mistake-wo') });
+  await page.screenshot('lesson-wo-off.png', { selector: '#mistake-wo' });
   await page.click('#wo-toggle');
   assert.equal((await read()).numbers, withWo.numbers);
 });
@@ -252,12 +247,12 @@ test('masks: the causal toggle zeroes every weight above the diagonal; a second 
 
 test('head ablation: switching heads off changes the output, by the norms the core gives', async () => {
   await page.scrollIntoView('#lesson-ablation');
-  const boxes = page.locator('#lesson-ablation input[type="checkbox"]');
-  for (let h = 0; h < 8; h += 1) if (await boxes.nth(h).isChecked()) await boxes.nth(h).uncheck();
+  const boxes = '#lesson-ablation input[type="checkbox"]';
+  for (let h = 0; h < 8; h += 1) await page.uncheck(boxes, h);
   const none = await page.$$eval('#ablation-chart .bar-row', (rows) => rows.map((r) => Number(r.dataset.difference)));
   assert.ok(none.every((d) => d === 0), `no head off: differences ${none}`);
-  await boxes.nth(3).check();
-  await boxes.nth(6).check();
+  await page.check(boxes, 3);
+  await page.check(boxes, 6);
   const shown = await page.$$eval('#ablation-chart .bar-row', (rows) => rows.map((r) => Number(r.dataset.difference)));
   const core = await page.evaluate(async () => {
     const { loadMha } = await import('./lib/index.js');
@@ -276,7 +271,7 @@ test('head ablation: switching heads off changes the output, by the norms the co
   console.log(`  ‖Δ‖ per token with H4, H7 off: ${shown.map((d) => d.toFixed(2)).join(' ')}`);
   assertClose('ablation norms vs core', shown, core);
   assert.ok(shown.some((d) => d > 0.5));
-  await boxes.nth(6).uncheck();
+  await page.uncheck(boxes, 6);
 });
 
 test('interview: the answer opens under the question', async () => {
@@ -343,31 +338,31 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
   const inExplorer = where.startsWith('SVG'); // the PNG is then the explorer's canvas
   console.log(`  export buttons: ${where}`);
   await page.scrollIntoView('#save-svg');
-  await page.locator('#main-heatmap').locator('xpath=ancestor::figure').screenshot({ path: path.join(shots, 'lesson-export-bar.png') });
+  await page.screenshot('lesson-export-bar.png', { selector: '#head-panel figure.heatmap-figure' });
   const download = async (format) => {
-    const [file] = await Promise.all([page.waitForEvent('download'), page.click(`#save-${format}`)]);
-    console.log(`  ${format}: ${file.suggestedFilename()}`);
-    assert.match(file.suggestedFilename(), new RegExp(`^head-5-.*\\.${format}$`));
-    return file.path();
+    const file = await page.download(`#save-${format}`);
+    console.log(`  ${format}: ${file.name} (${file.bytes.length} bytes, from ${file.how})`);
+    assert.match(file.name, new RegExp(`^head-5-.*\\.${format}$`));
+    return file.bytes;
   };
   const { L, values, tokens } = expected;
 
-  const csv = readFileSync(await download('csv'), 'utf8').trim().split('\n').map(csvCells);
+  const csv = (await download('csv')).toString('utf8').trim().split('\n').map(csvCells);
   assert.deepEqual(csv[0].slice(1), tokens);
   assert.deepEqual(csv.slice(1).map((row) => row[0]), tokens);
   assertClose('CSV vs core', csv.slice(1).flatMap((row) => row.slice(1).map(Number)), values, 1e-6);
 
-  const json = JSON.parse(readFileSync(await download('json'), 'utf8'));
+  const json = JSON.parse((await download('json')).toString('utf8'));
   assert.deepEqual(json.shape, [L, L]);
   assert.equal(json.head, 5);
   assert.deepEqual(json.tokens, tokens);
   assertClose('JSON vs core', json.weights.flat(), values, 0);
 
-  const svgText = readFileSync(await download('svg'), 'utf8');
+  const svgText = (await download('svg')).toString('utf8');
   const cells = await page.evaluate((text) => {
     const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
     if (doc.querySelector('parsererror')) return { error: doc.querySelector('parsererror').textContent };
-    return { rects: [...doc.querySelectorAll('rect.cell')].map((r) => ({ v: Number(r.dataset.value), fill: r.attribute('fill') })) };
+    return { rects: [...doc.querySelectorAll('rect.cell')].map((r) => ({ v: Number(r.dataset.value), fill: r.getAttribute('fill') })) };
   }, svgText);
   assert.ok(!cells.error, `SVG parses: ${cells.error}`);
   assertClose('SVG cell values vs core', cells.rects.map((r) => r.v), values, 0);
@@ -377,7 +372,7 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
   }, values);
   assert.deepEqual(cells.rects.map((r) => r.fill), colours, 'each SVG cell is coloured by its weight');
 
-  const png = readFileSync(await download('png'));
+  const png = await download('png');
   assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
   const expectedRgb = colours.map((c) => c.match(/\d+/g).map(Number));
   const seen = await page.evaluate(async ({ b64, tokens: names, inExplorer: fromCanvas }) => {
@@ -433,16 +428,15 @@ test('screenshots of every section, light and dark', async () => {
     if ((theme === 'dark') !== dark) await page.click('#theme-toggle');
     await page.timeout(150);
     for (const id of SECTIONS) {
-      const locator = page.locator(`#${id}`);
-      await locator.scrollIntoViewIfNeeded();
+      await page.scrollIntoView(`#${id}`);
       await page.timeout(80);
-      await locator.screenshot(`lesson-${theme}-${id.replace('lesson-', '', {}.png`) });
+      await page.screenshot(`lesson-${theme}-${id.replace('lesson-', '')}.png`, { selector: `#${id}` });
     }
   }
   await page.click('#theme-toggle');
   await page.scrollIntoView('#lesson .lesson-toc');
   await page.screenshot('lesson-light-contents.png');
-  console.log(`  ${SECTIONS.length * 2} screenshots in ${path.relative(root, shots)}/`);
+  console.log(`  ${SECTIONS.length * 2} screenshots in ${path.relative(root, SHOTS)}/`);
 });
 
 test('under a strict Content-Security-Policy the lesson and KaTeX cause no violation', async () => {
@@ -470,7 +464,13 @@ test('under a strict Content-Security-Policy the lesson and KaTeX cause no viola
   }
 });
 
-test('no console errors and no request outside the page\'s own server', () => {
+test('no console errors and no request outside the page\'s own server', async () => {
+  await page.flushEvents();
+  const timed = await page.requests();
+  if (timed) {
+    note(`${limits.requests} (${timed.length} entries)`);
+    for (const url of timed) if (!isOwn(url)) outsideRequests.push(url);
+  }
   console.log(`  console errors: ${consoleErrors.length}; outside requests: ${outsideRequests.length}`);
   assert.deepEqual(consoleErrors, []);
   assert.deepEqual(outsideRequests, []);
