@@ -137,6 +137,19 @@ export const requirements = [
     what: '/usr/bin/chromium (browser tests, headless)',
     present: () => exists('/usr/bin/chromium'),
   },
+  {
+    pkg: 'firefox-esr',
+    for: ['test'],
+    what: '/usr/bin/firefox-esr (browser tests, headless, WebDriver BiDi)',
+    present: () => exists('/usr/bin/firefox-esr'),
+  },
+  {
+    pkg: 'webkit2gtk-driver',
+    for: ['test'],
+    what: 'WebKitWebDriver and WebKitGTK\'s MiniBrowser (browser tests in WebKit)',
+    present: () => Boolean(which('WebKitWebDriver')) && existsUnderAny('/usr/lib', 'webkit2gtk-4.1/MiniBrowser'),
+  },
+  { pkg: 'xvfb', for: ['test'], what: 'Xvfb, the display WebKit draws on', present: () => Boolean(which('Xvfb')) },
   { pkg: 'npm', for: ['start', 'test', 'build'], what: 'npm', present: () => Boolean(which('npm')) },
 ];
 

@@ -91,13 +91,16 @@ export const steps = [
     when: () =>
       (exists('tsconfig.json') && filesIn('tests/types', /\.ts$/).length > 0) || 'no tests/types/*.ts yet',
   },
-  {
-    name: 'browser tests (node --test tests/browser)',
+  // The same browser tests in each engine (tests/browser/driver.js reads MHA_BROWSER).
+  ...[['chromium', 'Chromium'], ['firefox', 'Firefox'], ['webkit', 'WebKit']].map(([engine, title]) => ({
+    name: `browser tests in ${title} (MHA_BROWSER=${engine} node --test tests/browser)`,
     needs: ['wasm'],
     cmd: node,
     args: () => ['--test', ...nodeTestFiles('tests/browser')],
+    env: { MHA_BROWSER: engine },
     when: whenFiles('tests/browser', NODE_TEST_FILE),
-  },
+    timeoutMs: 30 * 60_000,
+  })),
   {
     // Checks that the benchmark still runs (shape A, short budgets, nothing built); the timings
     // it prints are not checked. The full run is `npm run bench`.

@@ -8,14 +8,13 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launch, note, serve, ENGINE, limits } from './driver.js';
 
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const shots = path.join(root, 'build', 'screenshots');
 const PROBE = 'mha-csp-probe';
 
 let server;
@@ -25,8 +24,7 @@ before(async () => {
   for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
     assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
   }
-  mkdirSync(shots, { recursive: true });
-  server = await startServer({ root: path.join(root, 'web'), port: 0, headers: { 'Content-Security-Policy': CSP } });
+  server = await serve({ root: path.join(root, 'web'), headers: { 'Content-Security-Policy': CSP } });
   browser = await launch();
 });
 
@@ -48,21 +46,29 @@ async function open(urlPath) {
     });
     Object.defineProperty(window, Symbol.for(key), { value: record });
   }, PROBE);
-  page.on('console', (message) => {
-    const text = message.text();
+  const consoleMessage = (type, text, url) => {
     if (/Content Security Policy|Refused to/i.test(text)) report.cspConsole.push(text);
-    else if (message.type() === 'error' && !(message.location().url || '').endsWith('/favicon.ico')) report.errors.push(text);
-  });
-  page.on('pageError', (error) => report.errors.push(`page error: ${error.message}`));
-  page.on('request', (request) => {
+    else if (type === 'error' && !(url || '').endsWith('/favicon.ico')) report.errors.push(text);
+  };
+  // webkit has no console events: its probe reports console.error calls (CSP refusals reach the
+  // securitypolicyviolation events the init script records)
+  if (ENGINE === 'webkit') page.on('consoleError', (text, url) => consoleMessage('error', text, url));
+  else page.on('console', consoleMessage);
+  page.on('pageError', (message) => report.errors.push(`page error: ${message}`));
+  const request = (url) => {
     report.requests += 1;
-    const url = request.url();
     if (!url.startsWith(`${origin}/`) && !url.startsWith('data:') && !url.startsWith('blob:')) report.foreign.push(url);
     if (url.startsWith('data:') || url.startsWith('blob:')) report.foreign.push(`${url.slice(0, 40)} (not 'self')`);
-  });
-  page.on('worker', (worker) => {
-    worker.on('console', (message) => { if (/Content Security Policy|Refused to/i.test(message.text())) report.cspConsole.push(`worker: ${message.text()}`); });
-  });
+  };
+  page.on('request', request);
+  report.readRequests = async () => {
+    if (await page.requests() === null) return;
+    note(limits.requests);
+    for (const frame of await page.frames()) for (const url of await frame.evaluate(() => [location.href, ...performance.getEntriesByType('resource').map((e) => e.name)])) request(url);
+  };
+  if (!page.onWorkerConsole((text) => { if (/Content Security Policy|Refused to/i.test(text)) report.cspConsole.push(`worker: ${text}`); })) {
+    note(`${limits.workerConsole}: a worker's CSP refusals are seen only as its failure to compute`);
+  }
   await page.goto(`${server.url}${urlPath}`);
   return { page, report };
 }
@@ -70,7 +76,9 @@ async function open(urlPath) {
 /** Violations and new globals recorded in every frame of the page. */
 async function collect(page, report) {
   const frames = [];
-  for (const frame of page.frames()) {
+  await page.flushEvents();
+  if (report.readRequests) await report.readRequests();
+  for (const frame of await page.frames()) {
     const result = await frame.evaluate((key) => {
       const record = window[Symbol.for(key)];
       if (!record) return null;
@@ -102,7 +110,7 @@ const allReady = () => [...document.querySelectorAll('mha-explorer')].length > 0
 test('the example page: five elements, an iframe embed, free text, a wide model in a Web Worker', async () => {
   const { page, report } = await open('examples/embed.html');
   await page.waitForFunction(allReady, null, { timeout: 60_000 });
-  const frame = page.frames().find((f) => f.url().includes('/embed.html?'));
+  const frame = (await page.frames()).find((f) => f.url.includes('/embed.html?'));
   assert.ok(frame, 'the iframe embed loaded');
   await frame.waitForFunction(allReady, null, { timeout: 60_000 });
   // free text: loads the tagger lazily under the same policy

@@ -299,10 +299,10 @@ const toSource = (fn) => (typeof fn === 'function' ? fn.toString() : `() => (${f
 class BasePage {
   constructor() {
     this.engine = ENGINE;
-    this.listeners = { consoleError: [], pageError: [], dialog: [], request: [] };
+    this.listeners = { console: [], consoleError: [], pageError: [], dialog: [], request: [] };
   }
 
-  /** on('consoleError', (text, url) => …), on('pageError', (message) => …), on('dialog', (text) => …), on('request', (url) => …) */
+  /** on('console', (type, text, url) => …) (every message; not in webkit), on('consoleError', (text, url) => …), on('pageError', (message) => …), on('dialog', (text) => …), on('request', (url) => …) */
   on(event, fn) {
     assert.ok(this.listeners[event], `no page event "${event}"`);
     this.listeners[event].push(fn);
@@ -410,7 +410,10 @@ class ChromiumPage extends BasePage {
     super();
     this.page = page;
     this.context = context;
-    page.on('console', (m) => { if (m.type() === 'error') this.emit('consoleError', m.text(), m.location().url || ''); });
+    page.on('console', (m) => {
+      this.emit('console', m.type(), m.text(), m.location().url || '');
+      if (m.type() === 'error') this.emit('consoleError', m.text(), m.location().url || '');
+    });
     page.on('pageerror', (e) => this.emit('pageError', e.message));
     page.on('dialog', async (d) => { this.emit('dialog', `${d.type()}: ${d.message()}`); await d.dismiss(); });
     page.on('request', (r) => this.emit('request', r.url()));
@@ -465,7 +468,10 @@ class FirefoxPage extends BasePage {
     this.page = page;
     this.context = context;
     this.downloads = downloads;
-    page.on('console', (m) => { if (m.type() === 'error') this.emit('consoleError', m.text(), m.location()?.url || ''); });
+    page.on('console', (m) => {
+      this.emit('console', m.type(), m.text(), m.location()?.url || '');
+      if (m.type() === 'error') this.emit('consoleError', m.text(), m.location()?.url || '');
+    });
     page.on('pageerror', (e) => this.emit('pageError', e.message));
     page.on('dialog', async (d) => { this.emit('dialog', `${d.type()}: ${d.message()}`); await d.dismiss(); });
     page.on('request', (r) => this.emit('request', r.url()));

@@ -1,19 +1,18 @@
-// <mha-explorer> in Chromium: the numbers it shows are the JS API's for the same weights and
+// <mha-explorer> in each engine (tests/browser/driver.js): the numbers it shows are the JS API's for the same weights and
 // tokens; attributes, views, events, several independent instances, sizing to its container,
 // theme and height, keyboard, and clear errors for bad attributes. Screenshots go to
-// build/screenshots/.
+// build/screenshots/<engine>/.
 //
 //   node --test tests/browser/element.test.js
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launch, note, serve, ENGINE, limits } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const shots = path.join(root, 'build', 'screenshots');
 
 let server;
 let browser;
@@ -22,11 +21,10 @@ const pageErrors = [];
 
 before(async () => {
   assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
-  mkdirSync(shots, { recursive: true });
-  server = await startServer({ root: path.join(root, 'web'), port: 0 });
+  server = await serve({ root: path.join(root, 'web') });
   browser = await launch();
   page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
-  page.on('pageError', (error) => pageErrors.push(error.message));
+  page.on('pageError', (message) => pageErrors.push(message));
   // embed.html brings the element; the tests add their own instances beside it
   await page.goto(`${server.url}embed.html?view=single`);
   await page.waitForFunction(() => document.querySelector('mha-explorer').status === 'ready');
@@ -252,5 +250,6 @@ test('screenshots of the three views; no page errors', async () => {
   for (const view of ['single', 'grid', 'compare']) {
     await page.screenshot(`element-${view}.png`, { selector: `#shot-${view}` });
   }
+  await page.flushEvents();
   assert.deepEqual(pageErrors, []);
 });

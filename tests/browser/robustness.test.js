@@ -1,4 +1,5 @@
-// The page holds against what students type and load (headless Chromium, scripts/serve.js):
+// The page holds against what students type and load (each engine of tests/browser/driver.js,
+// scripts/serve.js):
 //   - typed text holding HTML or script stays text: nothing runs, no element is made from it;
 //   - a weights file that is malformed, truncated, mis-shaped, non-finite or huge gives a
 //     message in the page, and the page keeps working (and still loads a good file after);
@@ -9,8 +10,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureVendored, launch, note, serve, ENGINE, limits } from './driver.js';
@@ -51,11 +51,8 @@ after(async () => {
 
 async function newPage() {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('pageError', (error) => pageErrors.push(`${page.url()}: ${error.message}`));
-  page.on('dialog', async (dialog) => {
-    dialogs.push(`${dialog.type()}: ${dialog.message()}`);
-    await dialog.dismiss();
-  });
+  page.on('pageError', (message) => pageErrors.push(`${page.url()}: ${message}`));
+  page.on('dialog', (text) => dialogs.push(text));
   return page;
 }
 
@@ -82,6 +79,7 @@ async function assertNothingInjected(page, where) {
       jsLinks: count('a[href^="javascript:"]'),
     };
   });
+  await page.flushEvents();
   assert.deepEqual(found, { pwned: null, handlers: 0, frames: 0, imgX: 0, scripts: 0, jsLinks: 0 }, `${where}: markup was injected: ${JSON.stringify(found)}`);
   assert.deepEqual(dialogs, [], `${where}: a dialog opened`);
 }
@@ -89,15 +87,15 @@ async function assertNothingInjected(page, where) {
 /** The explorer still works: another sentence and another head recompute and redraw. */
 async function assertExplorerWorks(page, where) {
   const before = await page.evaluate(() => ({ sentence: window.explorer.sentence.text, head: window.explorer.selectedHead }));
-  const radios = page.locator('#sentence-list [role="radio"]');
-  const count = await radios.count();
-  const texts = await radios.allTextContents();
+  const radios = '#sentence-list [role="radio"]';
+  const count = await page.count(radios);
+  const texts = await page.texts(radios);
   const next = (texts.indexOf(before.sentence) + 1) % Math.max(count, 1);
-  await radios.nth(next).click();
+  await page.click(radios, { index: next });
   await waitForExplorer(page, (text) => window.explorer.sentence.text === text, texts[next], 10000);
-  const tabs = page.locator('#head-tabs [role="tab"]');
-  await tabs.nth((before.head + 1) % (await tabs.count())).click();
-  await waitForExplorer(page, (h) => window.explorer.selectedHead === h, (before.head + 1) % (await tabs.count()));
+  const tabs = '#head-tabs [role="tab"]';
+  await page.click(tabs, { index: (before.head + 1) % (await page.count(tabs)) });
+  await waitForExplorer(page, (h) => window.explorer.selectedHead === h, (before.head + 1) % (await page.count(tabs)));
   const drawn = await page.evaluate(async () => {
     const d = (await import('/views/heatmap.js')).drawnOn(document.getElementById('main-heatmap'));
     return d ? Array.from(d.values).every(Number.isFinite) && d.values.length > 0 : false;
@@ -183,14 +181,7 @@ test('malformed, truncated, mis-shaped, non-finite and huge weight files give a 
   for (const file of files) {
     const started = Date.now();
     await page.evaluate(() => { document.querySelector('#source-error').hidden = true; });
-    if (file.buffer.length > 40 * 1024 * 1024) {
-      // playwright passes large files by path
-      const onDisk = path.join(mkdtempSync(path.join(os.tmpdir(), 'mha-robustness-')), file.name);
-      writeFileSync(onDisk, file.buffer);
-      await page.setInputFiles('#state-dict-file', onDisk);
-    } else {
-      await page.setInputFiles('#state-dict-file', { name: file.name, buffer: file.buffer });
-    }
+    await page.setInputFiles('#state-dict-file', { name: file.name, buffer: file.buffer });
     await page.waitForSelector('#source-error:not([hidden])', { timeout: 60000 });
     const message = (await page.text('#source-error')).trim();
     console.log(`${file.name} (${file.buffer.length} bytes, ${Date.now() - started} ms): ${message.slice(0, 200)}`);

@@ -1,17 +1,16 @@
-// The train view in headless Chromium: the shipped trained model loads and is scored head by
+// The train view in each engine (tests/browser/driver.js): the shipped trained model loads and is scored head by
 // head; a short live training in the Web Worker makes the loss fall and a head's score on its
 // relation rise.
 //
 //   node --test tests/browser/train.test.js
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launch, note, serve, ENGINE, limits } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const shots = path.join(root, 'build', 'screenshots');
 const VIEW = 'mha-train-view';
 
 let server;
@@ -21,8 +20,7 @@ before(async () => {
   for (const file of ['web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm']) {
     assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
   }
-  mkdirSync(shots, { recursive: true });
-  server = await startServer({ root: path.join(root, 'web'), port: 0 });
+  server = await serve({ root: path.join(root, 'web') });
   browser = await launch();
 });
 
@@ -34,7 +32,7 @@ after(async () => {
 async function openView() {
   const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   const errors = [];
-  page.on('pageError', (error) => errors.push(error.message));
+  page.on('pageError', (message) => errors.push(message));
   await page.goto(new URL('app/train/index.html', server.url).href);
   return { page, errors };
 }
@@ -77,6 +75,7 @@ test('the shipped model loads and every head is scored on every relation', { tim
   console.log(`unknown word: ${message}`);
   assert.match(message, /unknown word "some"/);
   await page.screenshot('train-shipped.png', { fullPage: true });
+  await page.flushEvents();
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -126,6 +125,7 @@ test('live training in the worker: the loss falls and the pronoun head rises', {
   assert.ok(last < first - 0.5, `loss should fall: ${first} -> ${last}`);
   assert.ok(e1.pronoun > e0.pronoun + 0.2, `pronoun head should rise: ${e0.pronoun} -> ${e1.pronoun}`);
   await page.screenshot('train-live.png', { fullPage: true });
+  await page.flushEvents();
   assert.deepEqual(errors, []);
   await page.close();
 });

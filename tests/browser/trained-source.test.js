@@ -1,15 +1,15 @@
-// The explorer's "trained" source in a real browser (Debian's chromium through playwright-core),
+// The explorer's "trained" source in a real browser (each engine of tests/browser/driver.js),
 // served by scripts/serve.js on a free port. Checks: the maps the page draws for the trained
 // model equal what web/lib/train.js returns for the same sentence (to 1e-6), on both layers, on
 // grammar sentences and on typed text; the statistics are the core's headStatistics of those
 // maps; the head names follow the measured heads x relations table; unknown words are named;
-// the other sources come back unchanged; no console errors. Screenshot: build/screenshots/.
+// the other sources come back unchanged; no console errors. Screenshot: build/screenshots/<engine>/.
 //
 //   node --test tests/browser/trained-source.test.js
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { launch, note, serve, ENGINE, limits } from './driver.js';
@@ -18,7 +18,6 @@ import { EXAMPLES } from '../../web/sources/examples.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
-const shots = path.join(root, 'build', 'screenshots');
 const TOLERANCE = 1e-6;
 
 let server;
@@ -30,16 +29,14 @@ before(async () => {
   for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm', 'web/sources/weights/trained-seed1.bin']) {
     assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "node scripts/build.js --wasm" first`);
   }
-  mkdirSync(shots, { recursive: true });
   server = await serve({ root: webRoot });
   browser = await launch();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('console', (msg) => {
-    if (msg.type() !== 'error') return;
-    if (/\/app\/lesson\/index\.js$/.test(msg.location().url || '') && !existsSync(path.join(webRoot, 'app', 'lesson', 'index.js'))) return;
-    consoleErrors.push(`${msg.text()} (${msg.location().url || 'no url'})`);
+  page.on('consoleError', (text, url) => {
+    if (/\/app\/lesson\/index\.js$/.test(url || '') && !existsSync(path.join(webRoot, 'app', 'lesson', 'index.js'))) return;
+    consoleErrors.push(`${text} (${url || 'no url'})`);
   });
-  page.on('pageError', (error) => consoleErrors.push(`page error: ${error.message}`));
+  page.on('pageError', (message) => consoleErrors.push(`page error: ${message}`));
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 30000 });
   assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.text('#status')}`);
@@ -186,5 +183,6 @@ test('leaving the trained source brings the explorer back unchanged; no console 
   assert.ok(!back.tabs.includes('diffuse'));
   assert.ok(back.input > 0);
   assert.match(await page.text('#free-text-help'), /part-of-speech tagger/, 'the free-text help of the other sources is back');
+  await page.flushEvents();
   assert.deepEqual(consoleErrors, [], `console errors: ${consoleErrors.join('\n')}`);
 });
