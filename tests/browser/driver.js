@@ -121,10 +121,9 @@ function probeSource(initScripts) {
     const consoleError = console.error.bind(console);
     console.error = (...args) => { record.consoleErrors.push({ text: args.map(String).join(' '), url: location.href }); consoleError(...args); };
     window.addEventListener('error', (event) => {
-      if (event.target && event.target !== window && (event.target.src || event.target.href)) {
+      if (event instanceof ErrorEvent) record.pageErrors.push(event.message || String(event.error));
+      else if (event.target && event.target !== window && (event.target.src || event.target.href)) {
         record.consoleErrors.push({ text: `failed to load ${event.target.src || event.target.href}`, url: event.target.src || event.target.href });
-      } else {
-        record.pageErrors.push(event.message || String(event.error));
       }
     }, true);
     window.addEventListener('unhandledrejection', (event) => record.pageErrors.push(`unhandled rejection: ${event.reason && event.reason.message ? event.reason.message : event.reason}`));

@@ -365,7 +365,6 @@ function setTheme(dark) {
   document.documentElement.dataset.theme = dark ? 'dark' : 'light';
   const toggle = $('theme-toggle');
   toggle.setAttribute('aria-pressed', String(dark));
-  toggle.querySelector('.theme-toggle-text').textContent = dark ? 'Light' : 'Dark';
   try { localStorage.setItem('mha-theme', dark ? 'dark' : 'light'); } catch { /* storage may be off */ }
   theme = themeColors();
   if (explorer.result) render();

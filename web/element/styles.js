@@ -47,6 +47,7 @@ export const ELEMENT_CSS = `
 }
 * { box-sizing: border-box; }
 button, input, select { font: inherit; color: inherit; }
+select { background: var(--mha-bg); border: 1px solid var(--mha-border); border-radius: 6px; }
 :focus-visible { outline: 3px solid var(--mha-focus); outline-offset: 2px; }
 .frame { padding: 0.75rem; display: flex; flex-direction: column; gap: 0.6rem; min-height: 100%; }
 .toolbar { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; justify-content: space-between; }

@@ -5,13 +5,19 @@ import { TokenFeatureSource } from './token-features.js';
 
 const weightFiles = new Map(); // URL -> Promise<ArrayBuffer>, shared by every element on a page
 
+/** URLs weights may be fetched from (not javascript:, file: or others a browser refuses anyway). */
+const FETCHED_PROTOCOLS = ['http:', 'https:', 'blob:', 'data:'];
+
 /** The bytes at a URL, fetched once. */
 export function fetchWeights(url) {
   if (!weightFiles.has(url)) {
-    const promise = fetch(url).then(async (response) => {
-      if (!response.ok) throw new Error(`could not load weights from ${url}: HTTP ${response.status} ${response.statusText}`);
-      return response.arrayBuffer();
-    });
+    const { protocol } = new URL(url, globalThis.location?.href ?? 'http://localhost/');
+    const promise = FETCHED_PROTOCOLS.includes(protocol)
+      ? fetch(url).then(async (response) => {
+        if (!response.ok) throw new Error(`could not load weights from ${url}: HTTP ${response.status} ${response.statusText}`);
+        return response.arrayBuffer();
+      })
+      : Promise.reject(new Error(`could not load weights from ${url}: expected an http:, https:, blob: or data: URL or a path, got a ${protocol} URL`));
     promise.catch(() => weightFiles.delete(url));
     weightFiles.set(url, promise);
   }

@@ -1,0 +1,133 @@
+// axe-core (npm) in each engine: the WCAG 2.0 and 2.1 rules of levels A and AA on the lesson
+// page (every section scrolled into view, light and dark), the train view, the iframe embed
+// page (light and dark) and the element's example page (its iframe included). Each page must
+// have 0 violations; the rules that ran and every violation found are printed.
+//
+//   MHA_BROWSER=firefox node --test tests/browser/accessibility.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ENGINE, ensureVendored, launch, serve } from './driver.js';
+import { attachExplorer, settled } from './page-state.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+export const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+let server;
+let browser;
+
+before(async () => {
+  assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
+  ensureVendored();
+  server = await serve({ root: path.join(root, 'web') });
+  browser = await launch();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+/** axe.run in the page (axe added to every frame first); a summary of what it found. */
+export async function runAxe(page, label) {
+  for (const frame of await page.frames()) {
+    await frame.evaluate((source) => {
+      if (window.axe) return;
+      const script = document.createElement('script');
+      script.textContent = source;
+      document.head.append(script);
+    }, AXE_SOURCE);
+  }
+  const result = await page.evaluate(async (tags) => {
+    // every rule with one of these tags, the experimental ones too (label-content-name-mismatch)
+    const rules = window.axe.getRules(tags).map((rule) => rule.ruleId);
+    const r = await window.axe.run(document, { runOnly: { type: 'rule', values: rules }, resultTypes: ['violations'] });
+    return {
+      rules: r.passes.length + r.violations.length + r.incomplete.length + r.inapplicable.length,
+      violations: r.violations.map((v) => ({
+        id: v.id, impact: v.impact, help: v.help,
+        nodes: v.nodes.map((n) => `${n.target.join(' ')}${n.failureSummary ? `: ${n.failureSummary.replace(/\s+/g, ' ').slice(0, 160)}` : ''}`),
+      })),
+    };
+  }, WCAG_TAGS);
+  const count = result.violations.reduce((n, v) => n + v.nodes.length, 0);
+  console.log(`  [${ENGINE}] ${label}: ${result.rules} WCAG 2.0/2.1 A/AA rules, ${result.violations.length} violated (${count} nodes)`);
+  for (const v of result.violations) {
+    console.log(`    ${v.id} (${v.impact}): ${v.help}; ${v.nodes.length} node(s)`);
+    for (const node of v.nodes.slice(0, 6)) console.log(`      ${node}`);
+  }
+  return result.violations.map((v) => `${v.id}: ${v.nodes.length} node(s), e.g. ${v.nodes[0]}`);
+}
+
+async function lessonPage(theme) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.status === 'ok' && document.querySelector('#lesson')?.dataset.ready === 'true', null, { timeout: 60000 });
+  await attachExplorer(page);
+  await settled(page);
+  if (theme === 'dark') {
+    await page.click('#theme-toggle');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  }
+  // every part of the page in view once, so that lazily drawn parts (formulas) are there
+  const parts = await page.evaluate(() => [...document.querySelectorAll('main > *, #explorer > .panel, #lesson .lesson-section')].map((e, k) => {
+    e.dataset.axePart = String(k);
+    return `[data-axe-part="${k}"]`;
+  }));
+  for (const part of parts) await page.scrollIntoView(part);
+  // formulas on screen are typeset (those in closed <details> wait until opened)
+  await page.waitForFunction(() => [...document.querySelectorAll('#lesson .math:not(.math-rendered):not(.math-failed)')]
+    .every((m) => !m.getClientRects().length || (m.checkVisibility && !m.checkVisibility())), null, { timeout: 30000 });
+  await page.evaluate(() => document.querySelectorAll('[data-axe-part]').forEach((e) => e.removeAttribute('data-axe-part')));
+  await settled(page);
+  return page;
+}
+
+for (const theme of ['light', 'dark']) {
+  test(`the lesson page, every section in view, ${theme} theme: 0 violations`, async () => {
+    const page = await lessonPage(theme);
+    assert.deepEqual(await runAxe(page, `lesson page (${theme})`), []);
+    await page.close();
+  });
+}
+
+test('the train view: 0 violations', async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
+  await page.goto(new URL('app/train/index.html', server.url).href);
+  await page.waitForFunction(() => window[Symbol.for('mha-train-view')]?.trained?.maps || window[Symbol.for('mha-train-view')]?.errors.length, null, { timeout: 100000 });
+  assert.deepEqual(await runAxe(page, 'train view'), []);
+  await page.close();
+});
+
+for (const theme of ['light', 'dark']) {
+  test(`the iframe embed page, ${theme} theme: 0 violations`, async () => {
+    const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+    await page.goto(`${server.url}embed.html?view=compare&theme=${theme}`);
+    await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
+    assert.deepEqual(await runAxe(page, `embed.html (${theme})`), []);
+    for (const view of ['single', 'grid']) {
+      await page.evaluate((v) => { document.querySelector('mha-explorer').view = v; }, view);
+      await page.waitForFunction((v) => document.querySelector('mha-explorer').shadowRoot.querySelector(`.${v}`), view);
+      assert.deepEqual(await runAxe(page, `embed.html, ${view} view (${theme})`), []);
+    }
+    await page.close();
+  });
+}
+
+test('the element\'s example page (several elements and an iframe embed): 0 violations', async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  await page.goto(`${server.url}examples/embed.html`);
+  const allReady = () => [...document.querySelectorAll('mha-explorer')].length > 0 &&
+    [...document.querySelectorAll('mha-explorer')].every((e) => e.status === 'ready');
+  await page.waitForFunction(allReady, null, { timeout: 60000 });
+  const frame = (await page.frames()).find((f) => f.url.includes('/embed.html?'));
+  assert.ok(frame, 'the iframe embed loaded');
+  await frame.waitForFunction(allReady, null, { timeout: 60000 });
+  assert.deepEqual(await runAxe(page, 'examples/embed.html'), []);
+  await page.close();
+});
