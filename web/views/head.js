@@ -16,41 +16,96 @@ export function renderHeadMap(canvas, o) {
     values: o.values, rows: L, cols: L, rowLabels: o.labels, colLabels: o.labels, width: o.width, maxCell: o.maxCell ?? 46,
     highlightRow: o.highlightRow ?? -1, hoverCell: o.hoverCell ?? null, showValues: true, theme: o.theme,
   });
-  canvas.setAttribute('aria-label', `${o.title}: heatmap of ${L} by ${L} attention weights. The table of this head's weights lists every value.`);
+  canvas.setAttribute('aria-label', `${o.title}: heatmap of ${L} by ${L} attention weights. Press Enter, then the arrow keys to read it cell by cell, Escape to leave; the table of this head's weights lists every value.`);
 }
 
 /**
- * Follow the pointer over a map: onCell({ row, col, value, text }) for the cell under it, or
- * onCell(null) when it leaves the cells; the tooltip (if given) shows the cell's weight.
+ * Follow the pointer and the keyboard over a map: onCell({ row, col, value, text }) for the cell
+ * under the pointer or walked to with the arrow keys, or onCell(null) when it leaves the cells;
+ * the tooltip (if given) shows the cell's weight. The map is a tab stop: Enter or an arrow key
+ * enters it at the first cell, the arrow keys (Home, End, Page Up, Page Down) walk cell by cell,
+ * each cell's query token, key token and weight is announced in a live region beside the map,
+ * and Escape leaves it.
  * @param {HTMLCanvasElement} canvas  @param {HTMLElement|null} tooltip
  * @param {{ labels: () => string[], onCell: (cell: object|null) => void }} o
  */
 export function followPointer(canvas, tooltip, o) {
   let current = null;
+  const cellText = (cell, labels, value) => `“${labels[cell.row]}” → “${labels[cell.col]}”: ${value.toFixed(3)}`;
   const leave = () => {
     if (tooltip) tooltip.hidden = true;
     if (current) { current = null; o.onCell(null); }
   };
-  canvas.addEventListener('pointermove', (event) => {
-    const cell = cellAt(canvas, event);
-    if (!cell) { leave(); return; }
+  const show = (cell, at) => {
     const shown = drawnOn(canvas);
     const labels = o.labels();
     const value = shown.values[cell.row * shown.cols + cell.col];
-    const text = `“${labels[cell.row]}” → “${labels[cell.col]}”: ${value.toFixed(3)}`;
+    const text = cellText(cell, labels, value);
     if (tooltip) {
       tooltip.textContent = text;
       tooltip.hidden = false;
       const rect = canvas.getBoundingClientRect();
-      tooltip.style.left = `${Math.min(event.clientX - rect.left + 14, rect.width - 180)}px`;
-      tooltip.style.top = `${event.clientY - rect.top + 14}px`;
+      tooltip.style.left = `${Math.min(at.x + 14, rect.width - 180)}px`;
+      tooltip.style.top = `${at.y + 14}px`;
     }
     if (!current || current.row !== cell.row || current.col !== cell.col) {
       current = { ...cell, value, text };
       o.onCell(current);
     }
+    return { labels, value };
+  };
+  canvas.addEventListener('pointermove', (event) => {
+    const cell = cellAt(canvas, event);
+    if (!cell) { leave(); return; }
+    const rect = canvas.getBoundingClientRect();
+    show(cell, { x: event.clientX - rect.left, y: event.clientY - rect.top });
   });
   canvas.addEventListener('pointerleave', leave);
+
+  // The keyboard walk: a live region beside the map says where it is.
+  canvas.tabIndex = 0;
+  canvas.setAttribute('role', 'application');
+  canvas.setAttribute('aria-roledescription', 'attention map');
+  let announcer = canvas.parentElement.querySelector(':scope > .cell-announcer');
+  if (!announcer) {
+    announcer = el('p', { class: 'cell-announcer visually-hidden', 'aria-live': 'polite', 'aria-atomic': 'true' });
+    canvas.after(announcer);
+  }
+  let walking = null; // the cell the keyboard is on, or null
+  const announce = (text) => { announcer.textContent = text; };
+  canvas.addEventListener('keydown', (event) => {
+    const shown = drawnOn(canvas);
+    if (!shown || !shown.layout) return;
+    const { rows, cols, layout } = shown;
+    if (event.key === 'Escape') {
+      if (!walking) return;
+      walking = null;
+      leave();
+      announce('Left the map.');
+      event.preventDefault();
+      return;
+    }
+    const moves = {
+      ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowDown: [1, 0], ArrowUp: [-1, 0],
+      Home: [0, -cols], End: [0, cols], PageUp: [-rows, 0], PageDown: [rows, 0],
+    };
+    if (!walking && (event.key === 'Enter' || event.key === ' ' || moves[event.key])) {
+      walking = { row: 0, col: 0 };
+    } else if (walking && moves[event.key]) {
+      const [dr, dc] = moves[event.key];
+      walking = { row: Math.max(0, Math.min(rows - 1, walking.row + dr)), col: Math.max(0, Math.min(cols - 1, walking.col + dc)) };
+    } else {
+      return;
+    }
+    event.preventDefault();
+    const { labels, value } = show(walking, { x: layout.left + (walking.col + 1) * layout.cell, y: layout.top + (walking.row + 1) * layout.cell });
+    announce(`Query ${walking.row + 1} “${labels[walking.row]}”, key ${walking.col + 1} “${labels[walking.col]}”: weight ${value.toFixed(3)}.`);
+  });
+  canvas.addEventListener('blur', () => {
+    if (!walking) return;
+    walking = null;
+    leave();
+  });
 }
 
 function build(box) {

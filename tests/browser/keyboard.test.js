@@ -1,0 +1,239 @@
+// Without a mouse, in each engine: Tab reaches every control of the page and of the embed, in
+// reading order, each with a visible focus ring; the selected head's map is entered with Enter
+// and walked cell by cell with the arrow keys, each cell's query token, key token and weight
+// announced in a live region (and the row followed in the explorer), Escape leaves it;
+// prefers-reduced-motion turns the one animation (the element's progress bar) off.
+//
+//   MHA_BROWSER=webkit node --test tests/browser/keyboard.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ENGINE, ensureVendored, launch, note, serve } from './driver.js';
+import { attachExplorer, settled } from './page-state.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+let server;
+let browser;
+const errors = [];
+
+before(async () => {
+  assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
+  ensureVendored();
+  server = await serve({ root: path.join(root, 'web') });
+  browser = await launch();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+async function openExplorer(options = {}) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, ...options });
+  page.on('pageError', (message) => errors.push(message));
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.status === 'ok' && document.querySelector('#lesson')?.dataset.ready === 'true', null, { timeout: 60000 });
+  await attachExplorer(page);
+  await settled(page);
+  return page;
+}
+
+/**
+ * In the page: the controls a reader can reach with Tab, in document order (the focused
+ * element's shadow root included), and a recorder of what gets focus: each focus with whether
+ * a focus ring is drawn (an outline or a box shadow on it or on the label around it).
+ */
+function installFocusRecorder() {
+  const deepActive = () => { let a = document.activeElement; while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; return a; };
+  const all = (rootNode) => [...rootNode.querySelectorAll('*')].flatMap((e) => (e.shadowRoot ? [e, ...all(e.shadowRoot)] : [e]));
+  const shown = (e) => (e.checkVisibility ? e.checkVisibility({ visibilityProperty: true }) : e.getClientRects().length > 0);
+  const name = (e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.dataset.head ? `[head ${e.dataset.head}]` : ''}${e.dataset.value !== undefined ? `[${e.dataset.value}]` : ''}${e.type === 'radio' ? `[${e.value}]` : ''}${e.textContent && e.children.length < 3 ? ` "${e.textContent.trim().slice(0, 24)}"` : ''}`;
+  const tabbable = all(document).filter((e) => {
+    if (!(e.tabIndex >= 0) || e.disabled || !shown(e) || e.closest('[inert]')) return false;
+    const focusableTag = /^(A|BUTTON|INPUT|SELECT|TEXTAREA|SUMMARY|IFRAME)$/.test(e.tagName) || e.hasAttribute('tabindex');
+    if (!focusableTag || (e.tagName === 'A' && !e.hasAttribute('href'))) return false;
+    // a radio group is one stop: its checked radio (or its first when none is)
+    if (e.type === 'radio' && e.name) {
+      const group = [...e.getRootNode().querySelectorAll(`input[type="radio"][name="${e.name}"]`)].filter((r) => !r.disabled);
+      return group.some((r) => r.checked) ? e.checked : group[0] === e;
+    }
+    // a summary is focusable only as its details' first summary
+    if (e.tagName === 'SUMMARY') return e.parentElement?.tagName === 'DETAILS';
+    return true;
+  });
+  tabbable.forEach((e, k) => { e.dataset.tabOrder = String(k); });
+  const ring = (e) => {
+    for (let n = e, k = 0; n && k < 3; n = n.parentElement, k += 1) {
+      const s = getComputedStyle(n);
+      if ((s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 1) || (s.boxShadow && s.boxShadow !== 'none')) return true;
+      if (n.tagName !== 'INPUT') break; // a hidden file input shows its ring on the label
+    }
+    return false;
+  };
+  const record = [];
+  const onFocus = () => {
+    const e = deepActive();
+    if (!e || e === document.body) { record.push({ name: 'body', order: -1 }); return; }
+    const order = e.dataset.tabOrder === undefined ? null : Number(e.dataset.tabOrder);
+    record.push({ name: name(e), order, ring: ring(e), scroller: e.scrollHeight > e.clientHeight || e.scrollWidth > e.clientWidth });
+  };
+  document.addEventListener('focusin', onFocus, true);
+  for (const host of all(document).filter((e) => e.shadowRoot)) host.shadowRoot.addEventListener('focusin', (event) => { event.stopPropagation(); onFocus(); }, true);
+  window[Symbol.for('focus-record')] = record;
+  return tabbable.map(name);
+}
+
+/** Press Tab from the top of the page until focus has been through every control; the record. */
+async function tabThrough(page) {
+  await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
+  const expected = await page.evaluate(installFocusRecorder);
+  for (let k = 0; k < expected.length + 8; k += 1) await page.keyboard('Tab');
+  const record = await page.evaluate(() => window[Symbol.for('focus-record')]);
+  return { expected, record };
+}
+
+function checkWalk(label, { expected, record }) {
+  const stops = record.filter((r) => r.order !== null && r.order >= 0);
+  const extra = record.filter((r) => r.order === null);
+  const reached = new Set(stops.map((r) => r.order));
+  const missing = expected.filter((_, k) => !reached.has(k));
+  console.log(`  [${ENGINE}] ${label}: ${expected.length} controls to reach; ${reached.size} reached with ${record.length} presses of Tab; ${extra.length} other stops${extra.length ? ` (${extra.map((r) => `${r.name}${r.scroller ? ', a scroller' : ''}`).join('; ')})` : ''}`);
+  console.log(`    order: ${stops.slice(0, 12).map((r) => r.name).join(' → ')} → …`);
+  assert.deepEqual(missing, [], `${label}: controls Tab never reached`);
+  // reading order: the first pass through the page visits the controls in document order
+  const firstPass = stops.slice(0, expected.length).map((r) => r.order);
+  const outOfOrder = firstPass.filter((order, k) => k > 0 && order < firstPass[k - 1]);
+  assert.deepEqual(outOfOrder, [], `${label}: Tab went back in the document (${firstPass.join(',')})`);
+  const noRing = stops.filter((r) => !r.ring).map((r) => r.name);
+  assert.deepEqual([...new Set(noRing)], [], `${label}: focused without a visible focus ring`);
+  // stops that are not controls may only be scroll containers the engine makes focusable
+  assert.deepEqual(extra.filter((r) => !r.scroller && r.name !== 'body').map((r) => r.name), [], `${label}: Tab stopped on what is not a control`);
+}
+
+test('Tab reaches every control of the page in reading order, each with a focus ring', async () => {
+  const page = await openExplorer();
+  checkWalk('lesson page', await tabThrough(page));
+  await page.close();
+});
+
+test('Tab reaches every control of the embed (inside the element\'s shadow root) with a focus ring', async () => {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  page.on('pageError', (message) => errors.push(message));
+  await page.goto(`${server.url}embed.html?view=compare`);
+  await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
+  checkWalk('embed.html (compare view)', await tabThrough(page));
+  await page.evaluate(() => { document.querySelector('mha-explorer').view = 'single'; });
+  await page.waitForFunction(() => document.querySelector('mha-explorer').shadowRoot.querySelector('.single canvas'));
+  checkWalk('embed.html (single view)', await tabThrough(page));
+  await page.close();
+});
+
+/** In the page: the announcer's text and the cell the map shows, for the map canvas. */
+function readWalk(where) {
+  const rootNode = where === 'element' ? document.querySelector('mha-explorer').shadowRoot : document;
+  const canvas = where === 'element' ? rootNode.querySelector('.single canvas') : rootNode.getElementById('main-heatmap');
+  const announcer = canvas.parentElement.querySelector('.cell-announcer');
+  const active = where === 'element' ? rootNode.activeElement : document.activeElement;
+  return { text: announcer.textContent, live: announcer.getAttribute('aria-live'), focused: active === canvas, role: canvas.getAttribute('role'), label: canvas.getAttribute('aria-label') };
+}
+
+async function walkMap(page, where, expectedCell) {
+  const steps = [['Enter', 0, 0], ['ArrowRight', 0, 1], ['ArrowRight', 0, 2], ['ArrowDown', 1, 2], ['End', 1, -1], ['ArrowLeft', 1, -2], ['Home', 1, 0], ['PageDown', -1, 0], ['ArrowUp', -2, 0]];
+  const seen = [];
+  for (const [key, row, col] of steps) {
+    await page.keyboard(key);
+    const walk = await page.evaluate(readWalk, where);
+    const cell = await expectedCell(row, col);
+    const expected = `Query ${cell.row + 1} “${cell.query}”, key ${cell.col + 1} “${cell.key}”: weight ${cell.value.toFixed(3)}.`;
+    seen.push(`${key}: ${walk.text}`);
+    assert.equal(walk.focused, true, `${where}: the map keeps focus`);
+    assert.equal(walk.live, 'polite');
+    assert.equal(walk.text, expected, `${where}, after ${key}`);
+    if (cell.check) await cell.check();
+  }
+  await page.keyboard('Escape');
+  const left = await page.evaluate(readWalk, where);
+  seen.push(`Escape: ${left.text}`);
+  assert.equal(left.text, 'Left the map.');
+  assert.equal(left.focused, true, 'Escape leaves the walk, focus stays on the map');
+  console.log(`  [${ENGINE}] ${where} (${left.role}, "${left.label.slice(0, 60)}…"):\n    ${seen.join('\n    ')}`);
+  return left;
+}
+
+test('the selected head\'s map is walked cell by cell with the arrow keys and announced; Escape leaves it', async () => {
+  const page = await openExplorer();
+  await page.click('#head-tab-4');
+  await settled(page);
+  await page.focus('#main-heatmap');
+  const L = await page.evaluate(() => window.explorer.sentence.tokens.length);
+  const at = (v) => (v < 0 ? L + v : v);
+  await walkMap(page, 'page', async (row, col) => {
+    const cell = await page.evaluate(([i, j]) => {
+      const x = window.explorer;
+      const labels = x.sentence.tokens.map((t) => t.text);
+      return { row: i, col: j, query: labels[i], key: labels[j], value: x.map()[i * labels.length + j], hover: x.hoverToken };
+    }, [at(row), at(col)]);
+    // the explorer follows the row walked to, as it does under the pointer
+    cell.check = async () => assert.equal(await page.evaluate(() => window.explorer.hoverToken), cell.row);
+    return cell;
+  });
+  assert.equal(await page.evaluate(() => window.explorer.hoverToken), -1, 'leaving the map lets go of the row');
+  await page.close();
+});
+
+test('the element\'s map is walked the same way', async () => {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  page.on('pageError', (message) => errors.push(message));
+  await page.goto(`${server.url}embed.html?view=single&selected-head=5`);
+  await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
+  await page.evaluate(() => document.querySelector('mha-explorer').shadowRoot.querySelector('.single canvas').focus());
+  const L = await page.evaluate(() => document.querySelector('mha-explorer').result.tokens.length);
+  const at = (v) => (v < 0 ? L + v : v);
+  await walkMap(page, 'element', (row, col) => page.evaluate(([i, j]) => {
+    const { result } = document.querySelector('mha-explorer');
+    const n = result.tokens.length;
+    return { row: i, col: j, query: result.tokens[i], key: result.tokens[j], value: result.weights.data[4 * n * n + i * n + j] };
+  }, [at(row), at(col)]));
+  await page.close();
+});
+
+test('prefers-reduced-motion turns the progress bar\'s animation off', async () => {
+  const animation = async (options) => {
+    const page = await browser.newPage({ viewport: { width: 1000, height: 700 }, ...options });
+    await page.goto(`${server.url}embed.html`);
+    await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
+    const r = await page.evaluate(() => {
+      const progress = document.querySelector('mha-explorer').shadowRoot.querySelector('.progress');
+      progress.hidden = false;
+      const bar = getComputedStyle(progress.querySelector('.bar'), '::after');
+      const out = { reduce: matchMedia('(prefers-reduced-motion: reduce)').matches, name: bar.animationName, duration: bar.animationDuration };
+      progress.hidden = true;
+      return out;
+    });
+    await page.close();
+    return r;
+  };
+  const normal = await animation({});
+  const reduced = await animation({ reducedMotion: 'reduce' });
+  note(`progress bar: ${JSON.stringify(normal)} normally, ${JSON.stringify(reduced)} with reduced motion (${ENGINE === 'chromium' ? 'emulated' : ENGINE === 'firefox' ? 'ui.prefersReducedMotion' : 'GTK gtk-enable-animations=false'})`);
+  assert.equal(normal.reduce, false);
+  assert.equal(normal.name, 'slide');
+  assert.equal(reduced.reduce, true);
+  assert.equal(reduced.name, 'none');
+  // the page itself: nothing animates or transitions
+  const page = await openExplorer({ reducedMotion: 'reduce' });
+  const moving = await page.evaluate(() => [...document.querySelectorAll('*')].filter((e) => {
+    const s = getComputedStyle(e);
+    return (s.animationName && s.animationName !== 'none') || s.transitionDuration.split(',').some((d) => parseFloat(d) > 0);
+  }).map((e) => e.tagName));
+  assert.deepEqual(moving, [], 'elements of the page that still animate with reduced motion');
+  await page.close();
+});
+
+test('no page errors', () => {
+  assert.deepEqual(errors, []);
+});
