@@ -22,6 +22,7 @@ import { TrainedSource } from '../sources/trained.js';
 import { MAX_TOKENS } from '../sources/tokens.js';
 import { D_MODEL, DIMENSION_NAMES, LAYOUT } from '../sources/embeddings.js';
 import { ExplorerState } from './explorer-state.js';
+import { keepStateInUrl } from './url-state.js';
 
 /** The explorer's state: the lesson, the exports and the tests read it. */
 export const explorer = new ExplorerState();
@@ -472,6 +473,7 @@ async function main() {
   }
   await useSource('designed');
   explorer.timings.readyMs = performance.now();
+  await keepStateInUrl(explorer);
   $('status').textContent = `Ready: the WebAssembly core computed ${explorer.numHeads} heads in ${explorer.timings.lastComputeMs.toFixed(1)} ms.`;
   explorer.update({ status: 'ready' });
   document.body.dataset.status = 'ok';
