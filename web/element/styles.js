@@ -21,7 +21,9 @@ export const ELEMENT_CSS = `
   box-sizing: border-box;
   width: 100%;
   min-width: 0;
-  overflow: auto;
+  /* the frame inside scrolls: a host that scrolls is a tab stop of its own in Firefox, and Tab
+     then stays inside it */
+  overflow: hidden;
   background: var(--mha-bg);
   color: var(--mha-text);
   font: 14px/1.45 var(--mha-font);
@@ -49,7 +51,7 @@ export const ELEMENT_CSS = `
 button, input, select { font: inherit; color: inherit; }
 select { background: var(--mha-bg); border: 1px solid var(--mha-border); border-radius: 6px; }
 :focus-visible { outline: 3px solid var(--mha-focus); outline-offset: 2px; }
-.frame { padding: 0.75rem; display: flex; flex-direction: column; gap: 0.6rem; min-height: 100%; }
+.frame { padding: 0.75rem; display: flex; flex-direction: column; gap: 0.6rem; min-height: 100%; max-height: 100%; overflow: auto; }
 .toolbar { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; justify-content: space-between; }
 .sentence-form { display: flex; gap: 0.4rem; flex: 1 1 16rem; min-width: 0; }
 .sentence-form input { flex: 1; min-width: 0; padding: 0.3rem 0.5rem; border: 1px solid var(--mha-border); border-radius: 6px; background: transparent; }
