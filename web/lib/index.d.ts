@@ -293,10 +293,14 @@ export function parseSafetensors(
   options?: { fileName?: string },
 ): { tensors: Record<string, FileTensor>; metadata: Record<string, string> };
 
-/** Write tensors as a `.safetensors` file (F32, data 8-byte aligned). */
+/**
+ * Write tensors as a `.safetensors` file (data 8-byte aligned): F32 by default, or F16 (each
+ * value rounded to the nearest half, ties to even; beyond ±65504 it becomes ±Infinity).
+ */
 export function toSafetensors(
   tensors: Record<string, { data: ArrayLike<number>; shape: readonly number[] }>,
   metadata?: Record<string, string>,
+  options?: { dtype?: 'F32' | 'F16' },
 ): Uint8Array;
 
 // ---------------------------------------------------------------------------------------------
