@@ -140,7 +140,9 @@ export type MhaErrorCode =
   | 'INVALID_ARGUMENT'
   | 'DISPOSED'
   /** The Web Worker of {@link createWorkerMha} failed to start, or was terminated. */
-  | 'WORKER_ERROR';
+  | 'WORKER_ERROR'
+  /** A file of a pretrained model (mha-explorer/encoder) is missing or damaged; the message names it. */
+  | 'MODEL_FILE';
 
 /** Thrown for every bad input; `code` says which kind. */
 export class MhaError extends Error {
