@@ -153,10 +153,12 @@ class Encoder {
  private:
   Encoder() = default;
   struct Linear {
-    std::vector<float> weight;  // (out, in)
-    std::vector<float> bias;    // (out)
-    std::vector<float> packed;  // weight packed for kernels::linear_packed
+    std::vector<float> weight;      // (out, in)
+    std::vector<float> bias;        // (out)
+    std::vector<float> packed;      // weight packed for kernels::linear_packed
+    std::vector<float> transposed;  // (in, out), for inputs that are mostly 0 (keep_transposed)
     int64_t out = 0, in = 0;
+    bool keep_transposed = false;
   };
   struct LayerState {
     std::unique_ptr<MultiHeadAttention> attention;  // in_proj; out_proj too when out == E

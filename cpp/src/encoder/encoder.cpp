@@ -13,6 +13,11 @@
 namespace mha {
 namespace {
 
+// linear2 takes the ReLU's output: when at least this share of it is 0 (over 90% is, in the
+// model), only its nonzero values are multiplied out (encoder::sparse_input_linear), else the
+// dense GEMM runs.
+constexpr double kSparseInputZeroShare = 0.5;
+
 Status invalid_config(const std::string& message) { return Status(StatusCode::kInvalidConfig, message); }
 
 std::string shape_text(const Shape& shape) {
@@ -82,6 +87,7 @@ Status Encoder::Create(const EncoderConfig& config, std::unique_ptr<Encoder>* ou
     s.linear1.in = c.out_dim;
     s.linear2.out = c.out_dim;
     s.linear2.in = c.ffn_dim;
+    s.linear2.keep_transposed = true;
   }
   encoder->pooler_.out = config.output_dim;
   encoder->pooler_.in = layers.back().out_dim;
@@ -192,6 +198,11 @@ Status Encoder::set_parameter(const std::string& name, const float* data, size_t
     Linear& lin = *slot.linear;
     lin.packed.assign(static_cast<size_t>(kernels::packed_weight_floats(lin.out, lin.in)), 0.0f);
     kernels::pack_weight(lin.packed.data(), lin.weight.data(), lin.out, lin.in);
+    if (lin.keep_transposed) {
+      lin.transposed.resize(lin.weight.size());
+      for (int64_t o = 0; o < lin.out; ++o)
+        for (int64_t i = 0; i < lin.in; ++i) lin.transposed[i * lin.out + o] = lin.weight[o * lin.in + i];
+    }
   }
   set_[name] = true;
   return Status::Ok();
@@ -297,7 +308,11 @@ Status Encoder::run_layer(size_t l, const std::vector<int64_t>& ablated, int64_t
   kernels::linear_packed(ffn_hidden_.data(), normed_.data(), s.linear1.packed.data(), s.linear1.bias.data(), T, F, D);
   encoder::relu_inplace(ffn_hidden_.data(), T * F);
   ffn_out_.resize(static_cast<size_t>(T * D));
-  kernels::linear_packed(ffn_out_.data(), ffn_hidden_.data(), s.linear2.packed.data(), s.linear2.bias.data(), T, D, F);
+  if (encoder::zero_share(ffn_hidden_.data(), T * F) >= kSparseInputZeroShare) {
+    encoder::sparse_input_linear(ffn_out_.data(), ffn_hidden_.data(), s.linear2.transposed.data(), s.linear2.bias.data(), T, D, F);
+  } else {
+    kernels::linear_packed(ffn_out_.data(), ffn_hidden_.data(), s.linear2.packed.data(), s.linear2.bias.data(), T, D, F);
+  }
   encoder::add_inplace(x->data(), ffn_out_.data(), T * D);
   out->residual.data = *x;
   out->residual.shape = {T, D};

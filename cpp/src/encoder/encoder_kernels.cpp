@@ -52,6 +52,28 @@ void add_inplace(float* x, const float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
+double zero_share(const float* x, int64_t n) {
+  int64_t zeros = 0;
+  for (int64_t i = 0; i < n; ++i) zeros += x[i] == 0.0f;
+  return n > 0 ? static_cast<double>(zeros) / static_cast<double>(n) : 0.0;
+}
+
+void sparse_input_linear(float* out, const float* h, const float* weight_t, const float* bias, int64_t T, int64_t N,
+                         int64_t K) {
+  // 1. every row starts as the bias
+  for (int64_t t = 0; t < T; ++t) std::copy(bias, bias + N, out + t * N);
+  // 2. hidden unit by hidden unit (its weight row stays in L1 while the tokens that use it add it)
+  for (int64_t k = 0; k < K; ++k) {
+    const float* w_k = weight_t + k * N;  // (N)
+    for (int64_t t = 0; t < T; ++t) {
+      const float h_tk = h[t * K + k];
+      if (h_tk == 0.0f) continue;
+      float* out_t = out + t * N;  // (N)
+      for (int64_t n = 0; n < N; ++n) out_t[n] += h_tk * w_k[n];
+    }
+  }
+}
+
 void mean_rows(float* out, const float* in, int64_t T, int64_t D) {
   const double count = static_cast<double>(std::max<int64_t>(T, 1));
   for (int64_t d = 0; d < D; ++d) {
