@@ -462,6 +462,37 @@ test('hovering a token highlights its row in every head; the W_O view follows it
   await page.evaluate(() => document.activeElement.blur());
 });
 
+test('switching heads off: the bars are how far the core says each token moves', async () => {
+  await page.locator('#sentence-list [role="radio"]').nth(0).click();
+  await settled(page);
+  await page.check('#ablation-view input[data-head="3"]');
+  await page.check('#ablation-view input[data-head="4"]');
+  await page.waitForFunction(() => document.querySelectorAll('#ablation-bars .bar-row').length > 0 && window.explorer.ablated.size === 2 && /H4, H5 off/.test(document.getElementById('ablation-text').textContent));
+  const r = await page.evaluate(async () => {
+    const x = window.explorer;
+    const { loadMha } = await import('/lib/index.js');
+    const mha = await loadMha();
+    const attention = new mha.MultiHeadAttention(x.source.attention.config);
+    attention.loadStateDict(x.source.attention.stateDict());
+    const L = x.sentence.tokens.length;
+    const query = { data: x.sentence.features, shape: [L, 64] };
+    const base = attention.forward({ query, needWeights: false }).output.data;
+    const off = attention.forward({ query, needWeights: false, ablateHeads: [3, 4] }).output.data;
+    attention.dispose();
+    const expected = Array.from({ length: L }, (_, t) => Math.hypot(...Array.from({ length: 64 }, (_, c) => base[t * 64 + c] - off[t * 64 + c])));
+    const shown = [...document.querySelectorAll('#ablation-bars .bar-row')].map((row) => Number(row.dataset.difference));
+    return { expected, shown, text: document.getElementById('ablation-text').textContent };
+  });
+  console.log(`ablation H4+H5: ${r.text}`);
+  const err = maxAbsDiff(r.shown, r.expected);
+  assert.ok(err <= 1e-5, `bars differ from the core's differences by ${err}`);
+  assert.ok(Math.max(...r.expected) > 0.1, 'switching off the verb and pronoun heads moves some token');
+  await page.locator('#ablation-view').screenshot({ path: path.join(shots, 'explorer-ablation.png') });
+  await page.uncheck('#ablation-view input[data-head="3"]');
+  await page.uncheck('#ablation-view input[data-head="4"]');
+  await page.waitForFunction(() => window.explorer.ablated.size === 0 && /No head is switched off/.test(document.getElementById('ablation-text').textContent));
+});
+
 /** CPU time (ms) used so far by the browser and all its child processes, from /proc (Linux). */
 function browserCpuMs() {
   // chromium is started by this test process: count every descendant of it

@@ -4,6 +4,7 @@ import { el, saveBlob, showError } from '../views/dom.js';
 import { renderTokenStrip } from '../views/token-strip.js';
 import { renderRolesTable } from '../views/roles-table.js';
 import { renderSimilarity } from '../views/similarity.js';
+import { renderAblation } from '../views/ablation.js';
 import { DesignedSource } from '../sources/designed.js';
 import { RandomSource } from '../sources/random.js';
 import { FileSource, readWeightsFile, stateDictToJson } from '../sources/file.js';
@@ -226,8 +227,28 @@ async function recompute() {
   explorer.update({ result });
   render();
   const t2 = performance.now();
+  showAblation();
   Object.assign(explorer.timings, { lastComputeMs: t1 - t0, lastDrawMs: t2 - t1, lastUpdateMs: t2 - t0 });
   $('perf').textContent = `Last update: ${(t2 - t0).toFixed(1)} ms (core: forward pass, statistics and divergences ${(t1 - t0).toFixed(1)} ms; drawing ${(t2 - t1).toFixed(1)} ms) for ${sentence.tokens.length} tokens.`;
+}
+
+/** The ablation panel: the heads switched off (explorer.ablated), and how far each token moves. */
+export async function showAblation() {
+  const { source, sentence } = explorer;
+  const heads = [...explorer.ablated].filter((h) => h < source.numHeads).sort((a, b) => a - b);
+  const shown = source.ablation ? await source.ablation(sentence, heads) : null;
+  if (sentence !== explorer.sentence || source !== explorer.source) return; // a newer sentence came meanwhile
+  renderAblation($('ablation-view'), {
+    numHeads: source.numHeads, off: new Set(heads), shortOf: (h) => source.short(h), labels: sentence.tokens.map((t) => t.text),
+    rows: shown ? shown.rows : null, what: shown ? shown.what : '',
+    missing: `The ${source.name} cannot have its heads switched off here.`,
+    onToggle: (h, off) => {
+      const next = new Set(explorer.ablated);
+      if (off) next.add(h); else next.delete(h);
+      explorer.update({ ablated: next });
+      showAblation();
+    },
+  });
 }
 
 /** The similarity panel: two sentences through the pretrained model, each head switched off in turn. */

@@ -5,7 +5,7 @@
 // named only by what it measurably does.
 import { loadEncoder } from '../lib/encoder.js';
 import { EXAMPLES } from './examples.js';
-import { analyseHeads, tooManyTokens } from './source.js';
+import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
 import { measureHeads, pieceText, pieceWords, relationsOf, roleShares, ROLE_NAMES, RELATION_NAMES, ROLE_THRESHOLD, RELATION_THRESHOLD, BROAD_ENTROPY } from './head-roles.js';
 
@@ -80,6 +80,15 @@ export class PretrainedSource {
   async compute(sentence) {
     const result = layerResult(sentence.encoding, this.layer);
     return { ...result, ...(await analyseHeads(this.mha, result.weights)) };
+  }
+
+  /** How far each piece's final hidden state moves with `heads` of the layer shown switched off. */
+  async ablation(sentence, heads) {
+    const last = (encoding) => encoding.layers[encoding.layers.length - 1].residual;
+    const base = last(sentence.encoding);
+    const ablated = heads.length ? last(await this.encoder.encode(sentence.text, { ablate: heads.map((h) => [this.layer, h]) })) : base;
+    const [T, E] = base.shape;
+    return { rows: tokenDifferences(base.data, ablated.data, T, E), what: 'final hidden state' };
   }
 
   /** The layer's out_proj.weight (out, E): W_O, read back from the core. */
