@@ -32,13 +32,18 @@ function layerResult(encoding, l) {
 }
 
 export class PretrainedSource {
-  /** @param {{ layer?: number, modelUrl?: string | URL, onProgress?: (p: { loaded: number, total: number, file: string }) => void }} [o] */
-  constructor({ layer = 0, modelUrl = MODEL_URL, onProgress } = {}) {
+  /**
+   * @param {{ layer?: number, modelUrl?: string | URL, dtype?: 'float16' | 'float32',
+   *           onProgress?: (p: { loaded: number, total: number, file: string }) => void }} [o]
+   *   dtype: the weights downloaded (float16 by default: 14 MB instead of 28; computed in float32)
+   */
+  constructor({ layer = 0, modelUrl = MODEL_URL, dtype = 'float16', onProgress } = {}) {
     this.id = 'pretrained';
     this.name = 'Universal Sentence Encoder lite';
     this.layer = layer;
     this.causal = false;
     this.modelUrl = modelUrl;
+    this.dtype = dtype;
     this.onProgress = onProgress;
     this.mha = null;
     this.encoder = null;
@@ -54,7 +59,7 @@ export class PretrainedSource {
   /** Load the encoder (once a page), then measure every head over the corpus. */
   async load(mha) {
     this.mha = mha;
-    this.encoder = await sharedEncoder(this.modelUrl, this.onProgress);
+    this.encoder = await sharedEncoder(this.modelUrl, this.dtype, this.onProgress);
     this.roles = await sharedRoles(this.encoder, mha);
   }
 
@@ -171,10 +176,10 @@ export class PretrainedSource {
 
 // One encoder and one measurement of its heads for every PretrainedSource of the page.
 const encoders = new Map();
-function sharedEncoder(modelUrl, onProgress) {
-  const key = String(modelUrl);
+function sharedEncoder(modelUrl, dtype, onProgress) {
+  const key = `${modelUrl} ${dtype}`;
   if (!encoders.has(key)) {
-    const promise = loadEncoder({ modelUrl, onProgress });
+    const promise = loadEncoder({ modelUrl, dtype, onProgress });
     promise.catch(() => encoders.delete(key));
     encoders.set(key, promise);
   }
