@@ -164,6 +164,31 @@ test('the similarity panel: cosine of the embeddings, and what each head moves',
   await page.locator('#similarity-panel').screenshot({ path: path.join(shots, 'explorer-pretrained-similarity.png') });
 });
 
+test('a missing or damaged model file: a message naming the file, and the other sources still work', { timeout: 180_000 }, async () => {
+  for (const [label, fault] of [['missing', (route) => route.fulfill({ status: 404, body: 'not here' })],
+    ['damaged', async (route) => { const response = await route.fetch(); const body = Buffer.from(await response.body()); body[body.length >> 1] ^= 0xff; await route.fulfill({ response, body }); }]]) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } }); // an empty cache
+    const p = await context.newPage();
+    const errors = [];
+    p.on('pageerror', (error) => errors.push(error.message));
+    await p.route('**/models/use-lite/model-f16.safetensors', fault);
+    await p.goto(server.url);
+    await p.waitForFunction(() => document.body.dataset.status === 'ok', null, { timeout: 30000 });
+    await attachExplorer(p);
+    await p.check('input[name="source"][value="pretrained"]');
+    await p.waitForSelector('#source-error:not([hidden])', { timeout: 120_000 });
+    await waitForExplorer(p, () => window.explorer.source.id === 'designed');
+    const message = await p.textContent('#source-error');
+    console.log(`${label} model file: ${message}`);
+    assert.match(message, /model-f16\.safetensors/);
+    assert.equal(await p.evaluate(() => document.querySelector('input[name="source"]:checked').value), 'designed');
+    await p.locator('#sentence-list [role="radio"]').nth(1).click();
+    await waitForExplorer(p, () => window.explorer.sentence.example === 1);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
 test('the element serves the pretrained heads; back to the designed heads; no console errors', { timeout: 180_000 }, async () => {
   const r = await page.evaluate(async () => {
     await import('/element/mha-explorer.js');
