@@ -1,7 +1,7 @@
 // Writes the encoder's golden cases, tests/golden/encoder/cases.json and cases.f32, from the
 // model's own TF.js tokenizer and graph (scripts/use-lite/reference.js):
 //   - the sentences of tests/golden/encoder/sentences.json, the seven example sentences of
-//     web/app/examples.js, a text of exactly 128 tokens and one longer than 128 (whose graph
+//     web/sources/examples.js, a text of exactly 128 tokens and one longer than 128 (whose graph
 //     output covers its first 128 tokens: the graph cuts there, as encode({ truncate }) does);
 //   - per case: the reference tokenizer's ids, and from the graph each layer's attention
 //     weights [H, T, T] and the 512-d embedding, as float32 in cases.f32 (offsets in floats).
@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EXAMPLES } from '../web/app/examples.js';
+import { EXAMPLES } from '../web/sources/examples.js';
 import { MODEL_PACKAGE, MODEL_PACKAGE_VERSION, readModelPackage } from './use-lite/package-files.js';
 import { loadReferenceGraph, NUM_LAYERS, referenceTokenizer, TOKENIZER_PACKAGE, TOKENIZER_VERSION } from './use-lite/reference.js';
 
