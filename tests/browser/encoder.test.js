@@ -1,6 +1,6 @@
 // The pretrained encoder in Chromium, as a page uses it: loadEncoder() fetches the model from
 // the page's own origin with progress, keeps it in the Cache Storage (a second load reads no
-// byte from the network), and gives what Node.js computes; createWorkerEncoder() gives the same
+// byte from the network; a copy of another build is dropped), and gives what Node.js computes; createWorkerEncoder() gives the same
 // in a worker; a missing file rejects with MODEL_FILE naming it.
 //
 //   node --test tests/browser/encoder.test.js
@@ -72,6 +72,20 @@ test('loadEncoder in the page: progress, the same numbers as Node.js, and the se
   const second = await run();
   sameAsNode(second);
   assert.deepEqual(modelRequests.filter((u) => /safetensors|vocab/.test(u)), [], 'the second load reads the files from the Cache Storage');
+  // a copy of another build of a file is dropped once the current one is fetched
+  const keys = await page.evaluate(async () => {
+    const cache = await caches.open('mha-explorer-models');
+    for (const request of await cache.keys()) if (request.url.includes('vocab.txt')) await cache.delete(request);
+    await cache.put(new URL('/models/use-lite/vocab.txt?sha256=0000', location.href).href, new Response('stale'));
+    return (await cache.keys()).map((r) => new URL(r.url).pathname + new URL(r.url).search.slice(0, 12));
+  });
+  assert.ok(keys.includes('/models/use-lite/vocab.txt?sha256=0000'));
+  modelRequests.length = 0;
+  sameAsNode(await run());
+  assert.deepEqual(modelRequests.filter((u) => /safetensors|vocab/.test(u)).map((u) => new URL(u).pathname), ['/models/use-lite/vocab.txt']);
+  const after = await page.evaluate(async () => (await (await caches.open('mha-explorer-models')).keys()).map((r) => r.url));
+  assert.ok(!after.some((u) => u.endsWith('?sha256=0000')), 'the stale copy is gone');
+  assert.ok(after.some((u) => /vocab\.txt\?sha256=[0-9a-f]{64}$/.test(u)), 'the current copy is cached');
   assert.deepEqual(errors, []);
 });
 

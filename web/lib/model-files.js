@@ -116,6 +116,17 @@ async function openCache(useCache) {
   }
 }
 
+/** Drops the cached copies of a file with another SHA-256 (an earlier build of the model). */
+async function forgetOtherVersions(cache, url, keep) {
+  try {
+    for (const request of await cache.keys()) {
+      if (request.url !== keep && request.url.startsWith(`${url.href}?sha256=`)) await cache.delete(request);
+    }
+  } catch {
+    // the cache is a convenience: a failure here costs storage, not correctness
+  }
+}
+
 /**
  * The model folder's manifest and files.
  * @param {URL} folder  ends with '/'
@@ -183,7 +194,10 @@ export async function readModelFolder(folder, names, { onProgress, cache: useCac
       if (hit) await cache.delete(cacheKey).catch(() => {});
       throw modelFileError(name, `damaged: its SHA-256 is ${hash}, the manifest says ${expectedHash}; ${BUILD_HINT}`);
     }
-    if (cache && !hit) await cache.put(cacheKey, new Response(bytes)).catch(() => {});
+    if (cache && !hit) {
+      await cache.put(cacheKey, new Response(bytes)).catch(() => {});
+      await forgetOtherVersions(cache, url, cacheKey);
+    }
     files[name] = bytes;
   }
   return { manifest, files };
