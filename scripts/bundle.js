@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 export const EMBED_BUNDLE = 'web/lib/embed.min.js';
-const EXTERNAL = ['./wasm/*', '../vendor/*', '../lib/worker.js', './worker.js'];
+const EXTERNAL = ['./wasm/*', '../vendor/*', '../lib/worker.js', './worker.js', '../lib/encoder.js'];
 
 /** Write web/lib/embed.min.js and its chunks; throws with esbuild's message if it fails. */
 export function bundleEmbed() {

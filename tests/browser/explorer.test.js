@@ -435,6 +435,16 @@ test('hovering a token highlights its row in every head; the W_O view follows it
   const err = maxAbsDiff(snap.drawn['wo-concat'], snap.apiConcat.slice(7 * E, 8 * E));
   assert.ok(err <= 1e-6, `W_O view shows the concat of token 8 with error ${err}`);
   assert.match(await page.text('#wo-formula'), /“it”.*8 heads × 8 dimensions = 64/);
+  // the head followed at "it": its largest weights and its output are the core's
+  const row = headMap(snap, snap.selectedHead).slice(7 * snap.L, 8 * snap.L);
+  const follow = await page.evaluate(() => ({
+    keys: [...document.querySelectorAll('#follow-view .bar-row')].map((r) => [Number(r.dataset.key), Number(r.dataset.weight)]),
+    text: document.querySelector('#follow-view .follow-output').textContent,
+  }));
+  const expectedKeys = row.map((w, j) => [j, w]).sort((p, q) => q[1] - p[1]).slice(0, follow.keys.length);
+  assert.equal(follow.keys.length, Math.min(5, snap.L));
+  follow.keys.forEach(([j, w], k) => assert.ok(Math.abs(w - expectedKeys[k][1]) <= 1e-6, `followed key ${k}: ${j} ${w} vs ${expectedKeys[k]}`));
+  assert.match(follow.text, /8 numbers/);
   await page.mouseMove(0, 0);
   // focus keeps the highlight while the page scrolls for the screenshot
   await page.focus('#token-strip button[data-index="7"]');
@@ -445,6 +455,37 @@ test('hovering a token highlights its row in every head; the W_O view follows it
   await page.scrollIntoView('#wo-heads');
   await page.screenshot('explorer-wo.png', { selector: '.wo-view' });
   await page.evaluate(() => document.activeElement.blur());
+});
+
+test('switching heads off: the bars are how far the core says each token moves', async () => {
+  await page.click('#sentence-list [role="radio"]', { index: 0 });
+  await settled(page);
+  await page.check('#ablation-view input[data-head="3"]');
+  await page.check('#ablation-view input[data-head="4"]');
+  await page.waitForFunction(() => document.querySelectorAll('#ablation-bars .bar-row').length > 0 && window.explorer.ablated.size === 2 && /H4, H5 off/.test(document.getElementById('ablation-text').textContent));
+  const r = await page.evaluate(async () => {
+    const x = window.explorer;
+    const { loadMha } = await import('/lib/index.js');
+    const mha = await loadMha();
+    const attention = new mha.MultiHeadAttention(x.source.attention.config);
+    attention.loadStateDict(x.source.attention.stateDict());
+    const L = x.sentence.tokens.length;
+    const query = { data: x.sentence.features, shape: [L, 64] };
+    const base = attention.forward({ query, needWeights: false }).output.data;
+    const off = attention.forward({ query, needWeights: false, ablateHeads: [3, 4] }).output.data;
+    attention.dispose();
+    const expected = Array.from({ length: L }, (_, t) => Math.hypot(...Array.from({ length: 64 }, (_, c) => base[t * 64 + c] - off[t * 64 + c])));
+    const shown = [...document.querySelectorAll('#ablation-bars .bar-row')].map((row) => Number(row.dataset.difference));
+    return { expected, shown, text: document.getElementById('ablation-text').textContent };
+  });
+  console.log(`ablation H4+H5: ${r.text}`);
+  const err = maxAbsDiff(r.shown, r.expected);
+  assert.ok(err <= 1e-5, `bars differ from the core's differences by ${err}`);
+  assert.ok(Math.max(...r.expected) > 0.1, 'switching off the verb and pronoun heads moves some token');
+  await page.screenshot('explorer-ablation.png', { selector: '#ablation-view' });
+  await page.uncheck('#ablation-view input[data-head="3"]');
+  await page.uncheck('#ablation-view input[data-head="4"]');
+  await page.waitForFunction(() => window.explorer.ablated.size === 0 && /No head is switched off/.test(document.getElementById('ablation-text').textContent));
 });
 
 /** CPU time (ms) used so far by the browser and all its child processes, from /proc (Linux). */

@@ -19,6 +19,10 @@ export class ExplorerState extends EventTarget {
     this.pair = { a: 0, b: 1 };
     /** The token whose row is highlighted (hover or focus), or -1. */
     this.hoverToken = -1;
+    /** The heads switched off in the ablation panel (of the layer shown). */
+    this.ablated = new Set();
+    /** The similarity panel's last result (pretrained source): { a, b, similarity, heads }. */
+    this.similarity = null;
     /** The token the W_O view follows when none is hovered. */
     this.focusToken = 0;
     /** Updates in flight (a sentence or source being computed). */
@@ -54,3 +58,6 @@ export class ExplorerState extends EventTarget {
     };
   }
 }
+
+/** The page's explorer state. */
+export const explorer = new ExplorerState();

@@ -5,7 +5,9 @@
 //
 // Attributes (all optional; docs/element.md):
 //   sentence       the text (the example sentences are pre-tagged; other text loads the tagger)
-//   heads          designed | random | random:SEED | URL of a state_dict (.safetensors or .json)
+//   heads          designed | random | random:SEED | pretrained | URL of a state_dict (.safetensors or .json)
+//   layer          0-based layer of a model with several (pretrained)               default 0
+//   model-url      where the pretrained model's files are (a folder URL)            default the package's
 //   d-model        model width (random heads; designed heads are 64 wide)        default 64
 //   num-heads      number of heads (random heads; a file's own config wins)       default 8
 //   selected-head  1-based head shown in the single and compare views             default 1
@@ -26,9 +28,9 @@ import { el } from '../views/dom.js';
 import { themeColors } from '../views/theme.js';
 import { headMaps, headMap } from '../sources/source.js';
 import { EXAMPLES } from '../sources/examples.js';
-import { D_MODEL } from '../sources/embeddings.js';
 import { NUM_HEADS } from '../sources/designed-heads.js';
 import { ELEMENT_CSS } from './styles.js';
+import { positiveIntegerAttribute, sourceFor } from './heads-attribute.js';
 
 const VIEWS = ['single', 'grid', 'compare'];
 /** Multiply-adds of a forward pass above which `worker="auto"` computes in a worker. */
@@ -75,53 +77,11 @@ function sharedWorker() {
   return workerPromise;
 }
 
-function positiveIntegerAttribute(value, fallback) {
-  if (value === null || value === '') return fallback;
-  const n = Number(value);
-  return Number.isInteger(n) && n > 0 ? n : NaN;
-}
-
-/** What the heads attribute asks for. */
-function parseHeads(value) {
-  const v = (value ?? 'designed').trim();
-  if (v === '' || v === 'designed') return { kind: 'designed' };
-  const random = /^random(?::(\d+))?$/.exec(v);
-  if (random) return { kind: 'random', seed: random[1] === undefined ? 0 : Number(random[1]) };
-  return { kind: 'file', url: new URL(v, document.baseURI).href };
-}
-
-/** A source of heads for the attributes (not loaded yet), and the key that names it. */
-async function sourceFor(element) {
-  const heads = parseHeads(element.getAttribute('heads'));
-  if (heads.kind === 'file') {
-    const { FileSource, fetchWeights, readWeightsFile } = await import('../sources/file.js');
-    const bytes = await fetchWeights(heads.url);
-    const numHeads = element.hasAttribute('num-heads') ? positiveIntegerAttribute(element.getAttribute('num-heads'), NUM_HEADS) : undefined;
-    const file = { name: heads.url, ...readWeightsFile(bytes, heads.url, { numHeads }) };
-    return { key: JSON.stringify([heads, numHeads]), make: () => new FileSource({ file }) };
-  }
-  const dModel = positiveIntegerAttribute(element.getAttribute('d-model'), D_MODEL);
-  const numHeads = positiveIntegerAttribute(element.getAttribute('num-heads'), NUM_HEADS);
-  if (!(dModel > 0) || !(numHeads > 0)) {
-    throw new Error(`d-model and num-heads must be positive integers, got "${element.getAttribute('d-model')}" and "${element.getAttribute('num-heads')}"`);
-  }
-  if (dModel % numHeads !== 0) throw new Error(`num-heads ${numHeads} must divide d-model ${dModel}`);
-  if (heads.kind === 'designed') {
-    if (dModel !== D_MODEL || numHeads !== NUM_HEADS) {
-      throw new Error(`the designed heads are ${NUM_HEADS} heads of a ${D_MODEL}-wide model (got d-model ${dModel}, num-heads ${numHeads}); use heads="random:SEED" for other sizes`);
-    }
-    const { DesignedSource } = await import('../sources/designed.js');
-    return { key: 'designed', make: () => new DesignedSource() };
-  }
-  const { RandomSource } = await import('../sources/random.js');
-  return { key: JSON.stringify([heads, dModel, numHeads]), make: () => new RandomSource({ seed: heads.seed, embedDim: dModel, numHeads }) };
-}
-
 // ---------------------------------------------------------------------------------------------
 
 export class MhaExplorerElement extends HTMLElement {
   static get observedAttributes() {
-    return ['sentence', 'heads', 'd-model', 'num-heads', 'selected-head', 'compare-head', 'view', 'theme', 'height', 'worker'];
+    return ['sentence', 'heads', 'd-model', 'num-heads', 'selected-head', 'compare-head', 'view', 'theme', 'height', 'worker', 'layer', 'model-url'];
   }
 
   #root;
@@ -292,6 +252,13 @@ export class MhaExplorerElement extends HTMLElement {
     if (source) source.dispose();
   }
 
+  /** A model's download: how much of which file has come. */
+  #showDownload({ loaded, total, file }) {
+    this.#download = `Loading ${file}: ${(loaded / 1e6).toFixed(1)} of ${total ? (total / 1e6).toFixed(1) : '?'} MB`;
+  }
+
+  #download = '';
+
   /** Wrap slow work in the progress indicator: it shows only after 200 ms. */
   async #withProgress(label, work) {
     const started = performance.now();
@@ -300,13 +267,14 @@ export class MhaExplorerElement extends HTMLElement {
       const ms = performance.now() - started;
       if (ms < PROGRESS_DELAY_MS) return;
       progress.hidden = false;
-      progressText.textContent = `${label}… ${(ms / 1000).toFixed(1)} s`;
+      progressText.textContent = this.#download || `${label}… ${(ms / 1000).toFixed(1)} s`;
     }, 100);
     try {
       return await work();
     } finally {
       clearInterval(timer);
       progress.hidden = true;
+      this.#download = '';
     }
   }
 
@@ -336,18 +304,26 @@ export class MhaExplorerElement extends HTMLElement {
   }
 
   async #compute(stale) {
-    const { key, make } = await sourceFor(this);
+    const { key, make, early } = await sourceFor(this, (p) => this.#showDownload(p));
     if (stale()) return null;
-    // tokens need no core: the source in use gives them when it shows the same heads
+    // tokens need no core (but a model's own tokenizer): the source in use gives them when it shows the same heads
     const same = this.#source !== null && this.#sourceKey.startsWith(`${key}\u0000`);
-    const candidate = same ? this.#source : make();
+    if (early && !same) {
+      const source = make();
+      await source.load(await loadMha());
+      if (stale()) { source.dispose(); return null; }
+      this.#releaseSource();
+      this.#source = source;
+      this.#sourceKey = `${key}\u0000false`;
+    }
+    const candidate = same || early ? this.#source : make();
     const sentence = await candidate.sentence(this.sentence);
     if (stale()) return null;
     const L = sentence.tokens.length;
     const E = candidate.embedDim;
     const mode = this.getAttribute('worker') ?? 'auto';
     const work = L * E * E * 4 + 2 * L * L * E; // multiply-adds: projections and the two attention products
-    const onWorker = mode === 'always' || (mode !== 'never' && work > WORKER_THRESHOLD);
+    const onWorker = !early && (mode === 'always' || (mode !== 'never' && work > WORKER_THRESHOLD));
     const fullKey = `${key}\u0000${onWorker}`;
     if (fullKey !== this.#sourceKey) {
       const mha = onWorker ? await sharedWorker() : await loadMha();

@@ -18,6 +18,19 @@ export function headMaps(weights) {
   return Array.from({ length: weights.shape[0] }, (_, h) => headMap(weights, h));
 }
 
+/** Per token t: ‖a_t − b_t‖ and ‖a_t‖ for two (L, E) outputs. */
+export function tokenDifferences(a, b, L, E) {
+  return Array.from({ length: L }, (_, t) => {
+    let difference = 0;
+    let baseline = 0;
+    for (let c = t * E; c < (t + 1) * E; c += 1) {
+      difference += (a[c] - b[c]) ** 2;
+      baseline += a[c] ** 2;
+    }
+    return { difference: Math.sqrt(difference), baseline: Math.sqrt(baseline) };
+  });
+}
+
 /** A clear message when a sentence has more tokens than a source takes. */
 export function tooManyTokens(count, max, unit = 'tokens', what = 'words and punctuation marks each count as one') {
   const extra = count - max;

@@ -5,7 +5,7 @@ import { analyseTokens, MAX_TOKENS, SEMANTIC_CLASSES } from './tokens.js';
 import { embedTokens, D_MODEL } from './embeddings.js';
 import { EXAMPLES } from './examples.js';
 import { tagSentence } from './tagger.js';
-import { analyseHeads, tooManyTokens } from './source.js';
+import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
 
 /** A fixed (64 → width) projection of the token features, for models of another width. */
@@ -129,6 +129,16 @@ export class TokenFeatureSource {
       weights: forward.weights, stats, similarity,
       headOutputs: forward.headOutputs ?? null, concat: forward.concat ?? null, output: parts ? forward.output : null,
     };
+  }
+
+  /** How far each token's output moves with `heads` switched off (zeroed before W_O). */
+  async ablation(sentence, heads) {
+    const L = sentence.tokens.length;
+    const E = this.embedDim;
+    const query = { data: projectFeatures(sentence.features, L, E), shape: [L, E] };
+    const base = (await this.attention.forward({ query, needWeights: false })).output.data;
+    const ablated = (await this.attention.forward({ query, needWeights: false, ablateHeads: heads })).output.data;
+    return { rows: tokenDifferences(base, ablated, L, E), what: 'output' };
   }
 
   /** out_proj.weight (E, E), read back from the core once per set of weights. */
