@@ -1,0 +1,105 @@
+// A phone: 390 × 844 CSS px with touch (Chromium's mobile emulation; WebKit's touch pointer
+// actions in a window of that size). The page never scrolls sideways; a tap on a token follows
+// it, a tap on a head selects it, a tap picks a source; the heatmaps stay readable: each map
+// either fits its box or scrolls inside it, with cells of at least 3 px and labels that do not
+// overlap. Firefox has no touch emulation here: it says so, and the small screen is checked
+// with the mouse instead. Screenshots: build/screenshots/<engine>/phone-*.png.
+//
+//   MHA_BROWSER=webkit node --test tests/browser/touch.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ENGINE, ensureVendored, launch, limits, note, serve } from './driver.js';
+import { attachExplorer, settled, waitForExplorer } from './page-state.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const PHONE = { width: 390, height: 844 };
+const touch = ENGINE !== 'firefox';
+
+let server;
+let browser;
+let page;
+const errors = [];
+
+before(async () => {
+  assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
+  ensureVendored();
+  server = await serve({ root: path.join(root, 'web') });
+  browser = await launch();
+  page = await browser.newPage({ viewport: PHONE, touch, mobile: touch, deviceScaleFactor: ENGINE === 'chromium' ? 3 : undefined });
+  page.on('pageError', (message) => errors.push(message));
+  if (!touch) note(`${limits.touch}: the 390 px layout is checked, and taps are mouse clicks`);
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.status === 'ok', null, { timeout: 60000 });
+  await attachExplorer(page);
+  await settled(page);
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+const tap = (selector, options) => (touch ? page.tap(selector, options) : page.click(selector, options));
+
+/** Whether the page scrolls sideways, and how each heatmap sits in its box. */
+const layout = () => page.evaluate(async () => {
+  const { drawnOn } = await import('/views/heatmap.js');
+  const maps = [...document.querySelectorAll('#main-heatmap, #small-multiples canvas, #pair-map-a, #pair-map-b, #pair-map-diff')].map((c) => {
+    const shown = drawnOn(c);
+    const box = c.parentElement;
+    const r = c.getBoundingClientRect();
+    const scrolls = (e) => e && /(auto|scroll)/.test(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth;
+    let scroller = null;
+    for (let e = c.parentElement; e && e !== document.body; e = e.parentElement) if (scrolls(e)) { scroller = e; break; }
+    return { id: c.id || 'multiple', cell: shown?.layout?.cell ?? null, right: r.right, fits: r.right <= innerWidth + 0.5, scrolls: !!scroller, box: box.className };
+  });
+  return {
+    innerWidth, scrollWidth: document.documentElement.scrollWidth, bodyScroll: document.body.scrollWidth,
+    touchPoints: navigator.maxTouchPoints, coarse: matchMedia('(pointer: coarse)').matches, maps,
+  };
+});
+
+test('390 × 844: the page does not scroll sideways and every map fits or scrolls in its own box', async () => {
+  const shortText = await layout();
+  await page.fill('#free-text', Array.from({ length: 40 }, (_, k) => (k % 3 ? 'cat' : 'the')).join(' ').concat('.'));
+  await page.press('#free-text', 'Enter');
+  await waitForExplorer(page, () => window.explorer.sentence.tokens.length === 41);
+  const longText = await layout();
+  for (const [label, l] of [['11 tokens', shortText], ['41 tokens', longText]]) {
+    const cells = l.maps.map((m) => m.cell).filter((c) => c !== null);
+    console.log(`  [${ENGINE}] ${label}: inner width ${l.innerWidth}, document ${l.scrollWidth} px wide; touch points ${l.touchPoints}, coarse pointer ${l.coarse}; `
+      + `main map cell ${l.maps[0].cell} px, smallest cell ${Math.min(...cells)} px; maps beyond the window: ${l.maps.filter((m) => !m.fits).length}, of which scroll in their box: ${l.maps.filter((m) => !m.fits && m.scrolls).length}`);
+    assert.ok(l.scrollWidth <= l.innerWidth, `${label}: the page is ${l.scrollWidth} px wide in a ${l.innerWidth} px window`);
+    assert.ok(l.maps.every((m) => m.fits || m.scrolls), `${label}: a map sticks out of the window without its own scroll box: ${JSON.stringify(l.maps.filter((m) => !m.fits && !m.scrolls))}`);
+    assert.ok(cells.every((c) => c >= 3), `${label}: cells of ${Math.min(...cells)} px`);
+  }
+  if (touch) assert.ok(longText.touchPoints > 0, 'the page sees a touch screen');
+  await page.screenshot('phone-explorer.png');
+  await page.click('#sentence-list [role="radio"]', { index: 0 });
+  await settled(page);
+});
+
+test('tap a token to follow it, tap a head, pick a source', async () => {
+  await tap('#token-strip button[data-index="7"]');
+  await page.waitForFunction(() => window.explorer.focusToken === 7);
+  const followed = await page.evaluate(() => document.getElementById('wo-formula')?.textContent ?? '');
+  assert.match(followed, /“it”/, 'the W_O view follows the tapped token');
+  await tap('#head-tab-4');
+  await waitForExplorer(page, () => window.explorer.selectedHead === 4);
+  await tap('input[name="source"][value="random"]');
+  await waitForExplorer(page, () => window.explorer.source.id === 'random');
+  await tap('input[name="source"][value="designed"]');
+  await waitForExplorer(page, () => window.explorer.source.id === 'designed');
+  const state = await page.evaluate(() => ({ focus: window.explorer.focusToken, head: window.explorer.selectedHead, source: window.explorer.source.id, width: document.documentElement.scrollWidth }));
+  console.log(`  [${ENGINE}] after taps: ${JSON.stringify(state)}`);
+  assert.equal(state.head, 4);
+  assert.ok(state.width <= PHONE.width, 'still no sideways scrolling');
+  await page.scrollIntoView('#head-tabs');
+  await page.screenshot('phone-head.png');
+  await page.flushEvents();
+  assert.deepEqual(errors, []);
+});
