@@ -55,6 +55,9 @@ export const LIMITS = {
 };
 export const limits = LIMITS[ENGINE];
 
+/** Names the driver itself adds to every frame's window (puppeteer's ARIA query bindings). */
+export const DRIVER_GLOBALS = { chromium: [], firefox: ['__ariaQuerySelector', '__ariaQuerySelectorAll'], webkit: [] }[ENGINE];
+
 /** Screenshots of this engine: build/screenshots/<engine>/. */
 export const SHOTS = path.join(repoRoot, 'build', 'screenshots', ENGINE);
 
@@ -181,7 +184,9 @@ async function launchFirefox() {
     browser: 'firefox', executablePath: BINARIES.firefox, headless: true,
     extraPrefsFirefox: {
       'browser.download.dir': downloads, 'browser.download.folderList': 2, 'browser.download.useDownloadDir': true,
-      'browser.download.always_ask_before_handling_new_types': false, 'network.proxy.type': 0, ...prefs,
+      'browser.download.always_ask_before_handling_new_types': false, 'network.proxy.type': 0,
+      // no downloads panel: it would take the focus from the page
+      'browser.download.alwaysOpenPanel': false, 'browser.download.manager.showWhenStarting': false, ...prefs,
     },
   });
   const browser = await start();
@@ -460,6 +465,8 @@ class ChromiumPage extends BasePage {
 }
 
 const FIREFOX_KEYS = { ' ': 'Space' };
+/** The Firefox tab in front: Firefox holds back focus events in a tab behind another one. */
+let frontFirefoxPage = null;
 
 class FirefoxPage extends BasePage {
   constructor(page, context, downloads) {
@@ -474,10 +481,17 @@ class FirefoxPage extends BasePage {
     page.on('pageerror', (e) => this.emit('pageError', e.message));
     page.on('dialog', async (d) => { this.emit('dialog', `${d.type()}: ${d.message()}`); await d.dismiss(); });
     page.on('request', (r) => this.emit('request', r.url()));
+    frontFirefoxPage = this;
   }
   get raw() { return this.page; }
   url() { return this.page.url(); }
-  goto(url) { return this.page.goto(url); }
+  async front() {
+    if (frontFirefoxPage === this) return;
+    await this.page.bringToFront();
+    frontFirefoxPage = this;
+  }
+  async goto(url) { await this.front(); return this.page.goto(url); }
+  async focus(selector, index = 0) { await this.front(); return super.focus(selector, index); }
   evaluate(fn, arg) { return this.page.evaluate(typeof fn === 'function' ? fn : `(${fn})`, arg); }
   $$eval(selector, fn) { return this.page.$$eval(selector, fn); }
   // polling on animation frames by default, as playwright does
@@ -491,6 +505,7 @@ class FirefoxPage extends BasePage {
     return all[index];
   }
   async click(selector, { index = 0 } = {}) {
+    await this.front();
     await this.stable(selector, index);
     await (await this.handle(selector, index)).click();
   }
@@ -502,7 +517,8 @@ class FirefoxPage extends BasePage {
     await this.page.keyboard.press('Backspace');
     if (text) await this.page.keyboard.type(text);
   }
-  keyboard(key) {
+  async keyboard(key) {
+    await this.front();
     const keys = key.split('+').map((k) => FIREFOX_KEYS[k] || k);
     if (keys.length === 1) return this.page.keyboard.press(keys[0]);
     return (async () => {
@@ -546,6 +562,7 @@ class FirefoxPage extends BasePage {
   onWorkerConsole() { return false; }
   async requests() { return null; }
   async close() {
+    if (frontFirefoxPage === this) frontFirefoxPage = null;
     await this.page.close();
     if (this.context) await this.context.close();
   }

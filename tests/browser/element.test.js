@@ -113,6 +113,7 @@ test('views, selected head, head-selected events, keyboard', async () => {
     out.afterClick = e.getAttribute('selected-head');
     out.event = e.events.at(-1);
     e.view = 'single';
+    for (let k = 0; k < 500 && !root.querySelector('.single canvas'); k += 1) await new Promise((r2) => setTimeout(r2, 20));
     await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
     out.single = !!root.querySelector('.single canvas') && !root.querySelector('.grid');
     out.tab = root.querySelector('[role="tab"][aria-selected="true"]').dataset.head;
@@ -120,7 +121,8 @@ test('views, selected head, head-selected events, keyboard', async () => {
     root.querySelector('.tabs').dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
     out.afterArrow = e.selectedHead;
     root.querySelector('[data-view="compare"]').click();
-    await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
+    // the compare view's code loads on first use: wait for it to be drawn (at most 10 s)
+    for (let k = 0; k < 500 && !root.querySelector('.compare .jsd'); k += 1) await new Promise((r2) => setTimeout(r2, 20));
     out.compareMaps = root.querySelectorAll('.compare canvas.heatmap').length;
     out.compareText = root.querySelector('.compare .jsd').textContent;
     out.viewAttribute = e.getAttribute('view');
