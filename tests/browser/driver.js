@@ -726,10 +726,22 @@ class WebKitPage extends BasePage {
         await win.setRect({ width: this.viewport.width + this.viewport.chrome[0], height: Math.min(height + 40, 16000) + this.viewport.chrome[1], x: 0, y: 0 });
         await this.timeout(150);
       }
+      // the whole element in the window, drawn (what was above the old window is painted anew)
+      await this.evaluate(async (s) => {
+        if (s === 'html') window.scrollTo(0, 0); else document.querySelector(s).scrollIntoView({ block: 'start' });
+        for (let k = 0; k < 3; k += 1) await new Promise((r) => requestAnimationFrame(() => r()));
+      }, target);
     }
-    let png;
-    if (selector) png = await (await this.element(selector)).takeScreenshot(true);
-    else png = await this.driver.takeScreenshot();
+    let png = await this.driver.takeScreenshot();
+    // the element: cut from the window's picture (WebKitWebDriver's element screenshot is
+    // shifted by MiniBrowser's toolbar)
+    if (selector) {
+      clip = await this.evaluate((s) => {
+        const r = document.querySelector(s).getBoundingClientRect();
+        const x = Math.max(0, r.left), y = Math.max(0, r.top);
+        return { x: x * devicePixelRatio, y: y * devicePixelRatio, width: (Math.min(innerWidth, r.right) - x) * devicePixelRatio, height: (Math.min(innerHeight, r.bottom) - y) * devicePixelRatio };
+      }, selector);
+    }
     if (clip) {
       // crop in the page itself (WebDriver has no clip): draw the PNG on a canvas
       png = await this.evaluate(async ([data, c]) => {
