@@ -1,16 +1,20 @@
 // The Embind table of the inference core: every name JavaScript sees is given here, once.
 //   enums          StatusCode (status_code_name's names), MaskDtype
 //   value objects  Config, ForwardCall, ForwardOptions, InputBuffers, ForwardOutputs,
-//                  OutputShapes, ParameterTensor, Buffer, HeadStatistics, RowStatistics, StatisticsOptions,
-//                  MapBuffers, HeadStatisticsResult, SimilarityResult, DivergenceResult
+//                  OutputShapes, TensorRef, StatisticsOptions, MapBuffers, StatisticsResult;
+//                  the names of a head's and a row's statistics (headStatisticsFields,
+//                  rowStatisticsFields)
 //   classes        Attention (one MultiHeadAttention and its input buffers), Statistics
 // Float data crosses in bulk: prepare() describes the calls to come (shapes, dtypes, options),
 // sizes their buffers and returns their byte offsets; JavaScript writes each input with one
 // HEAPF32.set, and forward() returns the byte offsets of its results, each copied out with one
 // HEAPF32.slice (outputShapes() gives their shapes). A call like the one before needs no new
-// prepare(): only its data crosses. Fallible calls
-// return a StatusCode value and error() the message. Defaults, checks of JavaScript types and
-// thrown errors live in web/lib/index.js.
+// prepare(): only its data crosses. Fallible calls return a StatusCode value and error() the
+// message. Defaults, checks of JavaScript types and thrown errors live in web/lib/index.js.
+//
+// Lists of integers going in (shapes, head indices) and of names coming out cross as text,
+// "1,10,64": Embind's conversions of JavaScript arrays would add more code to the module every
+// page downloads than the rest of this table. Shapes coming out are Float64Array views.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
@@ -24,6 +28,7 @@
 #include <vector>
 
 #include "mha/attention.h"
+#include "mha/format.h"
 #include "mha/kernels.h"
 #include "mha/statistics.h"
 #include "status_codes.h"
@@ -39,11 +44,26 @@ int64_t to_int64(double value) {
   return std::isfinite(value) && std::abs(value) <= 9007199254740992.0 ? static_cast<int64_t>(value) : -1;
 }
 
-// A shape given as a JavaScript array of numbers.
-mha::Shape shape_of(const val& dims) {
-  mha::Shape shape;
-  for (double d : emscripten::vecFromJSArray<double>(dims)) shape.push_back(to_int64(d));
-  return shape;
+// "1,10,64" -> {1, 10, 64}; "" -> {}. A dimension that is not a plain decimal number of at most
+// 15 digits becomes -1, which every check of the core refuses.
+std::vector<int64_t> integers_of(const std::string& text) {
+  std::vector<int64_t> values;
+  if (text.empty()) return values;
+  int64_t value = 0;
+  int digits = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == ',') {
+      values.push_back(digits > 0 && digits <= 15 ? value : -1);
+      value = 0;
+      digits = 0;
+    } else if (text[i] >= '0' && text[i] <= '9') {
+      value = value * 10 + (text[i] - '0');
+      ++digits;
+    } else {
+      digits = 16;
+    }
+  }
+  return values;
 }
 
 double numel_of(const mha::Shape& shape) {
@@ -54,7 +74,8 @@ double numel_of(const mha::Shape& shape) {
 
 // A shape as a Float64Array view of `held` (valid until `held` changes).
 val shape_view(const mha::Shape& shape, std::vector<double>* held) {
-  held->assign(shape.begin(), shape.end());
+  held->resize(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) (*held)[i] = static_cast<double>(shape[i]);
   return val(typed_memory_view(held->size(), held->data()));
 }
 
@@ -69,31 +90,58 @@ void set_dim(mha::Config& config, double value) {
   config.*Field = to_int64(value);
 }
 
-val get_ablate_heads(const mha::ForwardOptions& options) {
-  val heads = val::array();
-  for (int64_t h : options.ablate_heads) heads.call<void>("push", static_cast<double>(h));
-  return heads;
-}
-// null or an array of head indices.
-void set_ablate_heads(mha::ForwardOptions& options, val heads) {
-  options.ablate_heads.clear();
-  if (heads.isNull() || heads.isUndefined()) return;
-  for (double h : emscripten::vecFromJSArray<double>(heads)) options.ablate_heads.push_back(to_int64(h));
+
+// The statistics of a head, by name, in the order of a headStatistics() result's heads.
+struct HeadField {
+  const char* name;
+  double (*value)(const mha::HeadStatistics&);
+};
+using Head = mha::HeadStatistics;
+using Row = mha::RowStatistics;
+constexpr HeadField kHeadFields[] = {
+    {"entropy", [](const Head& h) { return h.entropy; }},
+    {"normalizedEntropy", [](const Head& h) { return h.normalized_entropy; }},
+    {"sparsity", [](const Head& h) { return h.sparsity; }},
+    {"maxAttention", [](const Head& h) { return h.max_attention; }},
+    {"peakAttention", [](const Head& h) { return h.peak_attention; }},
+    {"averageAttention", [](const Head& h) { return h.average_attention; }},
+    {"meanDistance", [](const Head& h) { return h.mean_distance; }},
+    {"previousTokenShare", [](const Head& h) { return h.previous_token_share; }},
+    {"firstTokenShare", [](const Head& h) { return h.first_token_share; }},
+    {"diagonalShare", [](const Head& h) { return h.diagonal_share; }},
+    {"rows", [](const Head& h) { return static_cast<double>(h.rows); }},
+};
+
+// The statistics of a query row, likewise.
+struct RowField {
+  const char* name;
+  double (*value)(const mha::RowStatistics&);
+};
+constexpr RowField kRowFields[] = {
+    {"entropy", [](const Row& r) { return r.entropy; }},
+    {"normalizedEntropy", [](const Row& r) { return r.normalized_entropy; }},
+    {"maxAttention", [](const Row& r) { return r.max_attention; }},
+    {"argmax", [](const Row& r) { return static_cast<double>(r.argmax); }},
+    {"sparsity", [](const Row& r) { return r.sparsity; }},
+    {"meanDistance", [](const Row& r) { return r.mean_distance; }},
+};
+
+template <typename Fields>
+std::string names_of(const Fields& fields) {
+  std::string names;
+  for (const auto& f : fields) names += (names.empty() ? "" : ",") + std::string(f.name);
+  return names;
 }
 
-double get_rows(const mha::HeadStatistics& s) { return static_cast<double>(s.rows); }
-void set_rows(mha::HeadStatistics& s, double rows) { s.rows = to_int64(rows); }
-
-// What one forward call takes, besides its data: the inputs' shapes and the options. A null
-// key is the query (one buffer for both); a null value is the key. A mask is given when its
-// dtype is not MaskDtype.none.
+// What one forward call takes, besides its data: the inputs' shapes and the options (the heads
+// to ablate apart, as text). With keyIsQuery the key is the query (one buffer for both, its
+// shape unused); with valueIsKey the value is the key. A mask is given when its dtype is not
+// MaskDtype.none.
 struct ForwardCall {
-  val query = val::null();
-  val key = val::null();
-  val value = val::null();
-  val keyPaddingMask = val::null();
+  std::string query, key, value, keyPaddingMask, attnMask, ablateHeads;
+  bool keyIsQuery = true;
+  bool valueIsKey = true;
   mha::MaskDtype keyPaddingMaskDtype = mha::MaskDtype::kNone;
-  val attnMask = val::null();
   mha::MaskDtype attnMaskDtype = mha::MaskDtype::kNone;
   mha::ForwardOptions options;
 };
@@ -110,23 +158,18 @@ struct ForwardOutputs {
   double output = 0, weights = 0, headOutputs = 0, concat = 0;
 };
 
-// The shapes of the last forward's results, as arrays (null for one not asked for): the same
-// for every call prepare() described alike.
+// The shapes of the last forward's results, as Float64Array views (null for one not asked
+// for): the same for every call prepare() described alike.
 struct OutputShapes {
   val output = val::null(), weights = val::null(), headOutputs = val::null(), concat = val::null();
 };
 
-// A parameter: its byte offset (0 when only the shape was asked for) and shape.
-struct ParameterTensor {
+// A parameter, or the buffer of one to come: its byte offset and its shape (a Float64Array
+// view; null for a buffer).
+struct TensorRef {
   int status = 0;
   double data = 0;
   val shape = val::null();
-};
-
-// One buffer to write into.
-struct Buffer {
-  int status = 0;
-  double data = 0;
 };
 
 // Attention objects constructed and not yet deleted (what the leak tests count).
@@ -144,10 +187,8 @@ void fit(std::vector<T>& buffer, size_t count) {
 
 // "query: 10 values (40 bytes) would take the inputs past the memory cap of 16 bytes"
 std::string past_cap(const char* what, double count, double bytes, const char* whose, double cap) {
-  char text[200];
-  std::snprintf(text, sizeof text, "%s: %.17g values (%.17g bytes) would take %s past the memory cap of %.17g bytes",
-                what, count, bytes, whose, cap);
-  return text;
+  return std::string(what) + ": " + mha::format_g17(count) + " values (" + mha::format_g17(bytes) + " bytes) would take " +
+         whose + " past the memory cap of " + mha::format_g17(cap) + " bytes";
 }
 
 class Attention {
@@ -169,20 +210,14 @@ class Attention {
   mha::Config config() const { return core_->config(); }
   std::string error() const { return error_; }
 
-  val parameterNames() const {
-    val names = val::array();
-    for (const std::string& name : core_->parameter_names()) names.call<void>("push", name);
+  // "in_proj_weight,in_proj_bias,..."
+  std::string parameterNames() const {
+    std::string names;
+    for (const std::string& name : core_->parameter_names()) names += (names.empty() ? "" : ",") + name;
     return names;
   }
-  ParameterTensor parameterShape(const std::string& name) {
-    ParameterTensor t;
-    mha::Shape shape;
-    t.status = record(core_->parameter_shape(name, &shape));
-    if (t.status == 0) t.shape = shape_view(shape, &parameter_shape_);
-    return t;
-  }
-  ParameterTensor getParameter(const std::string& name) {
-    ParameterTensor t;
+  TensorRef getParameter(const std::string& name) {
+    TensorRef t;
     t.status = record(core_->get_parameter(name, &parameter_));
     if (t.status == 0) {
       t.data = byte_offset(parameter_.data.data());
@@ -193,8 +228,8 @@ class Attention {
   // Where the values of a parameter go before checkParameter / setParameter. Refused past the
   // memory cap before anything is allocated: in WebAssembly (2 GB at most) the copy alone could
   // exhaust the memory.
-  Buffer parameterBuffer(double count) {
-    Buffer b;
+  TensorRef parameterBuffer(double count) {
+    TensorRef b;
     const double cap = static_cast<double>(core_->memory_cap());
     if (count * sizeof(float) > cap) {
       b.status = record(mha::Status(mha::StatusCode::kTooLarge,
@@ -205,11 +240,11 @@ class Attention {
     b.data = byte_offset(parameter_input_.data());
     return b;
   }
-  int checkParameter(const std::string& name, const val& shape) {
-    return record(core_->check_parameter(name, parameter_input_.data(), parameter_input_.size(), shape_of(shape)));
+  int checkParameter(const std::string& name, const std::string& shape) {
+    return record(core_->check_parameter(name, parameter_input_.data(), parameter_input_.size(), integers_of(shape)));
   }
-  int setParameter(const std::string& name, const val& shape) {
-    return record(core_->set_parameter(name, parameter_input_.data(), parameter_input_.size(), shape_of(shape)));
+  int setParameter(const std::string& name, const std::string& shape) {
+    return record(core_->set_parameter(name, parameter_input_.data(), parameter_input_.size(), integers_of(shape)));
   }
   void resetParameters(double seed) { core_->reset_parameters(static_cast<uint64_t>(seed)); }
 
@@ -228,16 +263,17 @@ class Attention {
     InputBuffers out;
     prepared_ = false;
     PreparedCall call;
-    call.query_shape = shape_of(in.query);
-    call.key_is_query = in.key.isNull();
-    call.value_is_key = in.value.isNull();
-    if (!call.key_is_query) call.key_shape = shape_of(in.key);
-    if (!call.value_is_key) call.value_shape = shape_of(in.value);
+    call.query_shape = integers_of(in.query);
+    call.key_is_query = in.keyIsQuery;
+    call.value_is_key = in.valueIsKey;
+    if (!call.key_is_query) call.key_shape = integers_of(in.key);
+    if (!call.value_is_key) call.value_shape = integers_of(in.value);
     call.kpm_dtype = in.keyPaddingMaskDtype;
     call.mask_dtype = in.attnMaskDtype;
-    if (call.kpm_dtype != mha::MaskDtype::kNone) call.kpm_shape = shape_of(in.keyPaddingMask);
-    if (call.mask_dtype != mha::MaskDtype::kNone) call.mask_shape = shape_of(in.attnMask);
+    if (call.kpm_dtype != mha::MaskDtype::kNone) call.kpm_shape = integers_of(in.keyPaddingMask);
+    if (call.mask_dtype != mha::MaskDtype::kNone) call.mask_shape = integers_of(in.attnMask);
     call.options = in.options;
+    call.options.ablate_heads = integers_of(in.ablateHeads);
     const struct {
       const char* name;
       bool used;
@@ -294,14 +330,11 @@ class Attention {
     return out;
   }
 
-  OutputShapes outputShapes() const {
-    auto shape = [](const mha::Tensor& t) {
-      if (!t.present()) return val::null();
-      val dims = val::array();
-      for (int64_t d : t.shape) dims.call<void>("push", static_cast<double>(d));
-      return dims;
+  OutputShapes outputShapes() {
+    auto shape = [this](const mha::Tensor& t, int i) {
+      return t.present() ? shape_view(t.shape, &output_shapes_[i]) : val::null();
     };
-    return {shape(result_.output), shape(result_.weights), shape(result_.head_outputs), shape(result_.concat)};
+    return {shape(result_.output, 0), shape(result_.weights, 1), shape(result_.head_outputs, 2), shape(result_.concat, 3)};
   }
 
  private:
@@ -351,6 +384,7 @@ class Attention {
   std::array<InputBuffer, kInputs> inputs_;
   std::vector<float> parameter_input_;
   mha::ForwardResult result_;
+  std::array<std::vector<double>, 4> output_shapes_;
   mha::Tensor parameter_;
   std::vector<double> parameter_shape_;
 };
@@ -369,28 +403,20 @@ struct MapBuffers {
   double a = 0, b = 0;
 };
 
-// Per query row (N, H, L flattened), one typed array a statistic; shape is (N, H, L), N = 1 for
-// a 3-D map.
-struct RowStatistics {
-  val entropy = val::null(), normalizedEntropy = val::null(), maxAttention = val::null(), argmax = val::null(),
-      sparsity = val::null(), meanDistance = val::null(), shape = val::null();
-};
+// "entropy,normalizedEntropy,...": the names of a head's and of a query row's statistics, in
+// their order in a headStatistics() result.
+std::string head_statistics_fields() { return names_of(kHeadFields); }
+std::string row_statistics_fields() { return names_of(kRowFields); }
 
-struct HeadStatisticsResult {
+// What a statistics call gives: heads and rows (headStatistics), matrix and numHeads
+// (headSimilarity: the (H, H) divergences), matrix and mean (jsDivergence: one a row).
+struct StatisticsResult {
   int status = 0;
-  val heads = val::null();  // an array of HeadStatistics
-  val rows = val::null();   // RowStatistics, or null unless asked for
-};
-
-struct SimilarityResult {
-  int status = 0;
-  val jsd = val::null();  // (H, H), a Float64Array view
+  val heads = val::null();      // a Float64Array view: head h's F fields at h * F .., in headStatisticsFields() order
+  val rows = val::null();       // likewise per query row (rowStatisticsFields()), or null unless asked for
+  val rowsShape = val::null();  // (N, H, L) of the rows, N = 1 for a 3-D map
+  val matrix = val::null();  // a Float64Array view
   double numHeads = 0;
-};
-
-struct DivergenceResult {
-  int status = 0;
-  val perRow = val::null();  // a Float64Array view
   double mean = 0;
 };
 
@@ -400,40 +426,49 @@ class Statistics {
 
   // One map (named weights in messages), or two (a, b), refused past the default memory cap
   // before anything is allocated.
-  MapBuffers prepareOne(const val& shape) { return prepare(shape_of(shape), nullptr, "weights"); }
-  MapBuffers prepareTwo(const val& a, const val& b) {
-    const mha::Shape b_shape = shape_of(b);
-    return prepare(shape_of(a), &b_shape, "a");
+  MapBuffers prepareOne(const std::string& shape) { return prepare(integers_of(shape), nullptr, "weights"); }
+  MapBuffers prepareTwo(const std::string& a, const std::string& b) {
+    const mha::Shape b_shape = integers_of(b);
+    return prepare(integers_of(a), &b_shape, "a");
   }
 
-  HeadStatisticsResult headStatistics(const StatisticsOptions& options) {
-    HeadStatisticsResult r;
+  StatisticsResult headStatistics(const StatisticsOptions& options) {
+    StatisticsResult r;
     mha::StatisticsOptions core_options;
     core_options.sparsity_threshold = options.sparsityThreshold;
     std::vector<mha::HeadStatistics> heads;
     std::vector<mha::RowStatistics> rows;
     r.status = record(mha::head_statistics(map(0), core_options, &heads, options.perRow ? &rows : nullptr));
     if (r.status != 0) return r;
-    r.heads = val::array();
-    for (const mha::HeadStatistics& h : heads) r.heads.call<void>("push", h);
-    if (options.perRow) r.rows = row_columns(rows);
+    heads_out_.clear();
+    for (const mha::HeadStatistics& h : heads)
+      for (const HeadField& f : kHeadFields) heads_out_.push_back(f.value(h));
+    r.heads = val(typed_memory_view(heads_out_.size(), heads_out_.data()));
+    if (options.perRow) {
+      rows_out_.clear();
+      for (const mha::RowStatistics& row : rows)
+        for (const RowField& f : kRowFields) rows_out_.push_back(f.value(row));
+      const mha::Shape& s = shapes_[0];
+      r.rows = val(typed_memory_view(rows_out_.size(), rows_out_.data()));
+      r.rowsShape = shape_view(s.size() == 4 ? mha::Shape{s[0], s[1], s[2]} : mha::Shape{1, s[0], s[1]}, &rows_shape_);
+    }
     return r;
   }
 
-  SimilarityResult headSimilarity() {
-    SimilarityResult r;
+  StatisticsResult headSimilarity() {
+    StatisticsResult r;
     r.status = record(mha::head_similarity(map(0), &matrix_out_));
     if (r.status != 0) return r;
-    r.jsd = val(typed_memory_view(matrix_out_.size(), matrix_out_.data()));
+    r.matrix = val(typed_memory_view(matrix_out_.size(), matrix_out_.data()));
     r.numHeads = static_cast<double>(shapes_[0][shapes_[0].size() - 3]);
     return r;
   }
 
-  DivergenceResult jsDivergence() {
-    DivergenceResult r;
+  StatisticsResult jsDivergence() {
+    StatisticsResult r;
     r.status = record(mha::js_divergence(map(0), map(1), &matrix_out_, &r.mean));
     if (r.status != 0) return r;
-    r.perRow = val(typed_memory_view(matrix_out_.size(), matrix_out_.data()));
+    r.matrix = val(typed_memory_view(matrix_out_.size(), matrix_out_.data()));
     return r;
   }
 
@@ -464,39 +499,13 @@ class Statistics {
     t.shape = shapes_[which];
     return t;
   }
-  val row_columns(const std::vector<mha::RowStatistics>& rows) {
-    for (auto& column : row_out_) column.resize(rows.size());
-    argmax_out_.resize(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      row_out_[0][i] = rows[i].entropy;
-      row_out_[1][i] = rows[i].normalized_entropy;
-      row_out_[2][i] = rows[i].max_attention;
-      row_out_[3][i] = rows[i].sparsity;
-      row_out_[4][i] = rows[i].mean_distance;
-      argmax_out_[i] = static_cast<int32_t>(rows[i].argmax);
-    }
-    const mha::Shape& s = shapes_[0];
-    const mha::Shape rows_shape = s.size() == 4 ? mha::Shape{s[0], s[1], s[2]} : mha::Shape{1, s[0], s[1]};
-    auto view = [](std::vector<double>& column) { return val(typed_memory_view(column.size(), column.data())); };
-    RowStatistics r;
-    r.entropy = view(row_out_[0]);
-    r.normalizedEntropy = view(row_out_[1]);
-    r.maxAttention = view(row_out_[2]);
-    r.sparsity = view(row_out_[3]);
-    r.meanDistance = view(row_out_[4]);
-    r.argmax = val(typed_memory_view(argmax_out_.size(), argmax_out_.data()));
-    r.shape = shape_view(rows_shape, &rows_shape_);
-    return val(r);
-  }
   int record(const mha::Status& status) {
     error_ = status.message();
     return static_cast<int>(status.code());
   }
   std::array<mha::Shape, 2> shapes_;
   std::array<std::vector<float>, 2> maps_;
-  std::vector<double> matrix_out_, rows_shape_;
-  std::array<std::vector<double>, 5> row_out_;
-  std::vector<int32_t> argmax_out_;
+  std::vector<double> heads_out_, rows_out_, matrix_out_, rows_shape_;
   std::string error_;
 };
 
@@ -514,7 +523,6 @@ EMSCRIPTEN_BINDINGS(mha_core) {
   using emscripten::value_object;
   using mha::Config;
   using mha::ForwardOptions;
-  using mha::HeadStatistics;
   mha::bindings::register_status_codes();
   emscripten::enum_<mha::MaskDtype>("MaskDtype")
       .value("none", mha::MaskDtype::kNone)
@@ -538,16 +546,18 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .field("returnHeadOutputs", &ForwardOptions::return_head_outputs)
       .field("returnConcat", &ForwardOptions::return_concat)
       .field("skipOutProj", &ForwardOptions::skip_out_proj)
-      .field("fullyMaskedRowsZero", &ForwardOptions::fully_masked_rows_zero)
-      .field("ablateHeads", &get_ablate_heads, &set_ablate_heads);
+      .field("fullyMaskedRowsZero", &ForwardOptions::fully_masked_rows_zero);
   value_object<ForwardCall>("ForwardCall")
       .field("query", &ForwardCall::query)
       .field("key", &ForwardCall::key)
       .field("value", &ForwardCall::value)
+      .field("keyIsQuery", &ForwardCall::keyIsQuery)
+      .field("valueIsKey", &ForwardCall::valueIsKey)
       .field("keyPaddingMask", &ForwardCall::keyPaddingMask)
       .field("keyPaddingMaskDtype", &ForwardCall::keyPaddingMaskDtype)
       .field("attnMask", &ForwardCall::attnMask)
       .field("attnMaskDtype", &ForwardCall::attnMaskDtype)
+      .field("ablateHeads", &ForwardCall::ablateHeads)
       .field("options", &ForwardCall::options);
   value_object<InputBuffers>("InputBuffers")
       .field("status", &InputBuffers::status)
@@ -567,48 +577,23 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .field("weights", &OutputShapes::weights)
       .field("headOutputs", &OutputShapes::headOutputs)
       .field("concat", &OutputShapes::concat);
-  value_object<ParameterTensor>("ParameterTensor")
-      .field("status", &ParameterTensor::status)
-      .field("data", &ParameterTensor::data)
-      .field("shape", &ParameterTensor::shape);
-  value_object<Buffer>("Buffer").field("status", &Buffer::status).field("data", &Buffer::data);
+  value_object<TensorRef>("TensorRef")
+      .field("status", &TensorRef::status)
+      .field("data", &TensorRef::data)
+      .field("shape", &TensorRef::shape);
 
-  value_object<HeadStatistics>("HeadStatistics")
-      .field("entropy", &HeadStatistics::entropy)
-      .field("normalizedEntropy", &HeadStatistics::normalized_entropy)
-      .field("sparsity", &HeadStatistics::sparsity)
-      .field("maxAttention", &HeadStatistics::max_attention)
-      .field("peakAttention", &HeadStatistics::peak_attention)
-      .field("averageAttention", &HeadStatistics::average_attention)
-      .field("meanDistance", &HeadStatistics::mean_distance)
-      .field("previousTokenShare", &HeadStatistics::previous_token_share)
-      .field("firstTokenShare", &HeadStatistics::first_token_share)
-      .field("diagonalShare", &HeadStatistics::diagonal_share)
-      .field("rows", &get_rows, &set_rows);
-  value_object<RowStatistics>("RowStatistics")
-      .field("entropy", &RowStatistics::entropy)
-      .field("normalizedEntropy", &RowStatistics::normalizedEntropy)
-      .field("maxAttention", &RowStatistics::maxAttention)
-      .field("argmax", &RowStatistics::argmax)
-      .field("sparsity", &RowStatistics::sparsity)
-      .field("meanDistance", &RowStatistics::meanDistance)
-      .field("shape", &RowStatistics::shape);
   value_object<StatisticsOptions>("StatisticsOptions")
       .field("sparsityThreshold", &StatisticsOptions::sparsityThreshold)
       .field("perRow", &StatisticsOptions::perRow);
   value_object<MapBuffers>("MapBuffers").field("status", &MapBuffers::status).field("a", &MapBuffers::a).field("b", &MapBuffers::b);
-  value_object<HeadStatisticsResult>("HeadStatisticsResult")
-      .field("status", &HeadStatisticsResult::status)
-      .field("heads", &HeadStatisticsResult::heads)
-      .field("rows", &HeadStatisticsResult::rows);
-  value_object<SimilarityResult>("SimilarityResult")
-      .field("status", &SimilarityResult::status)
-      .field("jsd", &SimilarityResult::jsd)
-      .field("numHeads", &SimilarityResult::numHeads);
-  value_object<DivergenceResult>("DivergenceResult")
-      .field("status", &DivergenceResult::status)
-      .field("perRow", &DivergenceResult::perRow)
-      .field("mean", &DivergenceResult::mean);
+  value_object<StatisticsResult>("StatisticsResult")
+      .field("status", &StatisticsResult::status)
+      .field("heads", &StatisticsResult::heads)
+      .field("rows", &StatisticsResult::rows)
+      .field("rowsShape", &StatisticsResult::rowsShape)
+      .field("matrix", &StatisticsResult::matrix)
+      .field("numHeads", &StatisticsResult::numHeads)
+      .field("mean", &StatisticsResult::mean);
 
   emscripten::class_<Attention>("Attention")
       .constructor<>()
@@ -616,7 +601,6 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .function("config", &Attention::config)
       .function("error", &Attention::error)
       .function("parameterNames", &Attention::parameterNames)
-      .function("parameterShape", &Attention::parameterShape)
       .function("getParameter", &Attention::getParameter)
       .function("parameterBuffer", &Attention::parameterBuffer)
       .function("checkParameter", &Attention::checkParameter)
@@ -635,6 +619,8 @@ EMSCRIPTEN_BINDINGS(mha_core) {
       .function("headStatistics", &Statistics::headStatistics)
       .function("headSimilarity", &Statistics::headSimilarity)
       .function("jsDivergence", &Statistics::jsDivergence);
+  emscripten::function("headStatisticsFields", &head_statistics_fields);
+  emscripten::function("rowStatisticsFields", &row_statistics_fields);
   emscripten::function("heapBytes", &heap_bytes);
   emscripten::function("heapInUse", &heap_in_use);
   emscripten::function("liveObjects", &live_objects);

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 
 #include "kernels/parallel.h"
+#include "mha/format.h"
 #include "mha/kernels.h"
 
 namespace mha {
@@ -27,11 +27,7 @@ std::string shape_str(const Shape& shape) {
 }
 
 // A byte count held in a double (it may be far beyond int64_t), as text.
-std::string bytes_str(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", bytes);  // exact below 2^53
-  return text;
-}
+std::string bytes_str(double bytes) { return format_g17(bytes); }
 
 // Product of a shape's dims, or -1 if a dim is negative or the product overflows 2^53.
 int64_t checked_numel(const Shape& shape) {

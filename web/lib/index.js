@@ -196,9 +196,9 @@ function same(a, b) {
   return true;
 }
 
-// null, or the head indices (the core checks their range).
+// The head indices as text, "2,5" ('' for none); the core checks their range.
 function ablateArg(ablate, numHeads) {
-  if (ablate === undefined || ablate === null) return null;
+  if (ablate === undefined || ablate === null) return '';
   if (!Array.isArray(ablate) && !ArrayBuffer.isView(ablate)) {
     throw new MhaError('INVALID_ARGUMENT', `ablateHeads: expected an array of head indices, got ${describe(ablate)}`);
   }
@@ -207,7 +207,7 @@ function ablateArg(ablate, numHeads) {
       throw new MhaError('INVALID_ARGUMENT', `ablateHeads: head index ${String(h)} is out of range; expected an integer from 0 to ${numHeads - 1}`);
     }
   }
-  return ablate.length ? Array.from(ablate) : null;
+  return Array.from(ablate).join(',');
 }
 
 function positiveInteger(what, value, { optional = false } = {}) {
@@ -308,12 +308,12 @@ function createModule(core, threads) {
     get disposed() { return this.#handle === null; }
 
     parameterNames() {
-      return this.#live().parameterNames();
+      return this.#live().parameterNames().split(',');
     }
 
     parameterShape(name) {
       const handle = this.#live();
-      const t = handle.parameterShape(String(name));
+      const t = handle.getParameter(String(name));
       check(handle, t.status);
       return Array.from(t.shape);
     }
@@ -331,7 +331,7 @@ function createModule(core, threads) {
 
     setParameter(name, tensor) {
       const t = this.#writeParameter(name, tensor);
-      check(this.#handle, this.#handle.setParameter(name, t.shape));
+      check(this.#handle, this.#handle.setParameter(name, t.shape.join(',')));
     }
 
     getParameter(name) {
@@ -359,7 +359,7 @@ function createModule(core, threads) {
       const known = given.filter((name) => names.includes(name));
       for (const name of known) {
         const t = this.#writeParameter(name, stateDict[name]);
-        check(this.#handle, this.#handle.checkParameter(name, t.shape));
+        check(this.#handle, this.#handle.checkParameter(name, t.shape.join(',')));
       }
       for (const name of known) this.setParameter(name, stateDict[name]);
     }
@@ -400,13 +400,16 @@ function createModule(core, threads) {
       const value = valueInput === keyInput ? key : tensorArg('value', valueInput);
       const keyPaddingMask = maskArg('keyPaddingMask', input.keyPaddingMask);
       const attnMask = maskArg('attnMask', input.attnMask);
+      // Shapes and head indices as text, "1,10,64" (cpp/bindings/bindings.cpp says why).
       const call = {
-        query: query.shape,
-        key: key === query ? null : key.shape,
-        value: value === key ? null : value.shape,
-        keyPaddingMask: keyPaddingMask ? keyPaddingMask.shape : null,
+        query: query.shape.join(','),
+        key: key === query ? '' : key.shape.join(','),
+        value: value === key ? '' : value.shape.join(','),
+        keyIsQuery: key === query,
+        valueIsKey: value === key,
+        keyPaddingMask: keyPaddingMask ? keyPaddingMask.shape.join(',') : '',
         keyPaddingMaskDtype: keyPaddingMask ? MaskDtype[keyPaddingMask.dtype] : MaskDtype.none,
-        attnMask: attnMask ? attnMask.shape : null,
+        attnMask: attnMask ? attnMask.shape.join(',') : '',
         attnMaskDtype: attnMask ? MaskDtype[attnMask.dtype] : MaskDtype.none,
         options: {
           needWeights: flag('needWeights', input.needWeights, true),
@@ -416,8 +419,8 @@ function createModule(core, threads) {
           returnConcat: flag('returnConcat', input.returnConcat, false),
           skipOutProj: flag('skipOutProj', input.skipOutProj, false),
           fullyMaskedRowsZero: flag('fullyMaskedRowsZero', input.fullyMaskedRowsZero, false),
-          ablateHeads: ablateArg(input.ablateHeads, this.#config.numHeads),
         },
+        ablateHeads: ablateArg(input.ablateHeads, this.#config.numHeads),
       };
       // The core keeps the call's description and its buffers: a call like the one before
       // sends only its data.
@@ -462,6 +465,8 @@ function createModule(core, threads) {
   }
 
   let statistics = null;
+  let headFields = null;  // the names of a head's and a row's statistics, in the core's order
+  let rowFields = null;
   function stats() {
     if (!statistics) statistics = new core.Statistics();
     return statistics;
@@ -472,7 +477,7 @@ function createModule(core, threads) {
   // The maps in the statistics' buffers: prepare, then one bulk copy each.
   function writeMaps(...maps) {
     const s = stats();
-    const buffers = maps.length === 1 ? s.prepareOne(maps[0].shape) : s.prepareTwo(maps[0].shape, maps[1].shape);
+    const buffers = maps.length === 1 ? s.prepareOne(maps[0].shape.join(',')) : s.prepareTwo(maps[0].shape.join(','), maps[1].shape.join(','));
     if (buffers.status !== status.ok) throw statisticsError(s, buffers.status);
     const { f32 } = heap();
     f32.set(maps[0].data, buffers.a >> 2);
@@ -486,29 +491,45 @@ function createModule(core, threads) {
       throw new MhaError('INVALID_ARGUMENT', `sparsityThreshold must be a number from 0 to 1, got ${describe(threshold)}`);
     }
     const perRow = flag('perRow', options.perRow, false);
+    headFields ??= core.headStatisticsFields().split(',');
+    rowFields ??= core.rowStatisticsFields().split(',');
     const s = writeMaps(tensorArg('weights', weights));
+    // The views of the result are read before any other call into the module.
     const result = s.headStatistics({ sparsityThreshold: threshold, perRow });
     if (result.status !== status.ok) throw statisticsError(s, result.status);
-    let rows = null;
-    if (result.rows) {
-      rows = {};
-      for (const [name, column] of Object.entries(result.rows)) rows[name] = name === 'shape' ? Array.from(column) : column.slice();
+    return { heads: records(result.heads, headFields), rows: result.rows ? columns(result.rows, rowFields, result.rowsShape) : null };
+  }
+
+  // Records of fields.length values each, as objects ([{ entropy, … }, …]) or as one typed
+  // array per field ({ entropy: Float64Array, …, argmax: Int32Array, shape }).
+  function records(flat, fields) {
+    const out = [];
+    for (let at = 0; at < flat.length; at += fields.length) {
+      out.push(Object.fromEntries(fields.map((field, i) => [field, flat[at + i]])));
     }
-    return { heads: result.heads, rows };
+    return out;
+  }
+  function columns(flat, fields, shape) {
+    const count = flat.length / fields.length;
+    const out = { shape: Array.from(shape) };
+    fields.forEach((field, i) => {
+      out[field] = (field === 'argmax' ? Int32Array : Float64Array).from({ length: count }, (_, r) => flat[r * fields.length + i]);
+    });
+    return out;
   }
 
   function headSimilarity(weights) {
     const s = writeMaps(tensorArg('weights', weights));
     const result = s.headSimilarity();
     if (result.status !== status.ok) throw statisticsError(s, result.status);
-    return { jsd: result.jsd.slice(), numHeads: result.numHeads };
+    return { jsd: result.matrix.slice(), numHeads: result.numHeads };
   }
 
   function jsDivergence(a, b) {
     const s = writeMaps(tensorArg('a', a), tensorArg('b', b));
     const result = s.jsDivergence();
     if (result.status !== status.ok) throw statisticsError(s, result.status);
-    return { perRow: result.perRow.slice(), mean: result.mean };
+    return { perRow: result.matrix.slice(), mean: result.mean };
   }
 
   return Object.freeze({
