@@ -19,6 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureSystemPackages, repoRoot, SetupError, which } from './setup.js';
+import { bundleEmbed } from './bundle.js';
 
 export class BuildError extends Error {}
 
@@ -274,6 +275,7 @@ export function build({ targets = ['native', 'wasm'], force = false } = {}) {
       const builder = { native: buildNative, wasm: buildWasm, asan: buildAsan, train: buildTrain }[target];
       if (!builder) throw new BuildError(`unknown build target '${target}' (native, wasm, asan or train)`);
       const didBuild = builder({ force, hash });
+      if (target === 'wasm') bundleEmbed();
       if (didBuild) console.log(`[build] ${target}: built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       built[target] = didBuild;
     }
