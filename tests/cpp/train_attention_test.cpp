@@ -112,7 +112,7 @@ TEST(TrainAttention, FreshWeightsAgreeWithTheCore) {
 }
 
 TEST(TrainAttention, TheShippedModelAgreesWithTheCore) {
-  const std::string path = std::string(MHA_SOURCE_DIR) + "/web/app/train/model-seed1.bin";
+  const std::string path = std::string(MHA_SOURCE_DIR) + "/web/sources/weights/trained-seed1.bin";
   std::ifstream file(path, std::ios::binary);
   ASSERT_TRUE(file) << "cannot read " << path;
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());

@@ -442,7 +442,11 @@ function createModule(core, threads) {
       }
       const out = handle.forward();
       check(handle, out.status);
-      this.#prepared.shapes ??= handle.outputShapes();
+      // Copied out at once: the views go stale when the memory grows.
+      if (!this.#prepared.shapes) {
+        const views = handle.outputShapes();
+        this.#prepared.shapes = Object.fromEntries(Object.entries(views).map(([name, view]) => [name, view && Array.from(view)]));
+      }
       const { shapes } = this.#prepared;
       return {
         output: readTensor(out.output, shapes.output),

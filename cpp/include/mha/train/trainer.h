@@ -20,7 +20,7 @@ struct TrainConfig {
   double learning_rate = 5e-3;
   double min_learning_rate = 5e-4;
   int warmup_steps = 100;
-  double weight_decay = 0.01;  // AdamW's decoupled decay (0.1 let the pronoun and verb heads fade: README)
+  double weight_decay = 0.01;  // AdamW's decoupled decay (at 0.1 the pronoun and verb heads fade: docs/training.md)
   double embedding_weight_decay = -1;  // weight decay on wte and wpe (< 0: weight_decay, as the matrices)
   int min_repeat_length = 2;     // the repeat's shortest length (see Grammar)
   double same_number_share = Grammar::kSameNumberShare;  // share of modifier nouns of the subject's number (see Grammar)
@@ -29,7 +29,7 @@ struct TrainConfig {
   double grad_clip = 1.0;
   double beta2 = 0.95;  // AdamW's second-moment decay
   // See Initialization: fan-in scales, positions as evenly spaced sinusoids in channels of
-  // their own (the measured effect is in the README's training section).
+  // their own (docs/training.md has the measured effect).
   Initialization init = [] {
     Initialization i;
     i.fan_in_scale = true;
