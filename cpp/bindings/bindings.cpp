@@ -44,24 +44,22 @@ int64_t to_int64(double value) {
   return std::isfinite(value) && std::abs(value) <= 9007199254740992.0 ? static_cast<int64_t>(value) : -1;
 }
 
-// "1,10,64" -> {1, 10, 64}; "" -> {}. A dimension that is not a plain decimal number of at most
-// 15 digits becomes -1, which every check of the core refuses.
+// "1,10,64" -> {1, 10, 64}; "-2" -> {-2}; "" -> {}. What is not a decimal integer of at most
+// 18 digits becomes INT64_MIN, which every check of the core refuses.
 std::vector<int64_t> integers_of(const std::string& text) {
   std::vector<int64_t> values;
   if (text.empty()) return values;
-  int64_t value = 0;
-  int digits = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == ',') {
-      values.push_back(digits > 0 && digits <= 15 ? value : -1);
-      value = 0;
-      digits = 0;
-    } else if (text[i] >= '0' && text[i] <= '9') {
-      value = value * 10 + (text[i] - '0');
-      ++digits;
-    } else {
-      digits = 16;
+  size_t start = 0;
+  for (size_t end = 0; end <= text.size(); ++end) {
+    if (end < text.size() && text[end] != ',') continue;
+    const bool negative = end > start && text[start] == '-';
+    const size_t digits = end - start - (negative ? 1 : 0);
+    int64_t value = digits > 0 && digits <= 18 ? 0 : std::numeric_limits<int64_t>::min();
+    for (size_t i = start + (negative ? 1 : 0); i < end && value >= 0; ++i) {
+      value = text[i] >= '0' && text[i] <= '9' ? value * 10 + (text[i] - '0') : std::numeric_limits<int64_t>::min();
     }
+    values.push_back(negative && value > 0 ? -value : value);
+    start = end + 1;
   }
   return values;
 }
@@ -89,7 +87,6 @@ template <int64_t mha::Config::*Field>
 void set_dim(mha::Config& config, double value) {
   config.*Field = to_int64(value);
 }
-
 
 // The statistics of a head, by name, in the order of a headStatistics() result's heads.
 struct HeadField {

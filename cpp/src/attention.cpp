@@ -417,7 +417,7 @@ Status check_options(const ForwardOptions& options, int64_t H) {
   for (int64_t h : options.ablate_heads) {
     if (h < 0 || h >= H) {
       return Status(StatusCode::kInvalidArgument, "ablate_heads: head index " + std::to_string(h) +
-                                                      " is out of range; expected 0 to " + std::to_string(H - 1));
+                                                      " is out of range; expected an integer from 0 to " + std::to_string(H - 1));
     }
   }
   return Status::Ok();

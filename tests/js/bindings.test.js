@@ -59,3 +59,18 @@ test("train.js's RELATIONS are the training core's relations, in its order", asy
     session.delete();
   }
 });
+
+test('shapes and head indices reach the core as written: its messages name them', async () => {
+  const mha = await loadMha({ threads: false });
+  const a = new mha.MultiHeadAttention({ embedDim: 8, numHeads: 2 });
+  const query = { data: new Float32Array(24), shape: [3, 8] };
+  const message = (call) => { try { call(); } catch (error) { return `${error.code}: ${error.message}`; } return 'no error'; };
+  for (const h of [-3, 2, 123456789012]) {
+    const m = message(() => a.forward({ query, ablateHeads: [0, h] }));
+    console.log(`  ablateHeads [0, ${h}]: ${m}`);
+    assert.match(m, new RegExp(`^INVALID_ARGUMENT: .*head index ${h} is out of range`));
+  }
+  const wrong = message(() => a.forward({ query: { data: new Float32Array(2 * 3 * 7), shape: [2, 3, 7] } }));
+  assert.match(wrong, /^SHAPE_MISMATCH: .*embedding dimension of 8, but got 7 \(query shape \(2, 3, 7\)\)/);
+  a.dispose();
+});
