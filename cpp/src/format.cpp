@@ -1,8 +1,7 @@
-// printf's %.17g from the exact decimal expansion of a double (see the header).
-//
-// A finite double is m * 2^e (m < 2^53, an integer): its expansion is finite, at most 767
-// significant digits. It is built in a digit array by halving or doubling m, then rounded at
-// the 17th significant digit, half to even on the exact tail.
+// printf's %.17g from the exact decimal expansion of a double (see the header), in three steps:
+// expand |value| = m * 2^e (m < 2^53, an integer) into decimal digits by doubling or halving
+// m; round at the 17th significant digit, half to even on the exact tail; write the digits in
+// %g's fixed or exponent form, trailing zeros dropped.
 #include "mha/format.h"
 
 #include <cmath>
@@ -14,93 +13,97 @@ namespace mha {
 
 namespace {
 
-// Digits of m * 2^e: m has at most 16 digits, doubling adds at most 309 before the point and
-// halving at most 1074 after it (leading zeros included).
-constexpr int kMaxDigits = 16 + 309 + 1074 + 2;
+constexpr int kPrecision = 17;
 
-}  // namespace
-
-std::string format_g17(double value) {
-  const std::string sign = std::signbit(value) ? "-" : "";
-  if (!std::isfinite(value)) return sign + (std::isnan(value) ? "nan" : "inf");
-  if (value == 0) return sign + "0";
-  int e = 0;
-  uint64_t m = static_cast<uint64_t>(std::ldexp(std::frexp(std::fabs(value), &e), 53));  // |value| = m * 2^(e - 53)
-  e -= 53;
-  // digits[0 .. count) with the point after `point` of them.
-  char digits[kMaxDigits];
+// Decimal digits (0-9) at[first .. count), the point after at[point - 1]. m has at most 16
+// digits; doubling adds at most 309 before the point, halving at most 1074 after it (leading
+// zeros included).
+struct Digits {
+  char at[16 + 309 + 1074 + 2];
   int count = 0;
-  for (uint64_t r = m; r; r /= 10) digits[count++] = static_cast<char>(r % 10);
-  for (int i = 0; i < count / 2; ++i) std::swap(digits[i], digits[count - 1 - i]);
-  int point = count;
+  int first = 0;
+  int point = 0;
+};
+
+void expand(double magnitude, Digits* d) {
+  int e = 0;
+  const uint64_t m = static_cast<uint64_t>(std::ldexp(std::frexp(magnitude, &e), 53));  // magnitude = m * 2^(e - 53)
+  e -= 53;
+  for (uint64_t r = m; r; r /= 10) d->at[d->count++] = static_cast<char>(r % 10);
+  for (int i = 0; i < d->count / 2; ++i) std::swap(d->at[i], d->at[d->count - 1 - i]);
+  d->point = d->count;
   for (; e > 0; --e) {  // * 2
     int carry = 0;
-    for (int i = count; i-- > 0;) {
-      const int v = digits[i] * 2 + carry;
-      digits[i] = static_cast<char>(v % 10);
+    for (int i = d->count; i-- > 0;) {
+      const int v = d->at[i] * 2 + carry;
+      d->at[i] = static_cast<char>(v % 10);
       carry = v / 10;
     }
     if (carry) {
-      for (int i = count++; i > 0; --i) digits[i] = digits[i - 1];
-      digits[0] = static_cast<char>(carry);
-      ++point;
+      for (int i = d->count++; i > 0; --i) d->at[i] = d->at[i - 1];
+      d->at[0] = static_cast<char>(carry);
+      ++d->point;
     }
   }
   for (; e < 0; ++e) {  // / 2, one more digit after the point when odd
-    if (digits[count - 1] % 2) digits[count++] = 0;
+    if (d->at[d->count - 1] % 2) d->at[d->count++] = 0;
     int remainder = 0;
-    for (int i = 0; i < count; ++i) {
-      const int v = remainder * 10 + digits[i];
-      digits[i] = static_cast<char>(v / 2);
+    for (int i = 0; i < d->count; ++i) {
+      const int v = remainder * 10 + d->at[i];
+      d->at[i] = static_cast<char>(v / 2);
       remainder = v % 2;
     }
   }
-  int first = 0;
-  while (digits[first] == 0) ++first;
-  // Round to 17 significant digits, half to even.
-  constexpr int kPrecision = 17;
-  const int cut = first + kPrecision;
-  if (cut < count) {
+  while (d->at[d->first] == 0) ++d->first;
+}
+
+// Keeps kPrecision significant digits (zeros appended when there are fewer).
+void round_half_even(Digits* d) {
+  const int cut = d->first + kPrecision;
+  if (cut < d->count) {
     bool tail = false;
-    for (int i = cut + 1; i < count; ++i) tail = tail || digits[i] != 0;
-    const bool up = digits[cut] > 5 || (digits[cut] == 5 && (tail || digits[cut - 1] % 2));
+    for (int i = cut + 1; i < d->count; ++i) tail = tail || d->at[i] != 0;
+    const bool up = d->at[cut] > 5 || (d->at[cut] == 5 && (tail || d->at[cut - 1] % 2));
     int i = cut - 1;
-    for (; up && i >= first && digits[i] == 9; --i) digits[i] = 0;
-    if (up && i >= first) ++digits[i];
-    if (up && i < first) {  // 9...9 became 0...0: a 1 before them
-      if (first == 0) {
-        for (int j = count++; j > 0; --j) digits[j] = digits[j - 1];
-        ++point;
-        ++first;
+    for (; up && i >= d->first && d->at[i] == 9; --i) d->at[i] = 0;
+    if (up && i >= d->first) ++d->at[i];
+    if (up && i < d->first) {  // 9...9 became 0...0: a 1 before them
+      if (d->first == 0) {
+        for (int j = d->count++; j > 0; --j) d->at[j] = d->at[j - 1];
+        ++d->point;
+        ++d->first;
       }
-      digits[--first] = 1;
+      d->at[--d->first] = 1;
     }
   }
-  for (int i = count; i < first + kPrecision; ++i) digits[i] = 0;
-  const int exponent = point - first - 1;  // of the %e form
-  // At most: sign, "0.0000", 17 digits, the point, "e+308".
-  char text[40];
+  for (int i = d->count; i < d->first + kPrecision; ++i) d->at[i] = 0;
+}
+
+// %g: fixed when the exponent is in [-4, 17), else d.ddde+XX; no trailing zeros.
+std::string write_g(const Digits& d, bool negative) {
+  const int exponent = d.point - d.first - 1;  // of the %e form
+  char text[40];  // sign, "0.0000", 17 digits, the point, "e+308"
   int n = 0;
-  if (std::signbit(value)) text[n++] = '-';
-  int last = first + kPrecision - 1;  // the last significant digit kept, trailing zeros dropped
+  if (negative) text[n++] = '-';
+  int last = d.first + kPrecision - 1;  // the last digit written
   if (exponent >= -4 && exponent < kPrecision) {
-    const int fraction = first + exponent + 1;  // the index of the first digit after the point
-    while (last >= fraction && digits[last] == 0) --last;
+    const int fraction = d.first + exponent + 1;  // the index of the first digit after the point
+    while (last >= fraction && d.at[last] == 0) --last;
     if (exponent < 0) {
       text[n++] = '0';
       text[n++] = '.';
       for (int i = exponent + 1; i < 0; ++i) text[n++] = '0';
     }
-    for (int i = first; i <= last || i < fraction; ++i) {
+    for (int i = d.first; i <= last || i < fraction; ++i) {
       if (i == fraction && exponent >= 0) text[n++] = '.';
-      text[n++] = static_cast<char>('0' + digits[i]);
+      text[n++] = static_cast<char>('0' + d.at[i]);
     }
     return std::string(text, static_cast<size_t>(n));
   }
-  while (last > first && digits[last] == 0) --last;
-  for (int i = first; i <= last; ++i) {
-    text[n++] = static_cast<char>('0' + digits[i]);
-    if (i == first && last > first) text[n++] = '.';
+  while (last > d.first && d.at[last] == 0) --last;
+  for (int i = d.first; i <= last; ++i) {
+    text[n++] = static_cast<char>('0' + d.at[i]);
+    if (i == d.first && last > d.first) text[n++] = '.';
   }
   text[n++] = 'e';
   text[n++] = exponent < 0 ? '-' : '+';
@@ -109,6 +112,18 @@ std::string format_g17(double value) {
   text[n++] = static_cast<char>('0' + magnitude / 10 % 10);
   text[n++] = static_cast<char>('0' + magnitude % 10);
   return std::string(text, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+std::string format_g17(double value) {
+  const bool negative = std::signbit(value);
+  if (!std::isfinite(value)) return std::string(negative ? "-" : "") + (std::isnan(value) ? "nan" : "inf");
+  if (value == 0) return negative ? "-0" : "0";
+  Digits digits;
+  expand(std::fabs(value), &digits);
+  round_half_even(&digits);
+  return write_g(digits, negative);
 }
 
 }  // namespace mha
