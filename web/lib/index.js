@@ -181,6 +181,13 @@ function maskArg(what, mask) {
   return { dtype, data: values, shape: Array.from(mask.shape) };
 }
 
+// An array of numbers from a short typed array or array (Array.from is slower at this size).
+function toArray(dims) {
+  const out = new Array(dims.length);
+  for (let i = 0; i < dims.length; ++i) out[i] = dims[i];
+  return out;
+}
+
 // Whether two values are alike: arrays element by element, plain objects key by key, anything
 // else (numbers, booleans, the module's enum values) by identity.
 function same(a, b) {
@@ -257,7 +264,7 @@ function createModule(core, threads) {
     let numel = 1;
     for (let i = 0; i < dims.length; ++i) numel *= dims[i];
     const start = offset >> 2;
-    return { data: heap().f32.slice(start, start + numel), shape: Array.from(dims) };
+    return { data: heap().f32.slice(start, start + numel), shape: toArray(dims) };
   }
 
   class MultiHeadAttention {
@@ -445,7 +452,9 @@ function createModule(core, threads) {
       // Copied out at once: the views go stale when the memory grows.
       if (!this.#prepared.shapes) {
         const views = handle.outputShapes();
-        this.#prepared.shapes = Object.fromEntries(Object.entries(views).map(([name, view]) => [name, view && Array.from(view)]));
+        const shapes = {};
+        for (const name in views) shapes[name] = views[name] && toArray(views[name]);
+        this.#prepared.shapes = shapes;
       }
       const { shapes } = this.#prepared;
       return {
@@ -478,11 +487,19 @@ function createModule(core, threads) {
   function statisticsError(s, code) {
     return new MhaError(status.name(code), s.error());
   }
-  // The maps in the statistics' buffers: prepare, then one bulk copy each.
+  // The maps in the statistics' buffers, one bulk copy each; the buffers are sized again only
+  // for maps of other shapes than the last ones.
+  let mapsPrepared = null;  // { shapes, buffers }
   function writeMaps(...maps) {
     const s = stats();
-    const buffers = maps.length === 1 ? s.prepareOne(maps[0].shape.join(',')) : s.prepareTwo(maps[0].shape.join(','), maps[1].shape.join(','));
-    if (buffers.status !== status.ok) throw statisticsError(s, buffers.status);
+    const shapes = maps.map((m) => m.shape.join(','));
+    if (!mapsPrepared || !same(mapsPrepared.shapes, shapes)) {
+      mapsPrepared = null;
+      const buffers = shapes.length === 1 ? s.prepareOne(shapes[0]) : s.prepareTwo(shapes[0], shapes[1]);
+      if (buffers.status !== status.ok) throw statisticsError(s, buffers.status);
+      mapsPrepared = { shapes, buffers };
+    }
+    const { buffers } = mapsPrepared;
     const { f32 } = heap();
     f32.set(maps[0].data, buffers.a >> 2);
     if (maps.length > 1) f32.set(maps[1].data, buffers.b >> 2);
@@ -504,21 +521,26 @@ function createModule(core, threads) {
     return { heads: records(result.heads, headFields), rows: result.rows ? columns(result.rows, rowFields, result.rowsShape) : null };
   }
 
-  // Records of fields.length values each, as objects ([{ entropy, … }, …]) or as one typed
+  // Records of F = fields.length values each, as objects ([{ entropy, … }, …]) or as one typed
   // array per field ({ entropy: Float64Array, …, argmax: Int32Array, shape }).
   function records(flat, fields) {
-    const out = [];
-    for (let at = 0; at < flat.length; at += fields.length) {
-      out.push(Object.fromEntries(fields.map((field, i) => [field, flat[at + i]])));
+    const F = fields.length;
+    const out = new Array(flat.length / F);
+    for (let r = 0; r < out.length; ++r) {
+      const entry = {};
+      for (let i = 0; i < F; ++i) entry[fields[i]] = flat[r * F + i];
+      out[r] = entry;
     }
     return out;
   }
   function columns(flat, fields, shape) {
-    const count = flat.length / fields.length;
-    const out = { shape: Array.from(shape) };
-    fields.forEach((field, i) => {
-      out[field] = (field === 'argmax' ? Int32Array : Float64Array).from({ length: count }, (_, r) => flat[r * fields.length + i]);
-    });
+    const F = fields.length, count = flat.length / F;
+    const out = { shape: toArray(shape) };
+    for (let i = 0; i < F; ++i) {
+      const column = fields[i] === 'argmax' ? new Int32Array(count) : new Float64Array(count);
+      for (let r = 0; r < count; ++r) column[r] = flat[r * F + i];
+      out[fields[i]] = column;
+    }
     return out;
   }
 
