@@ -3,6 +3,7 @@
 //   mha_core.js   Emscripten's MODULARIZE output with `export default createMhaCore;` appended
 //   mha_core.wasm (the inference core: what every page and embed loads)
 //   mha_train.js, mha_train.wasm (the training core, `createMhaTrain`: the train view only)
+//   mha_encoder.js, mha_encoder.wasm (the pretrained encoder, `createMhaEncoder`)
 // A build runs only when a C++/CMake source changed since the last successful one (a hash of
 // every CMakeLists.txt, *.cmake and C/C++ file outside build/, node_modules/ and web/ is kept in
 // build/<target>/.sources-hash), or when its outputs are missing.
@@ -150,7 +151,7 @@ function buildNative(options) {
 function buildAsan(options) {
   if (!which('clang++')) throw new BuildError('asan build failed: clang++ not found (install the Debian packages clang and libclang-rt-14-dev)');
   return cmakeBuild('asan', options, ['-DCMAKE_CXX_COMPILER=clang++', '-DCMAKE_BUILD_TYPE=RelWithDebInfo',
-    '-DMHA_SANITIZE=ON', '-DMHA_FUZZ=ON'], ['mha_unit_tests', 'mha_golden', 'mha_fuzz']);
+    '-DMHA_SANITIZE=ON', '-DMHA_FUZZ=ON'], ['mha_unit_tests', 'mha_encoder_tests', 'mha_golden', 'mha_fuzz']);
 }
 
 /**
@@ -195,9 +196,10 @@ function emscriptenEnv() {
 
 const WASM_OUT = path.join(repoRoot, 'web/lib/wasm');
 
-// The modules the WebAssembly build makes: the core (what every page and embed loads) and the
-// training core (loaded only by the train view). Each: [file stem, its MODULARIZE export name].
-const WASM_MODULES = [['mha_core', 'createMhaCore'], ['mha_train', 'createMhaTrain']];
+// The modules the WebAssembly build makes: the core (what every page and embed loads), the
+// training core (loaded only by the train view) and the pretrained encoder (loaded only where
+// the pretrained model is used). Each: [file stem, its MODULARIZE export name].
+const WASM_MODULES = [['mha_core', 'createMhaCore'], ['mha_train', 'createMhaTrain'], ['mha_encoder', 'createMhaEncoder']];
 const WASM_FILES = WASM_MODULES.flatMap(([stem]) => [`${stem}.js`, `${stem}.wasm`]);
 // The pthreads core, installed in web/lib/wasm/threads/: the classic script (what its worker
 // threads load, and what Node.js requires: the folder's package.json says commonjs), the same

