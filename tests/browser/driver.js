@@ -82,16 +82,37 @@ const PROBE_PATH = '/__driver/probe.js';
 /** Init scripts for the next WebKit page load (WebDriver classic drives one page at a time per session). */
 let pendingInitScripts = [];
 
-/** Serve root like scripts/serve.js ({ root, port: 0, headers }); resolves to { url, close }. */
+/**
+ * Serve root like scripts/serve.js ({ root, port: 0, headers }); resolves to { url, close }.
+ * `faults: { '/path': 'missing' | 'damaged' }` answers 404, or the file with its middle byte
+ * flipped, for those paths (a server of its own is an origin of its own: an empty cache).
+ */
 export async function serve(options) {
   const served = await startServer({ port: 0, ...options });
-  if (ENGINE !== 'webkit') return served;
+  const faults = options.faults || {};
+  if (ENGINE !== 'webkit' && Object.keys(faults).length === 0) return served;
   const [original] = served.server.listeners('request');
   served.server.removeAllListeners('request');
   const root = path.resolve(options.root);
   const headers = options.headers || {};
   served.server.on('request', (req, res) => {
     const urlPath = (req.url || '/').split(/[?#]/)[0];
+    if (faults[urlPath] === 'missing') {
+      res.writeHead(404, { 'Content-Type': 'text/plain', ...headers });
+      res.end('not here');
+      return;
+    }
+    if (faults[urlPath] === 'damaged') {
+      const body = readFileSync(path.join(root, urlPath));
+      body[body.length >> 1] ^= 0xff;
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': body.length, ...headers });
+      res.end(body);
+      return;
+    }
+    if (ENGINE !== 'webkit') {
+      original(req, res);
+      return;
+    }
     if (urlPath === PROBE_PATH) {
       res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-store', ...headers });
       res.end(probeSource(pendingInitScripts));

@@ -1,23 +1,21 @@
-// The pretrained source in a real browser: the Universal Sentence Encoder lite picked in the
+// The pretrained source in each engine (tests/browser/driver.js): the Universal Sentence Encoder lite picked in the
 // explorer loads with a progress bar, and every view shows what the encoder API computes for the
 // same text (its own module in the page, the float16 weights the page loads); the heads × roles
 // table and the heads' labels are the measured ones; the similarity panel's cosine and head
 // importances are the embedding's; the element serves the same heads. Screenshots go to
-// build/screenshots/.
+// build/screenshots/<engine>/.
 //
 //   node --test tests/browser/pretrained.test.js
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { launchChromium, ensureVendored } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { ensureVendored, launch, serve } from './driver.js';
 import { attachExplorer, waitForExplorer } from './page-state.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const shots = path.join(root, 'build', 'screenshots');
 const TOLERANCE = 1e-6;
 
 let server;
@@ -30,12 +28,11 @@ before(async () => {
     assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
   }
   ensureVendored();
-  mkdirSync(shots, { recursive: true });
-  server = await startServer({ root: path.join(root, 'web'), port: 0 });
-  browser = await launchChromium();
+  server = await serve({ root: path.join(root, 'web') });
+  browser = await launch();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(msg.text()); });
-  page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
+  page.on('consoleError', (text) => consoleErrors.push(text));
+  page.on('pageError', (message) => consoleErrors.push(`page error: ${message}`));
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.status === 'ok', null, { timeout: 30000 });
   await attachExplorer(page);
@@ -88,7 +85,7 @@ test('picking the pretrained model loads it with a progress bar and measures its
   const started = Date.now();
   await page.check('input[name="source"][value="pretrained"]');
   await page.waitForSelector('#source-progress:not([hidden])', { timeout: 60_000 });
-  const progress = await page.textContent('#source-progress-text');
+  const progress = await page.text('#source-progress-text');
   await waitForExplorer(page, () => window.explorer.source.id === 'pretrained', null, 240_000);
   console.log(`loaded and measured in ${((Date.now() - started) / 1000).toFixed(1)} s (progress shown: "${progress}")`);
   assert.match(progress, /MB/);
@@ -105,8 +102,8 @@ test('picking the pretrained model loads it with a progress bar and measures its
   assert.equal(roles.rows, 2 * 4 + 1, 'one row per head and the baseline row');
   assert.ok(roles.panel);
   assert.ok(roles.heads.some((e) => e.kind === 'role' || e.kind === 'relation'), 'some head clears a bar');
-  await page.locator('#explorer').screenshot({ path: path.join(shots, 'explorer-pretrained.png') });
-  await page.locator('#roles-panel').screenshot({ path: path.join(shots, 'explorer-pretrained-roles.png') });
+  await page.screenshot('explorer-pretrained.png', { selector: '#explorer' });
+  await page.screenshot('explorer-pretrained-roles.png', { selector: '#roles-panel' });
 });
 
 test('every view shows what the encoder API computes, in both layers', async () => {
@@ -114,7 +111,7 @@ test('every view shows what the encoder API computes, in both layers', async () 
     await page.selectOption('#layer', layer);
     await waitForExplorer(page, (l) => window.explorer.source.layer === Number(l), layer);
     for (const h of [0, 3]) {
-      await page.locator(`#head-tab-${h}`).click();
+      await page.click(`#head-tab-${h}`);
       await waitForExplorer(page, (hh) => window.explorer.selectedHead === hh, h);
       const r = await compareWithApi();
       console.log(`layer ${r.layer}, head ${h + 1}: ${r.T} pieces, maps ${r.maps.toExponential(2)}, statistics ${r.statistics.toExponential(2)}, head outputs ${r.headOutputs.toExponential(2)} (tolerance ${TOLERANCE}); tabs ${r.tabs.join(' | ')}`);
@@ -134,7 +131,7 @@ test('every view shows what the encoder API computes, in both layers', async () 
   assert.deepEqual(r.shownPieces, r.pieces);
   assert.ok(r.maps <= TOLERANCE);
   assert.ok(grouped.length > 0, 'words of several pieces are shown joined');
-  await page.locator('.tokens-panel').screenshot({ path: path.join(shots, 'explorer-pretrained-pieces.png') });
+  await page.screenshot('explorer-pretrained-pieces.png', { selector: '.tokens-panel' });
 });
 
 test('the similarity panel: cosine of the embeddings, and what each head moves', { timeout: 120_000 }, async () => {
@@ -161,31 +158,32 @@ test('the similarity panel: cosine of the embeddings, and what each head moves',
   assert.ok(Math.abs(r.shown - r.base) <= 1e-6);
   r.heads.forEach((v, k) => assert.ok(Math.abs(v - r.shownHeads[k]) <= 1e-6, `head ${k}: ${r.shownHeads[k]} vs ${v}`));
   assert.equal(r.bars, 8);
-  await page.locator('#similarity-panel').screenshot({ path: path.join(shots, 'explorer-pretrained-similarity.png') });
+  await page.screenshot('explorer-pretrained-similarity.png', { selector: '#similarity-panel' });
 });
 
 test('a missing or damaged model file: a message naming the file, and the other sources still work', { timeout: 180_000 }, async () => {
-  for (const [label, fault] of [['missing', (route) => route.fulfill({ status: 404, body: 'not here' })],
-    ['damaged', async (route) => { const response = await route.fetch(); const body = Buffer.from(await response.body()); body[body.length >> 1] ^= 0xff; await route.fulfill({ response, body }); }]]) {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } }); // an empty cache
-    const p = await context.newPage();
+  for (const label of ['missing', 'damaged']) {
+    // a server of its own (an origin of its own: an empty cache) with the fault
+    const faulty = await serve({ root: path.join(root, 'web'), faults: { '/models/use-lite/model-f16.safetensors': label } });
+    const p = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors = [];
-    p.on('pageerror', (error) => errors.push(error.message));
-    await p.route('**/models/use-lite/model-f16.safetensors', fault);
-    await p.goto(server.url);
+    p.on('pageError', (message) => errors.push(message));
+    await p.goto(faulty.url);
     await p.waitForFunction(() => document.body.dataset.status === 'ok', null, { timeout: 30000 });
     await attachExplorer(p);
     await p.check('input[name="source"][value="pretrained"]');
     await p.waitForSelector('#source-error:not([hidden])', { timeout: 120_000 });
     await waitForExplorer(p, () => window.explorer.source.id === 'designed');
-    const message = await p.textContent('#source-error');
+    const message = await p.text('#source-error');
     console.log(`${label} model file: ${message}`);
     assert.match(message, /model-f16\.safetensors/);
     assert.equal(await p.evaluate(() => document.querySelector('input[name="source"]:checked').value), 'designed');
-    await p.locator('#sentence-list [role="radio"]').nth(1).click();
+    await p.click('#sentence-list [role="radio"]', { index: 1 });
     await waitForExplorer(p, () => window.explorer.sentence.example === 1);
+    await p.flushEvents();
     assert.deepEqual(errors, []);
-    await context.close();
+    await p.close();
+    await faulty.close();
   }
 });
 
@@ -209,5 +207,6 @@ test('the element serves the pretrained heads; back to the designed heads; no co
   assert.equal(r.numHeads, 4);
   await page.check('input[name="source"][value="designed"]');
   await waitForExplorer(page, () => window.explorer.source.id === 'designed');
+  await page.flushEvents();
   assert.deepEqual(consoleErrors, []);
 });
