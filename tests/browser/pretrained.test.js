@@ -89,7 +89,7 @@ test('picking the pretrained model loads it with a progress bar and measures its
   await waitForExplorer(page, () => window.explorer.source.id === 'pretrained', null, 240_000);
   console.log(`loaded and measured in ${((Date.now() - started) / 1000).toFixed(1)} s (progress shown: "${progress}")`);
   assert.match(progress, /MB/);
-  assert.ok(await page.isHidden('#source-progress'), 'the progress bar goes once the model is loaded');
+  assert.ok(!(await page.visible('#source-progress')), 'the progress bar goes once the model is loaded');
   const roles = await page.evaluate(() => {
     const { roles } = window.explorer.source;
     return { sentences: roles.sentences, aligned: roles.aligned, heads: roles.heads.map((e) => ({ layer: e.layer, head: e.head, label: e.label, kind: e.kind, score: e.score, roles: e.roles, relations: e.relations })), baselines: roles.baselines,
