@@ -168,7 +168,8 @@ test('several elements are independent; each sizes itself to its container', asy
     out.aTokens = a.result.tokens.length;
     out.bTokens = b.result.tokens.length;
     narrow.style.width = '700px';
-    await new Promise((r2) => setTimeout(r2, 150));
+    // redrawn by its ResizeObserver on a later frame: wait for that (at most 5 s on a busy machine)
+    for (let k = 0; k < 250 && width(a) <= out.narrow + 50; k += 1) await new Promise((r2) => setTimeout(r2, 20));
     out.grown = width(a);
     const canvasBox = a.shadowRoot.querySelector('.single canvas').getBoundingClientRect();
     out.infoBeside = a.shadowRoot.querySelector('.single .info').getBoundingClientRect().left >= canvasBox.right;
