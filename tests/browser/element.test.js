@@ -27,7 +27,7 @@ before(async () => {
   page.on('pageError', (message) => pageErrors.push(message));
   // embed.html brings the element; the tests add their own instances beside it
   await page.goto(`${server.url}embed.html?view=single`);
-  await page.waitForFunction(() => document.querySelector('mha-explorer').status === 'ready');
+  await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready');
   await page.evaluate(() => {
     document.body.style.height = 'auto';
     // helpers for the tests, kept out of window's own names
