@@ -51,6 +51,7 @@ export const LIMITS = {
     downloads: 'WebDriver classic cannot see downloads: the file is taken at the page\'s <a download> click by the probe',
     workerConsole: 'WebDriver classic does not report a worker\'s console',
     dialogs: 'WebDriver classic stops at a dialog: the probe records alert/confirm/prompt calls instead',
+    touch: 'WebKitGTK under Xvfb has no touch screen (maxTouchPoints 0) and MiniBrowser\'s window is at least 447 px wide',
   },
 };
 export const limits = LIMITS[ENGINE];

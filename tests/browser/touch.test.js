@@ -17,7 +17,9 @@ import { attachExplorer, settled, waitForExplorer } from './page-state.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const PHONE = { width: 390, height: 844 };
-const touch = ENGINE !== 'firefox';
+// WebKitGTK under Xvfb has no touch screen (navigator.maxTouchPoints 0, touch actions give no
+// click) and MiniBrowser's window is at least 447 px wide: it says so and is checked like Firefox
+const touch = ENGINE === 'chromium';
 
 let server;
 let browser;
@@ -31,7 +33,7 @@ before(async () => {
   browser = await launch();
   page = await browser.newPage({ viewport: PHONE, touch, mobile: touch, deviceScaleFactor: ENGINE === 'chromium' ? 3 : undefined });
   page.on('pageError', (message) => errors.push(message));
-  if (!touch) note(`${limits.touch}: the 390 px layout is checked, and taps are mouse clicks`);
+  if (!touch) note(`${limits.touch}: the small layout is checked, and taps are mouse clicks`);
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.status === 'ok', null, { timeout: 60000 });
   await attachExplorer(page);
@@ -97,7 +99,7 @@ test('tap a token to follow it, tap a head, pick a source', async () => {
   const state = await page.evaluate(() => ({ focus: window.explorer.focusToken, head: window.explorer.selectedHead, source: window.explorer.source.id, width: document.documentElement.scrollWidth }));
   console.log(`  [${ENGINE}] after taps: ${JSON.stringify(state)}`);
   assert.equal(state.head, 4);
-  assert.ok(state.width <= PHONE.width, 'still no sideways scrolling');
+  assert.ok(state.width <= await page.evaluate(() => innerWidth), 'still no sideways scrolling');
   await page.scrollIntoView('#head-tabs');
   await page.screenshot('phone-head.png');
   await page.flushEvents();
