@@ -1,6 +1,6 @@
 // `npm start`: install what is missing (Debian packages as root, npm dependencies), copy the
-// page's browser packages into web/vendor/, build the WebAssembly core when its sources
-// changed, and serve the page at http://localhost:8080/ (PORT to change it).
+// page's browser packages into web/vendor/, build the WebAssembly cores (the wasm preset:
+// make rebuilds what changed), and serve the page at http://localhost:8080/ (PORT to change it).
 // Node.js built-ins only: it runs before `npm ci` on a fresh clone.
 
 import { build, BuildError } from './build.js';
@@ -9,7 +9,7 @@ import { setup, SetupError } from './setup.js';
 
 try {
   setup('start');
-  build({ targets: ['wasm'] });
+  build(['wasm']);
 } catch (error) {
   if (!(error instanceof SetupError || error instanceof BuildError)) throw error;
   console.error(error instanceof BuildError ? `[build] ${error.message}` : error.message);
