@@ -1,6 +1,7 @@
 // Builds CMake workflow presets (CMakePresets.json): `cmake --workflow --preset P` configures
 // build/P with P's options and builds P's targets; make rebuilds only what changed. The wasm
-// workflow also installs the modules in web/lib/wasm/ (cmake/install_web_module.cmake).
+// workflow also installs the modules in web/lib/wasm/ (cmake/install_web_module.cmake); after
+// it, the iframe embed's minified modules are bundled with esbuild (scripts/bundle.js).
 //
 //   node scripts/build.js [PRESET ...]     (default: native wasm; --native and --wasm work too)
 //
@@ -10,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleEmbed } from './bundle.js';
 import { ensureSystemPackages, repoRoot, SetupError } from './setup.js';
 
 export class BuildError extends Error {}
@@ -34,6 +36,13 @@ export function build(presets, { stdio = 'inherit' } = {}) {
     if (result.status !== 0) {
       const how = result.signal ? `was killed by ${result.signal}` : `exited with ${result.status}`;
       throw new BuildError(`${preset} build failed: \`cmake ${args.join(' ')}\` ${how} (CMake's and the compiler's messages are above)`);
+    }
+    if (preset === 'wasm') {
+      try {
+        bundleEmbed();
+      } catch (error) {
+        throw new BuildError(error.message);
+      }
     }
   }
 }

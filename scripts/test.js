@@ -11,7 +11,7 @@
 // function returning it when the step starts; a step whose files are missing fails (testFiles
 // throws a StepError), it is never skipped. `provides` names a build; `needs` lists the builds
 // that must have passed for the step to run. Builds are CMake workflow presets
-// (CMakePresets.json), C++ tests are ctest test presets.
+// (CMakePresets.json, by way of scripts/build.js), C++ tests are ctest test presets.
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -38,7 +38,8 @@ function testFiles(dir) {
 }
 
 const node = process.execPath;
-const build = (preset, name = `build (${preset})`) => ({ name, provides: preset, run: ['cmake', '--workflow', '--preset', preset] });
+// `cmake --workflow --preset P`, and for wasm the embed bundle (scripts/build.js)
+const build = (preset, name = `build (${preset})`) => ({ name, provides: preset, run: [node, 'scripts/build.js', preset] });
 
 const steps = [
   build('native'),

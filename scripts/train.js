@@ -10,7 +10,7 @@
 // one JSON object:
 //   {"seed", "steps", "cpu_seconds", "seconds", "loss", "accuracy": {"agreement", "pronoun", "copy"},
 //    "label_threshold", "heads": [{"layer", "head", "relation", "at", "mean_weight", "argmax_share"}]}
-// The shipped weights were written with: npm run train -- --seed 1 --out web/app/train/model-seed1.bin
+// The shipped weights were written with: npm run train -- --seed 1 --out web/sources/weights/trained-seed1.bin
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

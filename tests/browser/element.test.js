@@ -62,10 +62,10 @@ test('the weights it shows are the JS API\'s: designed heads and a PyTorch-expor
   const result = await page.evaluate(async () => {
     const t = window[Symbol.for('test')];
     const { loadMha, loadStateDictFile } = await import('/lib/index.js');
-    const { analyseTokens } = await import('/app/tokens.js');
-    const { embedTokens } = await import('/app/embeddings.js');
-    const { designedStateDict } = await import('/app/designed-heads.js');
-    const { TAGGED_EXAMPLES } = await import('/app/examples.tagged.js');
+    const { analyseTokens } = await import('/sources/tokens.js');
+    const { embedTokens } = await import('/sources/embeddings.js');
+    const { designedStateDict } = await import('/sources/designed-heads.js');
+    const { TAGGED_EXAMPLES } = await import('/sources/examples.tagged.js');
     const mha = await loadMha();
     const sentence = 'Mary gave John a book, and she smiled at him.';
     const x = embedTokens(analyseTokens(TAGGED_EXAMPLES[sentence]));
@@ -102,7 +102,7 @@ test('the weights it shows are the JS API\'s: designed heads and a PyTorch-expor
     assert.equal(r.diff, 0);
     assert.equal(r.entropyDiff, 0);
   }
-  assert.equal(result.file.source, 'url');
+  assert.equal(result.file.source, 'file');
 });
 
 test('views, selected head, head-selected events, keyboard', async () => {
@@ -124,7 +124,7 @@ test('views, selected head, head-selected events, keyboard', async () => {
     out.afterArrow = e.selectedHead;
     root.querySelector('[data-view="compare"]').click();
     await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
-    out.compareMaps = root.querySelectorAll('.compare canvas').length;
+    out.compareMaps = root.querySelectorAll('.compare canvas.heatmap').length;
     out.compareText = root.querySelector('.compare .jsd').textContent;
     out.viewAttribute = e.getAttribute('view');
     out.computedCount = e.computedCount; // view and head changes redraw; they do not recompute
@@ -139,7 +139,7 @@ test('views, selected head, head-selected events, keyboard', async () => {
   assert.ok(r.single);
   assert.equal(r.tab, '7');
   assert.equal(r.afterArrow, 8);
-  assert.equal(r.compareMaps, 3);
+  assert.equal(r.compareMaps, 4, 'A, B, A − B and the divergence between every pair of heads');
   assert.match(r.compareText, /Jensen–Shannon divergence .* \d\.\d{3} nats/);
   assert.equal(r.viewAttribute, 'compare');
   assert.equal(r.computedCount, 1);
@@ -235,7 +235,7 @@ test('bad attributes give clear errors (and an error event); the element recover
   assert.match(r.designedSize.text, /designed heads are 8 heads of a 64-wide model \(got d-model 32, num-heads 8\)/);
   assert.match(r.notDivisible.text, /num-heads 4 must divide d-model 30/);
   assert.match(r.missingFile.text, /missing\.safetensors: HTTP 404/);
-  assert.match(r.tooLong.text, /the sentence has 70 tokens; the explorer takes at most 64/);
+  assert.match(r.tooLong.text, /sentence has 70 tokens; the explorer takes at most 64/);
   for (const k of ['designedSize', 'notDivisible', 'missingFile', 'tooLong']) {
     assert.equal(r[k].status, 'error');
     assert.ok(r[k].event && r[k].text.includes(r[k].event), `${k}: an error event with the message`);

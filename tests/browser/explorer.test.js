@@ -15,8 +15,9 @@ import path from 'node:path';
 import os from 'node:os';
 import { launchChromium, ensureVendored } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
-import { EXAMPLES } from '../../web/app/examples.js';
-import { checkHeadLabel, THRESHOLDS } from '../../web/app/label-checks.js';
+import { EXAMPLES } from '../../web/sources/examples.js';
+import { checkHeadLabel, THRESHOLDS } from '../../web/sources/label-checks.js';
+import { attachExplorer, settled, waitForExplorer } from './page-state.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
@@ -65,38 +66,54 @@ async function openPage(p = page) {
   await p.goto(server.url);
   await p.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 20000 });
   assert.equal(await p.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await p.textContent('#status')}`);
+  await attachExplorer(p);
 }
 
 /** Everything the page shows for the current state, plus the API's own computation for the
  *  same weights and input, done in the page with a fresh module. */
 async function snapshotWithReference(p = page) {
-  await p.waitForFunction(() => window.__mhaExplorer.tableCurrent);
+  await settled(p);
   return p.evaluate(async () => {
-    const hook = window.__mhaExplorer;
+    const x = window.explorer;
     const { loadMha } = await import('/lib/index.js');
+    const { drawnOn } = await import('/views/heatmap.js');
     const mha = await loadMha();
-    const tokens = hook.tokens();
+    const tokens = x.sentence.tokens.map((t) => ({
+      text: t.text, pos: t.pos, cls: t.cls, number: t.number, gender: t.gender && { ...t.gender },
+      pronoun: t.pronoun && { ...t.pronoun }, chunk: t.chunk, isHead: t.isHead, isSubject: t.isSubject,
+      subject: t.subject, modifies: t.modifies,
+    }));
     const L = tokens.length;
-    const config = hook.config();
+    const config = x.source.attention.config;
     const attention = new mha.MultiHeadAttention({
       embedDim: config.embedDim, numHeads: config.numHeads, numKvHeads: config.numKvHeads, bias: config.bias,
       addBiasKv: config.addBiasKv, addZeroAttn: config.addZeroAttn,
     });
     try {
-      attention.loadStateDict(hook.stateDict());
-      const input = hook.input();
+      attention.loadStateDict(x.source.attention.stateDict());
+      const input = x.sentence.features;
       const result = attention.forward({ query: { data: input, shape: [L, input.length / L] }, needWeights: true, averageAttnWeights: false, returnConcat: true });
       const stats = mha.headStatistics(result.weights).heads;
-      const pair = hook.pair();
       const H = config.numHeads;
+      const pair = { a: x.pair.a, b: x.pair.b, mean: x.result.similarity[x.pair.a * H + x.pair.b] };
       const map = (h) => result.weights.data.subarray(h * L * L, (h + 1) * L * L);
       const pairJsd = mha.jsDivergence({ data: map(pair.a), shape: [L, L] }, { data: map(pair.b), shape: [L, L] }).mean;
       const table = [...document.querySelectorAll('#weights-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent)));
       const shownStats = [...document.querySelectorAll('#head-stats .stat dd')].map((dd) => dd.textContent);
+      const shown = (canvas) => { const d = canvas && drawnOn(canvas); return d ? Array.from(d.values) : null; };
+      const drawn = {
+        'main-heatmap': shown(document.getElementById('main-heatmap')),
+        'pair-map-a': shown(document.getElementById('pair-map-a')),
+        'pair-map-b': shown(document.getElementById('pair-map-b')),
+        'pair-map-diff': shown(document.getElementById('pair-map-diff')),
+        'wo-concat': [...document.querySelectorAll('#wo-heads canvas')].flatMap((c) => shown(c) ?? []),
+      };
+      document.querySelectorAll('#small-multiples canvas').forEach((c, h) => { drawn[`multiple-${h}`] = shown(c); });
       return {
-        tokens, L, H, selectedHead: hook.selectedHead, drawn: hook.drawn(), pageStats: hook.stats(), pair, pairJsd,
+        tokens, L, H, selectedHead: x.selectedHead, drawn, pageStats: x.result.stats.map((st) => ({ ...st })), pair, pairJsd,
         apiWeights: Array.from(result.weights.data), apiConcat: Array.from(result.concat.data), apiStats: stats,
-        table, shownStats, sentence: hook.sentence, source: hook.source, timings: hook.timings,
+        pageConcat: x.result.concat ? Array.from(x.result.concat.data) : null, focusToken: x.hoverToken >= 0 ? x.hoverToken : x.focusToken,
+        table, shownStats, sentence: x.sentence.text, source: x.source.id, timings: { ...x.timings },
       };
     } finally {
       attention.dispose();
@@ -163,12 +180,12 @@ test('the page loads, becomes interactive, and shows eight heads', async () => {
   const cpuBefore = browserCpuMs();
   await openPage(fresh);
   const cpuAfter = browserCpuMs();
-  const freshTimings = await fresh.evaluate(() => window.__mhaExplorer.timings);
+  const freshTimings = await fresh.evaluate(() => window.explorer.timings);
   await context.close();
   if (cpuBefore != null) {
     console.log(`fresh load: interactive after ${freshTimings.readyMs.toFixed(0)} ms wall (core loaded at ${freshTimings.coreLoadedMs.toFixed(0)} ms); browser CPU time from navigation to interactive ${(cpuAfter - cpuBefore).toFixed(0)} ms (load average ${(os.loadavg()[0]).toFixed(1)} on ${os.cpus().length} cores)`);
   }
-  const timings = await page.evaluate(() => window.__mhaExplorer.timings);
+  const timings = await page.evaluate(() => window.explorer.timings);
   const nav = await page.evaluate(() => performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd);
   console.log(`interactive ${timings.readyMs.toFixed(0)} ms after navigation start (DOMContentLoaded ${nav.toFixed(0)} ms; target 500 ms on an idle machine)`);
   // 500 ms is the target on an idle machine; this only catches a page that hangs on a busy one
@@ -229,7 +246,7 @@ test('every designed head label holds by its weights on every example sentence',
 test('the label checks can fail: random heads are diffuse and carry none of the labels', async () => {
   await page.locator('#sentence-list [role="radio"]').nth(0).click();
   await page.check('input[name="source"][value="random"]');
-  await page.waitForFunction(() => window.__mhaExplorer.source === 'random');
+  await waitForExplorer(page, () => window.explorer.source.id === 'random');
   const snap = await snapshotWithReference();
   assertViewsMatchApi(snap, 'random seed 0');
   const verdicts = labelVerdicts(snap);
@@ -243,14 +260,14 @@ test('the label checks can fail: random heads are diffuse and carry none of the 
   // another seed gives other weights
   await page.fill('#seed', '7');
   await page.dispatchEvent('#seed', 'change');
-  await page.waitForFunction(() => window.__mhaExplorer.source === 'random');
+  await waitForExplorer(page, () => window.explorer.source.id === 'random');
   const snap7 = await snapshotWithReference();
   assertViewsMatchApi(snap7, 'random seed 7');
   assert.ok(maxAbsDiff(snap7.apiWeights, snap.apiWeights) > 1e-4, 'seed 7 should differ from seed 0');
   await page.locator('#small-multiples').screenshot({ path: path.join(shots, 'explorer-random.png') });
   await page.locator('.head-panel').screenshot({ path: path.join(shots, 'explorer-random-head.png') });
   await page.check('input[name="source"][value="designed"]');
-  await page.waitForFunction(() => window.__mhaExplorer.source === 'designed');
+  await waitForExplorer(page, () => window.explorer.source.id === 'designed');
 });
 
 test('loading a state_dict file: wrong width is refused with a clear message; a good one is applied', async () => {
@@ -266,7 +283,7 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
   console.log(`refused: ${message}`);
   assert.match(message, /d_model 8\b/);
   assert.match(message, /d_model 64/);
-  assert.equal(await page.evaluate(() => window.__mhaExplorer.source), 'designed');
+  assert.equal(await page.evaluate(() => window.explorer.source.id), 'designed');
 
   // a good file: random weights made by the API with seed 11, 4 heads, as a bare state_dict
   const good = await page.evaluate(async () => {
@@ -278,7 +295,7 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
     return JSON.stringify({ config: { embed_dim: 64, num_heads: 4 }, state_dict: sd });
   });
   await page.setInputFiles('#state-dict-file', { name: 'four-heads.json', mimeType: 'application/json', buffer: Buffer.from(good) });
-  await page.waitForFunction(() => window.__mhaExplorer.source === 'loaded');
+  await waitForExplorer(page, () => window.explorer.source.id === 'file');
   const snap = await snapshotWithReference();
   assert.equal(snap.H, 4);
   assert.equal(await page.locator('#head-tabs [role="tab"]').count(), 4);
@@ -295,7 +312,7 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
     return JSON.stringify({ config: { embed_dim: 64, num_heads: 8, num_kv_heads: 2 }, state_dict: sd });
   });
   await page.setInputFiles('#state-dict-file', { name: 'gqa.json', mimeType: 'application/json', buffer: Buffer.from(gqa) });
-  await page.waitForFunction(() => window.__mhaExplorer.source === 'loaded' && window.__mhaExplorer.config().numKvHeads === 2);
+  await waitForExplorer(page, () => window.explorer.source.id === 'file' && window.explorer.source.config.numKvHeads === 2);
   await page.click('#head-how summary');
   await page.locator('#head-tab-5').click();
   const snapGqa = await snapshotWithReference();
@@ -303,7 +320,7 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
   console.log(`loaded GQA weights (8 query heads, 2 KV heads): page vs API ${assertViewsMatchApi(snapGqa, 'loaded GQA state_dict').worst}`);
   await page.click('#head-how summary');
   await page.check('input[name="source"][value="designed"]');
-  await page.waitForFunction(() => window.__mhaExplorer.source === 'designed' && window.__mhaExplorer.config().numHeads === 8);
+  await waitForExplorer(page, () => window.explorer.source.id === 'designed' && window.explorer.source.numHeads === 8);
 });
 
 test('export: the weights as JSON that loads back', async () => {
@@ -313,13 +330,13 @@ test('export: the weights as JSON that loads back', async () => {
   const [jsonDownload] = await Promise.all([page.waitForEvent('download'), page.click('#download-weights')]);
   const json = await streamBytes(await jsonDownload.createReadStream());
   await page.setInputFiles('#state-dict-file', { name: 'designed.json', mimeType: 'application/json', buffer: json });
-  await page.waitForFunction(() => window.__mhaExplorer.source === 'loaded');
+  await waitForExplorer(page, () => window.explorer.source.id === 'file');
   const reloaded = await snapshotWithReference();
   const roundTrip = maxAbsDiff(reloaded.apiWeights, snap.apiWeights);
   console.log(`designed weights saved as JSON and loaded back: attention maps differ by ${roundTrip.toExponential(2)}`);
   assert.ok(roundTrip <= 1e-5);
   await page.check('input[name="source"][value="designed"]');
-  await page.waitForFunction(() => window.__mhaExplorer.source === 'designed');
+  await waitForExplorer(page, () => window.explorer.source.id === 'designed');
 });
 
 async function streamBytes(stream) {
@@ -335,13 +352,13 @@ async function streamText(stream) {
 test('the example sentences were tagged at build time exactly as the tagger tags them now', async () => {
   const mismatches = await page.evaluate(async () => {
     const { default: nlp } = await import('/vendor/compromise-three.mjs');
-    const { tagText } = await import('/app/tokens.js');
-    const { TAGGED_EXAMPLES } = await import('/app/examples.tagged.js');
+    const { tagText } = await import('/sources/tokens.js');
+    const { TAGGED_EXAMPLES } = await import('/sources/examples.tagged.js');
     return Object.entries(TAGGED_EXAMPLES)
       .filter(([text, stored]) => JSON.stringify(tagText(nlp, text)) !== JSON.stringify(stored))
       .map(([text]) => text);
   });
-  assert.deepEqual(mismatches, [], 'web/app/examples.tagged.js is out of date: run node scripts/tag-examples.js');
+  assert.deepEqual(mismatches, [], 'web/sources/examples.tagged.js is out of date: run node scripts/tag-examples.js');
 });
 
 test('free text is tagged in the page, shown as text, and the labels hold on it', async () => {
@@ -352,7 +369,7 @@ test('free text is tagged in the page, shown as text, and the labels hold on it'
   for (const text of sentences) {
     await page.fill('#free-text', text);
     await page.click('#free-text-form button[type="submit"]');
-    await page.waitForFunction((t) => window.__mhaExplorer.sentence === t, text);
+    await waitForExplorer(page, (t) => window.explorer.sentence.text === t, text);
     const snap = await snapshotWithReference();
     assertViewsMatchApi(snap, `free text "${text}"`);
     const verdicts = labelVerdicts(snap);
@@ -365,7 +382,7 @@ test('free text is tagged in the page, shown as text, and the labels hold on it'
   const markup = 'The <img src=x onerror="window.__injected=1"> cat <b>sat</b>.';
   await page.fill('#free-text', markup);
   await page.click('#free-text-form button[type="submit"]');
-  await page.waitForFunction((t) => window.__mhaExplorer.sentence === t, markup);
+  await waitForExplorer(page, (t) => window.explorer.sentence.text === t, markup);
   assert.equal(await page.locator('#token-strip img, #token-strip b, #weights-table img').count(), 0, 'markup became elements');
   assert.equal(await page.evaluate(() => window.__injected), undefined);
   const stripText = await page.textContent('#token-strip');
@@ -380,13 +397,13 @@ test('free text is tagged in the page, shown as text, and the labels hold on it'
   console.log(`70 words: ${error}`);
   assert.match(error, /70 tokens/);
   assert.match(error, /at most 64/);
-  assert.equal(await page.evaluate(() => window.__mhaExplorer.sentence), markup);
+  assert.equal(await page.evaluate(() => window.explorer.sentence.text), markup);
 
   // 64 tokens exactly is accepted
   const sixtyFour = `${Array.from({ length: 63 }, (_, k) => (k % 2 ? 'cats' : 'big')).join(' ')}.`;
   await page.fill('#free-text', sixtyFour);
   await page.click('#free-text-form button[type="submit"]');
-  await page.waitForFunction((t) => window.__mhaExplorer.sentence === t, sixtyFour);
+  await waitForExplorer(page, (t) => window.explorer.sentence.text === t, sixtyFour);
   const snap64 = await snapshotWithReference();
   assert.equal(snap64.L, 64);
   assertViewsMatchApi(snap64, '64 tokens');
@@ -401,18 +418,18 @@ test('keyboard: sentences and heads are reachable and selectable without a mouse
   await page.locator('#head-tab-0').click();
   await page.focus('#head-tab-0');
   await page.keyboard.press('ArrowRight');
-  assert.equal(await page.evaluate(() => window.__mhaExplorer.selectedHead), 1);
+  assert.equal(await page.evaluate(() => window.explorer.selectedHead), 1);
   assert.equal(await page.evaluate(() => document.activeElement.id), 'head-tab-1');
   await page.keyboard.press('End');
-  assert.equal(await page.evaluate(() => window.__mhaExplorer.selectedHead), 7);
+  assert.equal(await page.evaluate(() => window.explorer.selectedHead), 7);
   await page.keyboard.press('5');
-  assert.equal(await page.evaluate(() => window.__mhaExplorer.selectedHead), 4);
+  assert.equal(await page.evaluate(() => window.explorer.selectedHead), 4);
   await page.keyboard.press('ArrowLeft');
-  assert.equal(await page.evaluate(() => window.__mhaExplorer.selectedHead), 3);
+  assert.equal(await page.evaluate(() => window.explorer.selectedHead), 3);
   assert.equal(await page.getAttribute('#head-tab-3', 'aria-selected'), 'true');
   await page.focus('#sentence-list [role="radio"][aria-checked="true"]');
   await page.keyboard.press('ArrowDown');
-  assert.equal(await page.evaluate(() => window.__mhaExplorer.sentence), EXAMPLES[1].text);
+  assert.equal(await page.evaluate(() => window.explorer.sentence.text), EXAMPLES[1].text);
   // every interactive control can be reached with Tab
   const tabbable = await page.evaluate(() => [...document.querySelectorAll('button, input, select, summary, [tabindex]')]
     .filter((e) => !e.disabled && e.tabIndex >= 0 && e.offsetParent !== null).length);
@@ -426,7 +443,7 @@ test('keyboard: sentences and heads are reachable and selectable without a mouse
 test('hovering a token highlights its row in every head; the W_O view follows it', async () => {
   await page.locator('#sentence-list [role="radio"]').nth(0).click();
   await page.hover('#token-strip button[data-index="7"]');
-  await page.waitForFunction(() => window.__mhaExplorer.highlightedRow === 7);
+  await page.waitForFunction(() => window.explorer.hoverToken === 7);
   assert.equal(await page.locator('#token-strip button.active').count(), 1);
   const snap = await snapshotWithReference();
   const E = snap.apiConcat.length / snap.L;
@@ -436,13 +453,44 @@ test('hovering a token highlights its row in every head; the W_O view follows it
   await page.mouse.move(0, 0);
   // focus keeps the highlight while the page scrolls for the screenshot
   await page.focus('#token-strip button[data-index="7"]');
-  await page.waitForFunction(() => window.__mhaExplorer.highlightedRow === 7);
+  await page.waitForFunction(() => window.explorer.hoverToken === 7);
   await page.locator('#token-strip').scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(shots, 'explorer-hover.png'), fullPage: false });
   await page.locator('#small-multiples').screenshot({ path: path.join(shots, 'explorer-multiples-hover.png') });
   await page.locator('#wo-heads').scrollIntoViewIfNeeded();
   await page.locator('.wo-view').screenshot({ path: path.join(shots, 'explorer-wo.png') });
   await page.evaluate(() => document.activeElement.blur());
+});
+
+test('switching heads off: the bars are how far the core says each token moves', async () => {
+  await page.locator('#sentence-list [role="radio"]').nth(0).click();
+  await settled(page);
+  await page.check('#ablation-view input[data-head="3"]');
+  await page.check('#ablation-view input[data-head="4"]');
+  await page.waitForFunction(() => document.querySelectorAll('#ablation-bars .bar-row').length > 0 && window.explorer.ablated.size === 2 && /H4, H5 off/.test(document.getElementById('ablation-text').textContent));
+  const r = await page.evaluate(async () => {
+    const x = window.explorer;
+    const { loadMha } = await import('/lib/index.js');
+    const mha = await loadMha();
+    const attention = new mha.MultiHeadAttention(x.source.attention.config);
+    attention.loadStateDict(x.source.attention.stateDict());
+    const L = x.sentence.tokens.length;
+    const query = { data: x.sentence.features, shape: [L, 64] };
+    const base = attention.forward({ query, needWeights: false }).output.data;
+    const off = attention.forward({ query, needWeights: false, ablateHeads: [3, 4] }).output.data;
+    attention.dispose();
+    const expected = Array.from({ length: L }, (_, t) => Math.hypot(...Array.from({ length: 64 }, (_, c) => base[t * 64 + c] - off[t * 64 + c])));
+    const shown = [...document.querySelectorAll('#ablation-bars .bar-row')].map((row) => Number(row.dataset.difference));
+    return { expected, shown, text: document.getElementById('ablation-text').textContent };
+  });
+  console.log(`ablation H4+H5: ${r.text}`);
+  const err = maxAbsDiff(r.shown, r.expected);
+  assert.ok(err <= 1e-5, `bars differ from the core's differences by ${err}`);
+  assert.ok(Math.max(...r.expected) > 0.1, 'switching off the verb and pronoun heads moves some token');
+  await page.locator('#ablation-view').screenshot({ path: path.join(shots, 'explorer-ablation.png') });
+  await page.uncheck('#ablation-view input[data-head="3"]');
+  await page.uncheck('#ablation-view input[data-head="4"]');
+  await page.waitForFunction(() => window.explorer.ablated.size === 0 && /No head is switched off/.test(document.getElementById('ablation-text').textContent));
 });
 
 /** CPU time (ms) used so far by the browser and all its child processes, from /proc (Linux). */
@@ -470,7 +518,7 @@ function browserCpuMs() {
 }
 
 test('recompute and redraw time at lesson size', async () => {
-  // sync: the page's own measurement of forward pass + statistics + drawing (window.__mhaExplorer.timings);
+  // sync: the page's own measurement of forward pass + statistics + drawing (window.explorer.timings);
   // frame: from the click to the next animation frame after it, so style, layout and paint count too;
   // cpu: CPU time of all browser processes per change (frames included), which a busy machine does not inflate
   const rounds = 42;
@@ -483,12 +531,12 @@ test('recompute and redraw time at lesson size', async () => {
     for (let k = 0; k < n; k += 1) {
       let t0 = performance.now();
       sentences[k % sentences.length].click();
-      const sentenceSync = window.__mhaExplorer.timings.lastUpdateMs;
+      const sentenceSync = window.explorer.timings.lastUpdateMs;
       await nextFrame();
       out.push({ kind: 'sentence', sync: sentenceSync, frame: performance.now() - t0 });
       t0 = performance.now();
       tabs[k % tabs.length].click();
-      const headSync = window.__mhaExplorer.timings.lastUpdateMs;
+      const headSync = window.explorer.timings.lastUpdateMs;
       await nextFrame();
       out.push({ kind: 'head', sync: headSync, frame: performance.now() - t0 });
     }

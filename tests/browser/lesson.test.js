@@ -132,7 +132,7 @@ test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with t
   const shown = await page.$$eval('#follow-table tbody td.weight .num', (tds) => tds.map((td) => Number(td.textContent.replace('−', '-'))));
   const core = await page.evaluate(async () => {
     const { loadMha } = await import('./lib/index.js');
-    const { designedStateDict } = await import('./app/designed-heads.js');
+    const { designedStateDict } = await import('./sources/designed-heads.js');
     const { exampleInput } = await import('./app/lesson/inputs.js');
     const mha = await loadMha();
     const input = exampleInput(0);
@@ -176,7 +176,7 @@ test('more heads: h = 1, 2, 4, 8, 16 at d_model 64 with d_k and diversity from t
   const core = await page.evaluate(async () => {
     const { loadMha } = await import('./lib/index.js');
     const { meanPairwiseJsd } = await import('./app/lesson/mistakes.js');
-    const { designedStateDict } = await import('./app/designed-heads.js');
+    const { designedStateDict } = await import('./sources/designed-heads.js');
     const { exampleInput } = await import('./app/lesson/inputs.js');
     const mha = await loadMha();
     const input = exampleInput(0);
@@ -262,7 +262,7 @@ test('head ablation: switching heads off changes the output, by the norms the co
   const shown = await page.$$eval('#ablation-chart .bar-row', (rows) => rows.map((r) => Number(r.dataset.difference)));
   const core = await page.evaluate(async () => {
     const { loadMha } = await import('./lib/index.js');
-    const { designedStateDict } = await import('./app/designed-heads.js');
+    const { designedStateDict } = await import('./sources/designed-heads.js');
     const { exampleInput } = await import('./app/lesson/inputs.js');
     const mha = await loadMha();
     const input = exampleInput(0);
@@ -324,16 +324,16 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
   await page.click('#head-tab-4'); // H5
   // the core's map for the explorer's current state, recomputed in the page with a fresh module
   const expected = await page.evaluate(async () => {
-    const hook = window.__mhaExplorer;
+    const x = (await import('./app/main.js')).explorer;
     const mha = await (await import('./lib/index.js')).loadMha();
-    const config = hook.config();
+    const { config } = x.source.attention;
     const m = new mha.MultiHeadAttention(config);
-    m.loadStateDict(hook.stateDict());
-    const L = hook.tokens().length;
-    const { weights } = m.forward({ query: { data: hook.input(), shape: [L, config.embedDim] }, averageAttnWeights: false });
+    m.loadStateDict(x.source.attention.stateDict());
+    const L = x.sentence.tokens.length;
+    const { weights } = m.forward({ query: { data: x.sentence.features, shape: [L, config.embedDim] }, averageAttnWeights: false });
     m.dispose();
-    const h = hook.selectedHead;
-    return { h, L, tokens: hook.tokens().map((t) => t.text), values: Array.from(weights.data.slice(h * L * L, (h + 1) * L * L)) };
+    const h = x.selectedHead;
+    return { h, L, tokens: x.sentence.tokens.map((t) => t.text), values: Array.from(weights.data.slice(h * L * L, (h + 1) * L * L)) };
   });
   assert.equal(expected.h, 4);
   const where = await page.evaluate(() => {
@@ -373,7 +373,7 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
   assert.ok(!cells.error, `SVG parses: ${cells.error}`);
   assertClose('SVG cell values vs core', cells.rects.map((r) => r.v), values, 0);
   const colours = await page.evaluate(async (vs) => {
-    const { sequentialColor } = await import('./app/heatmap.js');
+    const { sequentialColor } = await import('./views/heatmap.js');
     return vs.map(sequentialColor);
   }, values);
   assert.deepEqual(cells.rects.map((r) => r.fill), colours, 'each SVG cell is coloured by its weight');
@@ -417,7 +417,7 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
   if (seen.canvas) {
     console.log(`  PNG vs the explorer's canvas ${seen.canvas.width}×${seen.canvas.height}: ${seen.canvas.differing} bytes differ`);
     assert.equal(seen.canvas.differing, 0);
-    const drawn = await page.evaluate(() => window.__mhaExplorer.drawn()['main-heatmap']);
+    const drawn = await page.evaluate(async () => Array.from((await import('./views/heatmap.js')).drawnOn(document.getElementById('main-heatmap')).values));
     assertClose('the canvas saved shows the core\'s map', drawn, values, 0);
   } else {
     let worst = 0;

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { launchChromium, ensureVendored } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
 import { loadMha, toSafetensors } from '../../web/lib/index.js';
+import { attachExplorer, waitForExplorer } from './page-state.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
@@ -64,6 +65,7 @@ async function openExplorer() {
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 30000 });
   assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.textContent('#status')}`);
+  await attachExplorer(page);
   return page;
 }
 
@@ -87,19 +89,19 @@ async function assertNothingInjected(page, where) {
 
 /** The explorer still works: another sentence and another head recompute and redraw. */
 async function assertExplorerWorks(page, where) {
-  const before = await page.evaluate(() => ({ sentence: window.__mhaExplorer.sentence, head: window.__mhaExplorer.selectedHead }));
+  const before = await page.evaluate(() => ({ sentence: window.explorer.sentence.text, head: window.explorer.selectedHead }));
   const radios = page.locator('#sentence-list [role="radio"]');
   const count = await radios.count();
   const texts = await radios.allTextContents();
   const next = (texts.indexOf(before.sentence) + 1) % Math.max(count, 1);
   await radios.nth(next).click();
-  await page.waitForFunction((text) => window.__mhaExplorer.sentence === text && window.__mhaExplorer.tableCurrent, texts[next], { timeout: 10000 });
+  await waitForExplorer(page, (text) => window.explorer.sentence.text === text, texts[next], 10000);
   const tabs = page.locator('#head-tabs [role="tab"]');
   await tabs.nth((before.head + 1) % (await tabs.count())).click();
-  await page.waitForFunction((h) => window.__mhaExplorer.selectedHead === h, (before.head + 1) % (await tabs.count()));
-  const drawn = await page.evaluate(() => {
-    const d = window.__mhaExplorer.drawn()['main-heatmap'];
-    return d ? Array.from(d).every(Number.isFinite) && d.length > 0 : false;
+  await waitForExplorer(page, (h) => window.explorer.selectedHead === h, (before.head + 1) % (await tabs.count()));
+  const drawn = await page.evaluate(async () => {
+    const d = (await import('/views/heatmap.js')).drawnOn(document.getElementById('main-heatmap'));
+    return d ? Array.from(d.values).every(Number.isFinite) && d.values.length > 0 : false;
   });
   assert.ok(drawn, `${where}: the main heatmap was not redrawn with finite weights`);
   assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `${where}: page status`);
@@ -111,7 +113,7 @@ test('typed HTML and script stay text in the explorer', async () => {
     await page.fill('#free-text', payload);
     await page.press('#free-text', 'Enter');
     // Either the text is tagged and shown as tokens, or a message says why not.
-    await page.waitForFunction((typed) => window.__mhaExplorer.sentence === typed.trim() || !document.querySelector('#free-text-error').hidden, payload, { timeout: 15000 });
+    await page.waitForFunction((typed) => (window.explorer.sentence.text === typed.trim() && !window.explorer.busy) || !document.querySelector('#free-text-error').hidden, payload, { timeout: 15000 });
     const shown = await page.evaluate(() => ({
       strip: document.querySelector('#token-strip').textContent,
       error: document.querySelector('#free-text-error').hidden ? '' : document.querySelector('#free-text-error').textContent,
@@ -195,14 +197,14 @@ test('malformed, truncated, mis-shaped, non-finite and huge weight files give a 
     console.log(`${file.name} (${file.buffer.length} bytes, ${Date.now() - started} ms): ${message.slice(0, 200)}`);
     assert.ok(message.length >= 10, `${file.name}: the message is too short: "${message}"`);
     assert.match(message, file.expect, `${file.name}: unexpected message`);
-    assert.equal(await page.evaluate(() => window.__mhaExplorer.source), 'designed', `${file.name}: the page switched its weights`);
+    assert.equal(await page.evaluate(() => window.explorer.source.id), 'designed', `${file.name}: the page switched its weights`);
     await assertNothingInjected(page, file.name);
   }
   await assertExplorerWorks(page, 'after the bad files');
   // And a good file still loads after all of that.
   await page.setInputFiles('#state-dict-file', { name: 'good.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(good) });
-  await page.waitForFunction(() => window.__mhaExplorer.source === 'loaded', null, { timeout: 20000 });
-  assert.equal(await page.evaluate(() => window.__mhaExplorer.config().numHeads), 8);
+  await waitForExplorer(page, () => window.explorer.source.id === 'file', null, 20000);
+  assert.equal(await page.evaluate(() => window.explorer.source.numHeads), 8);
   await assertExplorerWorks(page, 'after a good file');
   await page.close();
 });

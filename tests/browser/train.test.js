@@ -46,7 +46,7 @@ test('the shipped model loads and every head is scored on every relation', { tim
   const { page, errors } = await openView();
   await page.waitForFunction((key) => window[Symbol.for(key)]?.trained?.maps || window[Symbol.for(key)]?.errors.length, VIEW, { timeout: 100_000 });
   const trained = await readView(page, `({ errors: view.errors, heads: view.trained.evaluation.heads, accuracy: view.trained.evaluation.accuracy,
-    shape: view.trained.maps.shape, labels: view.trained.labels.map((l) => l.text) })`);
+    shape: view.trained.maps.shape, labels: view.trained.labels.map((l) => l.name) })`);
   assert.deepEqual(trained.errors, []);
   assert.equal(trained.heads.length, 2 * 8 * 5, 'one score per layer, head and relation');
   const best = (relation) => Math.max(...trained.heads.filter((h) => h.relation === relation).map((h) => h.meanWeight));

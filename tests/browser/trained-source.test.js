@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { launchChromium } from '../chromium.js';
 import { startServer } from '../../scripts/serve.js';
-import { EXAMPLES } from '../../web/app/examples.js';
+import { attachExplorer, waitForExplorer } from './page-state.js';
+import { EXAMPLES } from '../../web/sources/examples.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
@@ -27,7 +28,7 @@ let page;
 const consoleErrors = [];
 
 before(async () => {
-  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm', 'web/app/train/model-seed1.bin']) {
+  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm', 'web/sources/weights/trained-seed1.bin']) {
     assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "node scripts/build.js --wasm" first`);
   }
   mkdirSync(shots, { recursive: true });
@@ -43,13 +44,15 @@ before(async () => {
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 30000 });
   assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.textContent('#status')}`);
+  await attachExplorer(page);
   // the reference: web/lib/train.js with the shipped weights, in the same page but its own session
   await page.evaluate(async () => {
     const { loadTrainer } = await import('/lib/train.js');
     const { loadMha } = await import('/lib/index.js');
     const trainer = await loadTrainer({ seed: 1, heldOut: 300 });
-    trainer.loadWeights(new Uint8Array(await (await fetch('/app/train/model-seed1.bin')).arrayBuffer()));
+    trainer.loadWeights(new Uint8Array(await (await fetch('/sources/weights/trained-seed1.bin')).arrayBuffer()));
     window.__trainedReference = { trainer, mha: await loadMha(), evaluation: trainer.evaluate(), threshold: trainer.labelThreshold };
+    window.__views = await import('/views/heatmap.js');
   });
 });
 
@@ -59,25 +62,27 @@ after(async () => {
 });
 
 async function waitShown(predicate) {
-  await page.waitForFunction(predicate, null, { timeout: 60000 });
-  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve())));
+  await waitForExplorer(page, predicate, null, 60000);
 }
 
 /** What the page shows against what train.js and the core compute for the same sentence. */
 async function compareWithReference(label) {
   const r = await page.evaluate(() => {
-    const hook = window.__mhaExplorer;
+    const x = window.explorer;
     const { trainer, mha } = window.__trainedReference;
-    const snap = hook.trained();
+    const { drawnOn } = window.__views;
+    const snap = { layer: x.source.layer, words: x.sentence.grammar.words };
     const text = snap.words.filter((w) => w !== '<bos>').join(' ');
     const sentence = trainer.parse(text);
     const maps = trainer.attention(sentence);
     const [, H, T] = maps.shape;
     const size = H * T * T;
     const layer = maps.data.slice(snap.layer * size, (snap.layer + 1) * size);
-    const drawn = hook.drawn();
+    const shown = (id) => Array.from(drawnOn(document.getElementById(id)).values);
+    const drawn = { 'main-heatmap': shown('main-heatmap'), 'pair-map-a': shown('pair-map-a'), 'pair-map-b': shown('pair-map-b') };
+    document.querySelectorAll('#small-multiples canvas').forEach((c, h) => { drawn[`multiple-${h}`] = Array.from(drawnOn(c).values); });
     let maxMap = 0;
-    const selected = hook.selectedHead;
+    const selected = x.selectedHead;
     const check = (values, h) => {
       if (values.length !== T * T) return Infinity;
       let m = 0;
@@ -86,16 +91,16 @@ async function compareWithReference(label) {
     };
     maxMap = Math.max(maxMap, check(drawn['main-heatmap'], selected));
     for (let h = 0; h < H; h += 1) maxMap = Math.max(maxMap, check(drawn[`multiple-${h}`], h));
-    const pair = hook.pair();
+    const { pair } = x;
     maxMap = Math.max(maxMap, check(drawn['pair-map-a'], pair.a), check(drawn['pair-map-b'], pair.b));
     const stats = mha.headStatistics({ data: layer, shape: [H, T, T] }).heads;
-    const shown = hook.stats();
+    const pageStats = x.result.stats;
     let maxStat = 0;
     for (let h = 0; h < H; h += 1) {
-      for (const key of ['entropy', 'sparsity', 'maxAttention', 'averageAttention']) maxStat = Math.max(maxStat, Math.abs(stats[h][key] - shown[h][key]));
+      for (const key of ['entropy', 'sparsity', 'maxAttention', 'averageAttention']) maxStat = Math.max(maxStat, Math.abs(stats[h][key] - pageStats[h][key]));
     }
-    return { T, H, layer: snap.layer, text, pageWords: snap.words, refWords: sentence.words, maxMap, maxStat, source: hook.source, tokens: hook.tokens().map((t) => t.text),
-      tags: hook.tokens().map((t) => t.pos), categories: sentence.tokens.map((id) => trainer.categories[id]) };
+    return { T, H, layer: snap.layer, text, pageWords: snap.words, refWords: sentence.words, maxMap, maxStat, source: x.source.id, tokens: x.sentence.tokens.map((t) => t.text),
+      tags: x.sentence.tokens.map((t) => t.tag), categories: sentence.tokens.map((id) => trainer.categories[id]) };
   });
   console.log(`${label}: layer ${r.layer}, ${r.T} tokens, ${r.H} heads: max |page − train.js| = ${r.maxMap.toExponential(2)} (tolerance ${TOLERANCE}); statistics max |page − core| = ${r.maxStat.toExponential(2)} (tolerance ${TOLERANCE})`);
   assert.equal(r.source, 'trained');
@@ -119,7 +124,7 @@ async function compareWithReference(label) {
 async function checkHeadNames() {
   const r = await page.evaluate(() => {
     const { evaluation, threshold } = window.__trainedReference;
-    const layer = window.__mhaExplorer.trained().layer;
+    const layer = window.explorer.source.layer;
     const tabs = [...document.querySelectorAll('#head-tabs .tab-name')].map((n) => n.textContent);
     const expected = tabs.map((_, h) => {
       const best = evaluation.heads.filter((s) => s.layer === layer && s.head === h).reduce((a, b) => (b.meanWeight > a.meanWeight ? b : a));
@@ -139,19 +144,19 @@ async function checkHeadNames() {
 
 test('the trained source shows train.js maps and the core statistics, layer 0 and layer 1', async () => {
   await page.check('input[name="source"][value="trained"]');
-  await waitShown(() => window.__mhaExplorer.source === 'trained' && window.__mhaExplorer.trained().words);
+  await waitShown(() => window.explorer.source.id === 'trained');
   const listed = await page.$$eval('#sentence-list [role="radio"]', (b) => b.map((x) => x.textContent));
   assert.ok(listed.length >= 4, `expected grammar sentences as examples, got ${listed.length}`);
   assert.ok(!listed.includes(EXAMPLES[0].text), 'the explorer examples are replaced while the trained source is selected');
   await compareWithReference('grammar example 1');
   await checkHeadNames();
-  await page.selectOption('#trained-layer', '1');
-  await waitShown(() => window.__mhaExplorer.trained().layer === 1);
+  await page.selectOption('#layer', '1');
+  await waitShown(() => window.explorer.source.layer === 1);
   await compareWithReference('grammar example 1');
   await checkHeadNames();
   await page.click('#head-tab-3');
   await page.click('#sentence-list [role="radio"]:nth-child(3)');
-  await waitShown(() => window.__mhaExplorer.selectedHead === 3 && document.querySelectorAll('#sentence-list [aria-checked="true"]')[0]?.textContent === window.__mhaExplorer.sentence);
+  await waitShown(() => window.explorer.selectedHead === 3 && document.querySelectorAll('#sentence-list [aria-checked="true"]')[0]?.textContent === window.explorer.sentence.text);
   await compareWithReference('grammar example 3');
   await page.locator('#explorer').screenshot({ path: path.join(shots, 'explorer-trained.png') });
 });
@@ -159,7 +164,7 @@ test('the trained source shows train.js maps and the core statistics, layer 0 an
 test('typed text in the grammar\'s words is shown; unknown words are named', async () => {
   await page.fill('#free-text', 'each man likes these women so they are late . again each man');
   await page.press('#free-text', 'Enter');
-  await waitShown(() => window.__mhaExplorer.sentence === 'each man likes these women so they are late . again each man');
+  await waitShown(() => window.explorer.sentence.text === 'each man likes these women so they are late . again each man');
   await compareWithReference('typed sentence');
   await page.fill('#free-text', 'some dog sees the <b>cat</b> and blah');
   await page.press('#free-text', 'Enter');
@@ -169,13 +174,13 @@ test('typed text in the grammar\'s words is shown; unknown words are named', asy
   for (const word of ['“some”', '“<b>cat</b>”', '“and”', '“blah”']) assert.ok(message.includes(word), `expected ${word} named in: ${message}`);
   assert.ok(!message.includes('“dog”') && !message.includes('“sees”') && !message.includes('“the”'), 'known words are not called unknown');
   assert.equal(await page.$$eval('#free-text-error b', (n) => n.length), 0, 'typed text stays text');
-  assert.equal(await page.evaluate(() => window.__mhaExplorer.sentence), 'each man likes these women so they are late . again each man', 'the last good sentence stays shown');
+  assert.equal(await page.evaluate(() => window.explorer.sentence.text), 'each man likes these women so they are late . again each man', 'the last good sentence stays shown');
 });
 
 test('leaving the trained source brings the explorer back unchanged; no console errors', async () => {
   await page.check('input[name="source"][value="designed"]');
-  await waitShown(() => window.__mhaExplorer.source === 'designed' && window.__mhaExplorer.sentence === document.querySelector('#sentence-list [aria-checked="true"]')?.textContent);
-  const back = await page.evaluate(() => ({ sentence: window.__mhaExplorer.sentence, tabs: [...document.querySelectorAll('#head-tabs .tab-name')].map((n) => n.textContent), input: window.__mhaExplorer.input().length }));
+  await waitShown(() => window.explorer.source.id === 'designed' && window.explorer.sentence.text === document.querySelector('#sentence-list [aria-checked="true"]')?.textContent);
+  const back = await page.evaluate(() => ({ sentence: window.explorer.sentence.text, tabs: [...document.querySelectorAll('#head-tabs .tab-name')].map((n) => n.textContent), input: window.explorer.sentence.features.length }));
   console.log(`back to designed: "${back.sentence}", heads ${back.tabs.join(', ')}`);
   assert.equal(back.sentence, EXAMPLES[0].text);
   assert.equal(back.tabs.length, 8);

@@ -58,26 +58,36 @@ button:hover { border-color: var(--mha-accent); }
 .views button { border: 0; border-radius: 0; }
 .views button[aria-pressed="true"] { background: var(--mha-accent); color: var(--mha-bg); }
 .tabs { display: flex; flex-wrap: wrap; gap: 0.3rem; }
-.tab { font-size: 0.85em; padding: 0.2rem 0.5rem; }
-.tab[aria-selected="true"] { background: var(--mha-accent-soft); border-color: var(--mha-accent); font-weight: 600; }
+.head-tab { font-size: 0.85em; padding: 0.2rem 0.5rem; display: inline-flex; gap: 0.35rem; align-items: baseline; }
+.head-tab[aria-selected="true"] { background: var(--mha-accent-soft); border-color: var(--mha-accent); font-weight: 600; }
+.tab-id { font-weight: 700; }
 .body { position: relative; min-height: 120px; }
 .single { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; }
 .single .info { flex: 1 1 13rem; min-width: 12rem; }
-.single .info h3 { margin: 0 0 0.3rem; font-size: 1.05em; }
-.single .info p { margin: 0.2rem 0 0.5rem; color: var(--mha-muted); }
-.stats { display: grid; grid-template-columns: auto auto; gap: 0.1rem 0.8rem; margin: 0; }
-.stats dt { color: var(--mha-muted); }
-.stats dd { margin: 0; font-variant-numeric: tabular-nums; }
+.single .info h4 { margin: 0 0 0.3rem; font-size: 1.05em; }
+.single .info h5 { margin: 0.5rem 0 0.1rem; font-size: 0.75em; text-transform: uppercase; letter-spacing: 0.04em; color: var(--mha-muted); }
+.single .info p { margin: 0.2rem 0 0.4rem; }
+.single .info .note { color: var(--mha-muted); }
+.canvas-wrap { position: relative; }
+.tooltip { position: absolute; pointer-events: none; background: var(--mha-text); color: var(--mha-bg); padding: 0.15rem 0.45rem; border-radius: 6px; font-size: 0.85em; white-space: nowrap; z-index: 2; }
+.stats { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0.3rem; margin: 0; }
+.stat { display: flex; flex-direction: column-reverse; border: 1px solid var(--mha-border); border-radius: 6px; padding: 0.2rem 0.4rem; }
+.stat dt { color: var(--mha-muted); font-size: 0.8em; }
+.stat dd { margin: 0; font-weight: 700; font-variant-numeric: tabular-nums; }
+.ok { color: #1a7f37; }
+:host(.dark) .ok { color: #56d364; }
+.bad { color: var(--mha-bad); }
 .grid { display: grid; grid-template-columns: repeat(var(--mha-columns, 4), minmax(0, 1fr)); gap: 0.5rem; }
 .multiple { display: flex; flex-direction: column; align-items: flex-start; justify-content: flex-start; gap: 0.2rem; padding: 0.35rem; text-align: left; }
 .multiple[aria-pressed="true"] { border-color: var(--mha-highlight); box-shadow: 0 0 0 1px var(--mha-highlight); }
-.multiple .title { font-size: 0.8em; line-height: 1.2; }
-.compare { display: grid; grid-template-columns: repeat(var(--mha-columns, 3), minmax(0, 1fr)); gap: 0.75rem; align-items: start; }
-.compare > p, .compare > label { grid-column: 1 / -1; }
+.multiple-title { font-size: 0.8em; line-height: 1.2; }
+.pair-controls { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: center; font-size: 0.85em; }
+.pair-maps { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; margin-top: 0.5rem; }
 .compare figure { margin: 0; display: flex; flex-direction: column; gap: 0.25rem; }
 .compare figcaption, .note { font-size: 0.85em; color: var(--mha-muted); }
-.compare label { font-size: 0.85em; }
-.jsd { margin: 0; }
+.legend { display: inline-flex; gap: 0.3rem; align-items: center; }
+.legend canvas { border: 1px solid var(--mha-border); }
+.jsd { margin: 0; flex-basis: 100%; }
 canvas { display: block; max-width: 100%; }
 .status { min-height: 1.2em; margin: 0; font-size: 0.85em; color: var(--mha-muted); }
 .error { color: var(--mha-bad); }

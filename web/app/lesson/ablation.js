@@ -1,7 +1,8 @@
 // Section: head ablation. Switch heads off (ablateHeads: zeroed before W_O) and see how much
 // each token's output moves: ‖output − output with the heads off‖₂ per token.
 
-import { el, section, fmt, norm, themeColors, onThemeChange } from './dom.js';
+import { el, section, norm, onThemeChange } from './dom.js';
+import { renderAblationBars, ablationText } from '../../views/ablation.js';
 import { exampleInput, designedAttention, designedHeadLabel, D_MODEL, NUM_HEADS } from './inputs.js';
 
 export function ablationDifferences(attention, input, ablateHeads) {
@@ -33,18 +34,8 @@ export function ablationSection(mha) {
   function render() {
     const heads = [...off].sort((a, b) => a - b);
     const rows = ablationDifferences(attention, input, heads);
-    const largest = Math.max(1e-9, ...rows.map((r) => r.difference), ...rows.map((r) => r.baseline));
-    chart.replaceChildren(...rows.map((r, t) => el('div', { class: 'bar-row', role: 'listitem', 'data-token': String(t), 'data-difference': String(r.difference) },
-      el('span', { class: 'bar-label', text: input.labels[t] }),
-      el('span', { class: 'bar-track' },
-        el('span', { class: 'bar-base', style: `width:${((r.baseline / largest) * 100).toFixed(1)}%` }),
-        el('span', { class: 'bar-fill', style: `width:${((r.difference / largest) * 100).toFixed(1)}%` })),
-      el('span', { class: 'bar-value', text: fmt(r.difference, 2) }))));
-    const total = rows.reduce((s, r) => s + r.difference, 0);
-    const most = rows.reduce((best, r, t) => (r.difference > rows[best].difference ? t : best), 0);
-    verdict.textContent = heads.length === 0
-      ? 'No head is switched off: the output is unchanged, every difference is 0.'
-      : `With ${heads.map((h) => `H${h + 1}`).join(', ')} off, the output moves most at “${input.labels[most]}” (‖Δ‖ = ${fmt(rows[most].difference, 2)} of ‖output‖ = ${fmt(rows[most].baseline, 2)}). Summed over the ${input.L} tokens: ${fmt(total, 2)}.`;
+    const { total, most } = renderAblationBars(chart, { labels: input.labels, rows });
+    verdict.textContent = ablationText({ labels: input.labels, rows, heads, total, most });
     node.dataset.total = String(total);
     last = { heads, rows };
   }

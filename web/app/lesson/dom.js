@@ -1,35 +1,9 @@
-// Small DOM and formatting helpers shared by the lesson's sections.
+// Formatting helpers and small controls shared by the lesson's sections (the DOM helpers are
+// the views' own, web/views/dom.js).
+import { el } from '../../views/dom.js';
+import { themeColors } from '../../views/theme.js';
 
-/** Create an element: el('p', { class: 'note', text: '…' }, child, …). */
-export function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === 'class') node.className = value;
-    else if (key === 'text') node.textContent = value;
-    else if (key === 'html') node.innerHTML = value;
-    else if (key.startsWith('aria-') || key.startsWith('data-') || ['role', 'for', 'scope', 'colspan', 'rowspan'].includes(key)) node.setAttribute(key, String(value));
-    else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value);
-    else node[key] = value;
-  }
-  for (const child of children.flat()) {
-    if (child !== null && child !== undefined && child !== false) node.append(child);
-  }
-  return node;
-}
-
-const SVG_NS = 'http://www.w3.org/2000/svg';
-
-/** Create an SVG element with attributes. */
-export function svg(tag, attrs = {}, ...children) {
-  const node = document.createElementNS(SVG_NS, tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === 'text') node.textContent = value;
-    else if (value !== undefined && value !== null) node.setAttribute(key, String(value));
-  }
-  for (const child of children.flat()) if (child) node.append(child);
-  return node;
-}
+export { el, svg } from '../../views/dom.js';
 
 /** A lesson section: <section class="lesson-section" id=…><h2>…</h2> …</section>. */
 export function section(id, title, ...children) {
@@ -73,15 +47,7 @@ export function shapeText(shape) {
   return `(${Array.from(shape).join(', ')})`;
 }
 
-/** Colours of the current theme for canvas drawing (the explorer's CSS variables). */
-export function themeColors() {
-  const css = getComputedStyle(document.documentElement);
-  const v = (name) => css.getPropertyValue(name).trim();
-  return {
-    text: v('--text'), muted: v('--muted'), grid: v('--grid'), highlight: v('--highlight'), accent: v('--accent'),
-    panel: v('--panel'), border: v('--border'), font: v('--font-sans') || 'system-ui, sans-serif',
-  };
-}
+export { themeColors } from '../../views/theme.js';
 
 /** Call fn whenever the page's theme (data-theme on <html>) changes. */
 export function onThemeChange(fn) {

@@ -1,10 +1,9 @@
 // Export of the explorer's selected head: its map as PNG and SVG, its weights as CSV and JSON.
-// The numbers are the core's, as the explorer drew them (window.__mhaExplorer.drawn()), with
-// full float32 precision in CSV and JSON.
+// The numbers are the core's, read from the explorer's state, with full float32 precision in
+// CSV and JSON.
 
-import { el } from './dom.js';
-import { sequentialColor } from '../heatmap.js';
-import { HEADS } from './inputs.js';
+import { el, saveBlob } from '../../views/dom.js';
+import { sequentialColor } from '../../views/heatmap.js';
 
 const CELL = 40;
 const FONT = '13px "DejaVu Sans", Arial, sans-serif';
@@ -18,13 +17,10 @@ function clip(label) {
 
 /** The selected head as the explorer shows it: { head, title, sentence, source, tokens, values (L·L) }. */
 export function selectedHead(explorer) {
-  const head = explorer.selectedHead;
-  const tokens = explorer.tokens().map((t) => t.text);
-  const values = explorer.drawn()['main-heatmap'];
-  const L = tokens.length;
-  if (!values || values.length !== L * L) throw new Error(`export: expected the selected head's map of ${L} × ${L} = ${L * L} weights, got ${values ? values.length : 'none'}`);
-  const title = explorer.source === 'designed' && HEADS[head] ? `Head ${head + 1} – ${HEADS[head].name}` : `Head ${head + 1}`;
-  return { head, title, sentence: explorer.sentence, source: explorer.source, tokens, values: Array.from(values) };
+  const map = explorer.selectedHeadMap();
+  const L = map.tokens.length;
+  if (map.values.length !== L * L) throw new Error(`export: expected the selected head's map of ${L} × ${L} = ${L * L} weights, got ${map.values.length}`);
+  return map;
 }
 
 const FOOTER = 'Rows: queries, columns: keys; each row sums to 1. Computed by the MHA Explorer\'s WebAssembly core.';
@@ -144,24 +140,15 @@ export function toPng(map) {
   return new Promise((resolve, reject) => canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('export: the canvas could not be encoded as PNG'))), 'image/png'));
 }
 
-function download(blob, name) {
-  const url = URL.createObjectURL(blob);
-  const a = el('a', { href: url, download: name });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 2000);
-}
-
 function exporter(explorer, status) {
   return (format) => async () => {
     try {
       const map = selectedHead(explorer);
       const name = `${baseName(map)}.${format}`;
-      if (format === 'png') download(await toPng(map), name);
-      if (format === 'svg') download(new Blob([toSvg(map)], { type: 'image/svg+xml' }), name);
-      if (format === 'csv') download(new Blob([toCsv(map)], { type: 'text/csv' }), name);
-      if (format === 'json') download(new Blob([toJson(map)], { type: 'application/json' }), name);
+      if (format === 'png') saveBlob(await toPng(map), name);
+      if (format === 'svg') saveBlob(new Blob([toSvg(map)], { type: 'image/svg+xml' }), name);
+      if (format === 'csv') saveBlob(new Blob([toCsv(map)], { type: 'text/csv' }), name);
+      if (format === 'json') saveBlob(new Blob([toJson(map)], { type: 'application/json' }), name);
       status.textContent = `Saved ${name}.`;
     } catch (error) {
       status.textContent = error.message;
@@ -174,7 +161,7 @@ function exporter(explorer, status) {
  * the explorer's figure saves PNG and CSV itself (#save-png, #save-csv in an .export-row), only
  * the SVG picture and the JSON numbers are added beside them. Without the explorer's figure the
  * bar is returned for the caller to place.
- * @param {object} explorer window.__mhaExplorer (read at the moment of each click)
+ * @param {import('../explorer-state.js').ExplorerState} explorer read at the moment of each click
  * @returns {HTMLElement|null} the bar to place, or null when the buttons went into the explorer
  */
 export function attachExport(explorer) {

@@ -48,9 +48,9 @@ function mountExport(root, explorer) {
 
 /**
  * @param {HTMLElement} root  <section id="lesson">
- * @param {{ state: object }} context  state: the explorer's read-only hook (window.__mhaExplorer)
+ * @param {{ explorer?: import('../explorer-state.js').ExplorerState }} context  the explorer's state, for the exports
  */
-export async function mount(root, { state: explorer } = {}) {
+export async function mount(root, { explorer } = {}) {
   const started = performance.now();
   await addStylesheet();
   const mha = await loadMha();

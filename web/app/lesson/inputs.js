@@ -1,11 +1,11 @@
 // The lesson's inputs: the explorer's example sentences (tagged at build time) embedded with the
 // explorer's 64-dimensional token features, and the weights the demos run.
 
-import { EXAMPLES } from '../examples.js';
-import { TAGGED_EXAMPLES } from '../examples.tagged.js';
-import { analyseTokens } from '../tokens.js';
-import { embedTokens, D_MODEL } from '../embeddings.js';
-import { designedStateDict, HEADS, NUM_HEADS } from '../designed-heads.js';
+import { EXAMPLES } from '../../sources/examples.js';
+import { TAGGED_EXAMPLES } from '../../sources/examples.tagged.js';
+import { analyseTokens } from '../../sources/tokens.js';
+import { embedTokens, D_MODEL } from '../../sources/embeddings.js';
+import { designedStateDict, HEADS, NUM_HEADS } from '../../sources/designed-heads.js';
 
 export { EXAMPLES, D_MODEL, HEADS, NUM_HEADS };
 

@@ -3,7 +3,7 @@
 
 import { el, section, segmented, fmt, themeColors, onThemeChange } from './dom.js';
 import { math } from './math.js';
-import { drawHeatmap } from '../heatmap.js';
+import { drawHeatmap } from '../../views/heatmap.js';
 import { exampleInput, designedAttention, designedHeadLabel, EXAMPLES, D_MODEL, NUM_HEADS, HEADS } from './inputs.js';
 
 export function masksSection(mha) {

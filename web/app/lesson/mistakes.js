@@ -4,9 +4,9 @@
 
 import { el, section, segmented, fmt, maxAbsDiff, themeColors, onThemeChange } from './dom.js';
 import { math } from './math.js';
-import { drawHeatmap, drawStrip } from '../heatmap.js';
+import { drawHeatmap, drawStrip } from '../../views/heatmap.js';
 import { exampleInput, D_MODEL, NUM_HEADS } from './inputs.js';
-import { designedStateDict } from '../designed-heads.js';
+import { designedStateDict } from '../../sources/designed-heads.js';
 
 export const HEAD_COUNTS = [1, 2, 4, 8, 16];
 

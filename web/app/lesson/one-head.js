@@ -4,7 +4,7 @@
 
 import { el, section, segmented, fmt, maxAbsDiff, themeColors, onThemeChange } from './dom.js';
 import { math } from './math.js';
-import { drawStrip } from '../heatmap.js';
+import { drawStrip } from '../../views/heatmap.js';
 import { exampleInput, designedAttention, designedHeadLabel, D_MODEL, NUM_HEADS, HEADS } from './inputs.js';
 
 const HEAD_DIM = D_MODEL / NUM_HEADS;

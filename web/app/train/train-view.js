@@ -2,24 +2,17 @@
 // both measured head by head against the grammar's relations. Every number comes from the
 // WebAssembly core through web/lib/train.js.
 import { loadTrainer, RELATIONS, bestPair } from '../../lib/train.js';
+import { el } from '../../views/dom.js';
+import { chartFrame, polyline } from '../../views/charts.js';
+import { drawHeatmap } from '../../views/heatmap.js';
+import { themeColors } from '../../views/theme.js';
+import { TRAINED_WEIGHTS, headLabel, sentenceText } from '../../sources/trained.js';
 
 const $ = (id) => document.getElementById(id);
-const TRAINED_WEIGHTS = new URL('./model-seed1.bin', import.meta.url);
 
 // Read by the browser tests (a symbol-keyed, non-enumerable property: no new global name).
 const view = { losses: [], evaluations: [], scoreSeries: [], trained: null, lastMaps: null, worker: null, errors: [] };
 Object.defineProperty(window, Symbol.for('mha-train-view'), { value: view });
-
-function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (key === 'class') node.className = value;
-    else if (key === 'text') node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  node.append(...children);
-  return node;
-}
 
 function showError(id, message) {
   const box = $(id);
@@ -31,61 +24,11 @@ function showError(id, message) {
 // ---------------------------------------------------------------------------------------------
 // Drawing
 
-/** One head's T x T map: row = query, column = key; darker = more weight. */
-function drawMap(canvas, data, offset, T) {
-  const scale = Math.max(2, Math.floor(160 / T));
-  canvas.width = T * scale;
-  canvas.height = T * scale;
-  const ctx = canvas.getContext('2d');
-  ctx.fillStyle = '#fff';
-  ctx.fillRect(0, 0, canvas.width, canvas.height);
-  for (let q = 0; q < T; ++q) {
-    for (let k = 0; k <= q; ++k) {
-      const w = data[offset + q * T + k];
-      const shade = Math.round(255 * (1 - Math.min(1, w)));
-      ctx.fillStyle = `rgb(${shade}, ${Math.round(shade * 0.9 + 20)}, 255)`;
-      ctx.fillRect(k * scale, q * scale, scale, scale);
-    }
-  }
-}
+const theme = themeColors();
 
-/**
- * A cleared chart with its frame, the value labels at the top and bottom of the y axis and, when
- * given, the last step; returns the context, the frame's x range and the maps from step and from
- * a 0..1 fraction of the y range to pixels.
- */
-function chartFrame(canvas, topLabel, bottomLabel, maxStep) {
-  const ctx = canvas.getContext('2d');
-  const { width, height } = canvas;
-  const left = 30;
-  const top = 5;
-  const w = width - left - 5;
-  const h = height - 25;
-  ctx.clearRect(0, 0, width, height);
-  ctx.strokeStyle = '#999';
-  ctx.setLineDash([]);
-  ctx.strokeRect(left, top, w, h);
-  ctx.fillStyle = '#333';
-  ctx.font = '11px sans-serif';
-  ctx.fillText(topLabel, 4, top + 9);
-  ctx.fillText(bottomLabel, 4, top + h);
-  if (maxStep !== undefined) ctx.fillText(`step ${maxStep}`, width - 70, height - 6);
-  return {
-    ctx,
-    xRange: [left, left + w],
-    x: (step) => left + (maxStep > 0 ? (w * step) / maxStep : w),
-    y: (fraction) => top + h * (1 - Math.max(0, Math.min(1, fraction))),
-  };
-}
-
-/** One line through points, already in pixels. */
-function polyline(ctx, points, colour, lineWidth = 1) {
-  ctx.strokeStyle = colour;
-  ctx.lineWidth = lineWidth;
-  ctx.beginPath();
-  points.forEach(([px, py], i) => (i === 0 ? ctx.moveTo(px, py) : ctx.lineTo(px, py)));
-  ctx.stroke();
-  ctx.lineWidth = 1;
+/** One head's T x T map: row = query, column = key. */
+function drawMap(canvas, values, T) {
+  drawHeatmap(canvas, { values, rows: T, cols: T, width: 168, maxCell: Math.max(2, Math.floor(160 / T)), theme, stableSize: false });
 }
 
 function drawLoss(canvas, losses) {
@@ -136,17 +79,11 @@ function renderLegend(list) {
   }));
 }
 
-/** Each head's label: its best relation when it clears the threshold, else diffuse. */
+/** Each head's label (layer by layer): its best relation when it clears the threshold, else diffuse. */
 function headLabels(evaluation, threshold, L, H) {
   const labels = [];
   for (let layer = 0; layer < L; ++layer) {
-    for (let head = 0; head < H; ++head) {
-      const scores = evaluation.heads.filter((s) => s.layer === layer && s.head === head);
-      const best = scores.reduce((a, b) => (b.meanWeight > a.meanWeight ? b : a));
-      labels.push(best.meanWeight >= threshold
-        ? { text: `${best.relation.replace('_', ' → ').replace('_', ' ')} ${best.meanWeight.toFixed(2)}`, relation: best.relation, best }
-        : { text: 'diffuse', relation: null, best });
-    }
+    for (let head = 0; head < H; ++head) labels.push(headLabel(evaluation, threshold, layer, head));
   }
   return labels;
 }
@@ -157,8 +94,9 @@ function renderMaps(container, maps, labels) {
   for (let layer = 0; layer < L; ++layer) {
     for (let head = 0; head < H; ++head) {
       const canvas = el('canvas', { 'aria-label': `layer ${layer} head ${head} attention map` });
-      drawMap(canvas, maps.data, ((layer * H + head) * T) * T, T);
-      const label = labels ? labels[layer * H + head].text : '';
+      const offset = (layer * H + head) * T * T;
+      drawMap(canvas, maps.data.subarray(offset, offset + T * T), T);
+      const label = labels ? labels[layer * H + head].name : '';
       container.append(el('figure', {}, canvas, el('figcaption', {}, `L${layer} H${head}`, el('span', { class: 'label', text: label }))));
     }
   }
@@ -180,11 +118,11 @@ function renderTable(container, evaluation, threshold, L, H) {
           title: `measured at the ${s.at.replace('_', ' ')}`,
         }));
       }
-      row.append(el('td', { class: 'label', text: labels[layer * H + head].text }));
+      row.append(el('td', { class: 'label', text: labels[layer * H + head].name }));
       table.append(row);
     }
   }
-  const specialised = labels.filter((l) => l.relation).length;
+  const specialised = labels.filter((l) => l.specialised).length;
   const pair = bestPair(evaluation.heads, 'induction');
   const summary = el('p', { class: 'note' },
     `${specialised} of ${L * H} heads specialised (mean weight ≥ ${threshold.toFixed(2)} on one relation); ${L * H - specialised} stayed diffuse. ` +
@@ -192,10 +130,6 @@ function renderTable(container, evaluation, threshold, L, H) {
     `Held-out accuracy: agreement ${(100 * evaluation.accuracy.agreement).toFixed(1)}%, pronoun ${(100 * evaluation.accuracy.pronoun).toFixed(1)}%, copy ${(100 * evaluation.accuracy.copy).toFixed(1)}% (${evaluation.sentences} sentences).`);
   container.replaceChildren(summary, table);
   return labels;
-}
-
-function sentenceText(sentence) {
-  return sentence.words.filter((w) => w !== '<bos>').join(' ');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,24 +1,29 @@
 // The combination step drawn as numbers: Concat(head_1, …, head_H) (a row of H·hd cells, one
-// group per head) above W_O (E × E, columns aligned with the concat), and the output vector
-// (E cells) beside W_O's rows: output_i = Σ_j W_O[i, j] · concat_j + b_i.
+// group per head) above W_O (out × E, columns aligned with the concat), and the output vector
+// (out cells) beside W_O's rows: output_i = Σ_j W_O[i, j] · concat_j + b_i. Beside it, each
+// head's output for the token followed, and (for the designed heads) a head's rows of W_Q, W_K, W_V.
 
-import { divergingColor, drawCells, fitCanvas } from './heatmap.js';
-
-const CELL = 4; // CSS px per number
+import { el } from './dom.js';
+import { divergingColor, drawCells, drawStrip, fitCanvas } from './heatmap.js';
 
 /**
  * @param {HTMLCanvasElement} canvas
  * @param {{ concat: ArrayLike<number>, wo: ArrayLike<number>, output: ArrayLike<number>, numHeads: number,
- *           embedDim: number, theme: {text:string, grid:string, font:string}, selectedHead: number }} o
+ *           embedDim: number, outDim?: number, theme: {text:string, grid:string, font:string}, selectedHead: number }} o
+ *   wo is row-major (outDim, embedDim), as PyTorch's out_proj.weight
  */
 export function drawWoDiagram(canvas, o) {
   const { concat, wo, output, numHeads: H, embedDim: E, theme } = o;
+  const outDim = o.outDim ?? E;
   const hd = E / H;
+  // CSS px per number: 4 for the lesson's 64 wide model, down to 1 for 512
+  const CELL = Math.max(1, Math.min(4, Math.floor(400 / Math.max(E, outDim))));
   const maxAbs = (arr) => { let m = 0; for (let k = 0; k < arr.length; k += 1) m = Math.max(m, Math.abs(arr[k])); return m || 1; };
   const vectorScale = Math.max(maxAbs(concat), maxAbs(output));
   const woScale = maxAbs(wo);
   const offset = (k) => k * CELL; // position of number k
   const span = offset(E - 1) + CELL;
+  const outSpan = offset(outDim - 1) + CELL;
   const left = 86;
   const labelRow = 16;
   const concatTop = labelRow + 2;
@@ -26,7 +31,7 @@ export function drawWoDiagram(canvas, o) {
   const matrixTop = concatTop + stripHeight + 12;
   const outputLeft = left + span + 18;
   const cssWidth = outputLeft + stripHeight + 70;
-  const cssHeight = matrixTop + span + 4;
+  const cssHeight = matrixTop + outSpan + 4;
   const { ctx, dpr } = fitCanvas(canvas, cssWidth, cssHeight);
   const px = (v) => Math.round(v * dpr);
   const rect = (x, y, w, h, color) => {
@@ -35,25 +40,27 @@ export function drawWoDiagram(canvas, o) {
   };
 
   for (let j = 0; j < E; j += 1) rect(left + offset(j), concatTop, CELL, stripHeight, divergingColor(concat[j] / vectorScale));
-  for (let i = 0; i < E; i += 1) rect(outputLeft, matrixTop + offset(i), stripHeight, CELL, divergingColor(output[i] / vectorScale));
+  for (let i = 0; i < outDim; i += 1) rect(outputLeft, matrixTop + offset(i), stripHeight, CELL, divergingColor(output[i] / vectorScale));
   // W_O as one image; the gaps between heads are painted over it
   const scaled = Float32Array.from(wo, (v) => v / woScale);
-  drawCells(ctx, scaled, E, E, px(left), px(matrixTop), px(left + E * CELL) - px(left), px(matrixTop + E * CELL) - px(matrixTop), true);
+  drawCells(ctx, scaled, outDim, E, px(left), px(matrixTop), px(left + E * CELL) - px(left), px(matrixTop + outDim * CELL) - px(matrixTop), true);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   // separators between heads' groups of head_dim numbers
   ctx.fillStyle = theme.panel || theme.grid;
   for (let h = 1; h < H; h += 1) {
     const x = left + h * hd * CELL - 0.5;
     ctx.fillRect(x, concatTop, 1, stripHeight);
-    ctx.fillRect(x, matrixTop, 1, span);
-    ctx.fillRect(left, matrixTop + h * hd * CELL - 0.5, span, 1);
-    ctx.fillRect(outputLeft, matrixTop + h * hd * CELL - 0.5, stripHeight, 1);
+    ctx.fillRect(x, matrixTop, 1, outSpan);
+    if (outDim === E) {
+      ctx.fillRect(left, matrixTop + h * hd * CELL - 0.5, span, 1);
+      ctx.fillRect(outputLeft, matrixTop + h * hd * CELL - 0.5, stripHeight, 1);
+    }
   }
   ctx.strokeStyle = theme.grid;
   ctx.lineWidth = 1;
   ctx.strokeRect(left - 0.5, concatTop - 0.5, span + 1, stripHeight + 1);
-  ctx.strokeRect(left - 0.5, matrixTop - 0.5, span + 1, span + 1);
-  ctx.strokeRect(outputLeft - 0.5, matrixTop - 0.5, stripHeight + 1, span + 1);
+  ctx.strokeRect(left - 0.5, matrixTop - 0.5, span + 1, outSpan + 1);
+  ctx.strokeRect(outputLeft - 0.5, matrixTop - 0.5, stripHeight + 1, outSpan + 1);
   if (o.selectedHead >= 0 && o.selectedHead < H) {
     ctx.strokeStyle = theme.highlight || theme.text;
     ctx.lineWidth = 2;
@@ -68,10 +75,10 @@ export function drawWoDiagram(canvas, o) {
   }
   ctx.textAlign = 'right';
   ctx.fillText(`Concat (${H}×${hd})`, left - 8, concatTop + stripHeight / 2);
-  ctx.fillText(`W_O (${E}×${E})`, left - 8, matrixTop + 8);
+  ctx.fillText(`W_O (${outDim}×${E})`, left - 8, matrixTop + 8);
   ctx.textAlign = 'left';
   ctx.fillText('= output', outputLeft + stripHeight + 6, matrixTop + 8);
-  ctx.fillText(`(${E})`, outputLeft + stripHeight + 6, matrixTop + 22);
+  ctx.fillText(`(${outDim})`, outputLeft + stripHeight + 6, matrixTop + 22);
   return { vectorScale, woScale };
 }
 
@@ -150,4 +157,56 @@ export function headWeightsCellAt(layout, event, canvas) {
     }
   }
   return null;
+}
+
+function build(container) {
+  container.replaceChildren(
+    el('p', { class: 'note', id: 'wo-formula' }),
+    el('div', { class: 'wo-view', id: 'wo-view-main' },
+      el('div', { class: 'wo-column' },
+        el('span', { class: 'wo-label', text: "Each head's output for this token: the attention-weighted average of its values" }),
+        el('ol', { id: 'wo-heads', class: 'wo-heads', 'aria-label': 'Head outputs' })),
+      el('div', { class: 'wo-op', 'aria-hidden': 'true', text: '→' }),
+      el('figure', { class: 'wo-column' }, el('canvas', { id: 'wo-diagram', role: 'img' }), el('figcaption', { id: 'wo-output-values', class: 'wo-values' }))),
+    el('p', { class: 'note' }, 'One cell per number; purple is negative, orange positive, white zero. Hover or click a token above to follow it through. ', el('span', { id: 'wo-note' })));
+}
+
+/**
+ * The W_O step for one token: each head's output, their concatenation times W_O, the output.
+ * @param {HTMLElement} container  built on first use
+ * @param {{ token: string, position: number, numHeads: number, headDim: number, embedDim: number, outDim: number,
+ *           headOutputs: ArrayLike<number>[], concat: ArrayLike<number>, output: ArrayLike<number>, wo: ArrayLike<number>,
+ *           selectedHead: number, titleOf: (h: number) => string, formula: string, note: string, theme: object }} o
+ *   headOutputs[h]: head h's hd numbers for this token; concat (E), output (outDim), wo (outDim × E)
+ */
+export function renderWoView(container, o) {
+  if (!container.querySelector('#wo-diagram')) build(container);
+  const q = (id) => container.querySelector(`#${id}`);
+  const H = o.numHeads;
+  q('wo-formula').textContent = o.formula;
+  const list = q('wo-heads');
+  if (list.children.length !== H) {
+    list.replaceChildren(...Array.from({ length: H }, (_, h) => el('li', { class: 'wo-head' },
+      el('span', { class: 'wo-head-name', text: `H${h + 1}` }), el('canvas', { 'aria-hidden': 'true' }), el('span', { class: 'wo-values' }))));
+  }
+  let scale = 0;
+  for (const v of o.concat) scale = Math.max(scale, Math.abs(v));
+  for (const v of o.output) scale = Math.max(scale, Math.abs(v));
+  scale = scale || 1;
+  const cellWidth = Math.max(1, Math.min(12, Math.floor(192 / o.headDim)));
+  [...list.children].forEach((row, h) => {
+    const values = o.headOutputs[h];
+    drawStrip(row.querySelector('canvas'), values, { cellWidth, cellHeight: 14, scale, theme: o.theme });
+    const text = Array.from(values, (v) => v.toFixed(2));
+    row.querySelector('.wo-values').textContent = o.headDim <= 16 ? text.join(' ') : `${text.slice(0, 8).join(' ')} … (${o.headDim} numbers)`;
+    row.classList.toggle('selected', h === o.selectedHead);
+    row.setAttribute('aria-label', `${o.titleOf(h)} output: ${text.join(', ')}`);
+  });
+  const diagram = q('wo-diagram');
+  const { woScale } = drawWoDiagram(diagram, {
+    concat: o.concat, wo: o.wo, output: o.output, numHeads: H, embedDim: o.embedDim, outDim: o.outDim, theme: o.theme, selectedHead: o.selectedHead,
+  });
+  diagram.setAttribute('aria-label', `Concatenated head outputs (${o.embedDim} numbers) times W_O (${o.outDim} by ${o.embedDim}, largest magnitude ${woScale.toFixed(2)}) gives the output vector of ${o.outDim} numbers for “${o.token}”.`);
+  q('wo-output-values').textContent = `output[0..7] = ${Array.from(o.output.subarray(0, 8), (v) => v.toFixed(2)).join(' ')} …\ncolour scale ±${scale.toFixed(2)} for the vectors, ±${woScale.toFixed(2)} for W_O`;
+  q('wo-note').textContent = o.note;
 }

@@ -1,5 +1,7 @@
 // Heatmaps on canvas: crisp at any devicePixelRatio (cells are placed on whole device pixels),
 // token labels on both axes, colour-blind-safe scales (viridis; purple–orange for differences).
+// Each canvas remembers what it last showed (drawnOn): its layout for pointer hit tests, and
+// the values themselves, which tooltips, exports and tests read back.
 
 function lut(anchors) {
   const table = new Uint8ClampedArray(256 * 3);
@@ -197,11 +199,24 @@ export function drawHeatmap(canvas, o) {
     }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   }
-  return { left, top, cell, rows, cols };
+  const layout = { left, top, cell, rows, cols };
+  drawn.set(canvas, { layout, values, rows, cols, diverging: !!o.diverging });
+  return layout;
 }
 
-/** Which cell a pointer event is over, or null. */
-export function cellAt(layout, event, canvas) {
+// canvas -> { layout, values, rows, cols, diverging } of its last drawHeatmap or drawStrip
+const drawn = new WeakMap();
+
+/** What a canvas last showed: { layout, values, rows, cols, diverging }, or null. */
+export function drawnOn(canvas) {
+  return drawn.get(canvas) ?? null;
+}
+
+/** Which cell of the map on `canvas` a pointer event is over, or null. */
+export function cellAt(canvas, event) {
+  const shown = drawn.get(canvas);
+  if (!shown || !shown.layout) return null;
+  const { layout } = shown;
   const rect = canvas.getBoundingClientRect();
   const x = event.clientX - rect.left - layout.left;
   const y = event.clientY - rect.top - layout.top;
@@ -241,4 +256,5 @@ export function drawStrip(canvas, values, { cellWidth, cellHeight, scale, groups
   ctx.strokeStyle = theme.grid;
   ctx.lineWidth = 1;
   ctx.strokeRect(0.5, 0.5, canvas.width - 1, canvas.height - 1);
+  drawn.set(canvas, { layout: null, values, rows: 1, cols: n, diverging: true });
 }

@@ -1,0 +1,35 @@
+// The iframe embed's script as minified modules (web/lib/embed.min.js and its chunks
+// web/lib/embed-*.js, built, not committed): web/element/embed-page.js and all it imports, so
+// that an embed makes a few requests of compact code instead of thirty of commented source;
+// what the element imports only when needed (a view, a source of heads) stays a chunk of its
+// own. They sit in web/lib/ beside index.js, so the URLs the API builds from import.meta.url
+// (./wasm/…, ./worker.js) hold unchanged; the core's Emscripten glue, the worker and the
+// tagger stay files of their own.
+// Node.js built-ins only (esbuild is run as a program).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+export const EMBED_BUNDLE = 'web/lib/embed.min.js';
+const EXTERNAL = ['./wasm/*', '../vendor/*', '../lib/worker.js', './worker.js', '../lib/encoder.js'];
+
+/** Write web/lib/embed.min.js and its chunks; throws with esbuild's message if it fails. */
+export function bundleEmbed() {
+  const esbuild = path.join(repoRoot, 'node_modules', 'esbuild', 'bin', 'esbuild');
+  if (!fs.existsSync(esbuild)) throw new Error(`bundle: ${esbuild} is missing (npm ci installs it)`);
+  const lib = path.join(repoRoot, 'web', 'lib');
+  for (const name of fs.readdirSync(lib)) if (/^embed[.-].*\.js$/.test(name)) fs.rmSync(path.join(lib, name));
+  const args = ['web/element/embed-page.js', '--bundle', '--splitting', '--format=esm', '--minify', '--target=es2022',
+    '--outdir=web/lib', '--entry-names=embed.min', '--chunk-names=embed-[hash]', '--log-level=warning',
+    ...EXTERNAL.map((e) => `--external:${e}`)];
+  // bin/esbuild is the native program once npm has installed it, or a Node.js launcher of it
+  const native = fs.readFileSync(esbuild).subarray(0, 4).toString('latin1') === '\x7fELF';
+  const run = native ? spawnSync(esbuild, args, { cwd: repoRoot, encoding: 'utf8' })
+    : spawnSync(process.execPath, [esbuild, ...args], { cwd: repoRoot, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`bundle: esbuild failed: ${run.stderr || run.stdout}`);
+  console.log(`[build] embed: ${EMBED_BUNDLE} (${fs.statSync(path.join(repoRoot, EMBED_BUNDLE)).size} bytes)`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) bundleEmbed();

@@ -1,0 +1,187 @@
+// The pretrained source in a real browser: the Universal Sentence Encoder lite picked in the
+// explorer loads with a progress bar, and every view shows what the encoder API computes for the
+// same text (its own module in the page, the float16 weights the page loads); the heads × roles
+// table and the heads' labels are the measured ones; the similarity panel's cosine and head
+// importances are the embedding's; the element serves the same heads. Screenshots go to
+// build/screenshots/.
+//
+//   node --test tests/browser/pretrained.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { launchChromium, ensureVendored } from '../chromium.js';
+import { startServer } from '../../scripts/serve.js';
+import { attachExplorer, waitForExplorer } from './page-state.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const shots = path.join(root, 'build', 'screenshots');
+const TOLERANCE = 1e-6;
+
+let server;
+let browser;
+let page;
+const consoleErrors = [];
+
+before(async () => {
+  for (const file of ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_encoder.wasm', 'web/models/use-lite/manifest.json']) {
+    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
+  }
+  ensureVendored();
+  mkdirSync(shots, { recursive: true });
+  server = await startServer({ root: path.join(root, 'web'), port: 0 });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(msg.text()); });
+  page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.status === 'ok', null, { timeout: 30000 });
+  await attachExplorer(page);
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) await server.close();
+});
+
+/** What the page shows for the layer and sentence shown, against the encoder API's own numbers. */
+async function compareWithApi() {
+  return page.evaluate(async () => {
+    const x = window.explorer;
+    const { loadEncoder } = await import('/lib/encoder.js');
+    const { loadMha } = await import('/lib/index.js');
+    const { drawnOn } = await import('/views/heatmap.js');
+    const encoder = await loadEncoder({ dtype: x.source.dtype });
+    const mha = await loadMha();
+    try {
+      const encoding = encoder.encode(x.sentence.text);
+      const layer = encoding.layers[x.source.layer];
+      const [H, T] = layer.weights.shape;
+      const map = (h) => layer.weights.data.subarray(h * T * T, (h + 1) * T * T);
+      const diff = (a, b) => { let m = a.length === b.length ? 0 : Infinity; for (let k = 0; k < a.length; k += 1) m = Math.max(m, Math.abs(a[k] - b[k])); return m; };
+      let maps = 0;
+      maps = Math.max(maps, diff(drawnOn(document.getElementById('main-heatmap')).values, map(x.selectedHead)));
+      document.querySelectorAll('#small-multiples canvas').forEach((c, h) => { maps = Math.max(maps, diff(drawnOn(c).values, map(h))); });
+      maps = Math.max(maps, diff(drawnOn(document.getElementById('pair-map-a')).values, map(x.pair.a)), diff(drawnOn(document.getElementById('pair-map-b')).values, map(x.pair.b)));
+      const stats = mha.headStatistics(layer.weights).heads;
+      let statistics = 0;
+      for (let h = 0; h < H; h += 1) for (const key of ['entropy', 'maxAttention', 'sparsity']) statistics = Math.max(statistics, Math.abs(stats[h][key] - x.result.stats[h][key]));
+      const t = x.hoverToken >= 0 ? x.hoverToken : x.focusToken;
+      const hd = layer.headOutputs.shape[2];
+      const heads = [...document.querySelectorAll('#wo-heads canvas')].flatMap((c) => Array.from(drawnOn(c).values));
+      const expectedHeads = Array.from({ length: H * hd }, (_, k) => layer.headOutputs.data[(Math.floor(k / hd) * T + t) * hd + (k % hd)]);
+      return {
+        H, T, layer: x.source.layer, pieces: encoding.pieces, shownPieces: x.sentence.tokens.map((k) => k.piece),
+        maps, statistics, headOutputs: diff(heads, expectedHeads), wo: document.getElementById('wo-formula').textContent,
+        tabs: [...document.querySelectorAll('#head-tabs .tab-name')].map((n) => n.textContent),
+        labels: Array.from({ length: H }, (_, h) => x.source.head(h).label),
+      };
+    } finally {
+      encoder.dispose();
+    }
+  });
+}
+
+test('picking the pretrained model loads it with a progress bar and measures its heads', { timeout: 300_000 }, async () => {
+  const started = Date.now();
+  await page.check('input[name="source"][value="pretrained"]');
+  await page.waitForSelector('#source-progress:not([hidden])', { timeout: 60_000 });
+  const progress = await page.textContent('#source-progress-text');
+  await waitForExplorer(page, () => window.explorer.source.id === 'pretrained', null, 240_000);
+  console.log(`loaded and measured in ${((Date.now() - started) / 1000).toFixed(1)} s (progress shown: "${progress}")`);
+  assert.match(progress, /MB/);
+  const roles = await page.evaluate(() => {
+    const { roles } = window.explorer.source;
+    return { sentences: roles.sentences, aligned: roles.aligned, heads: roles.heads.map((e) => ({ layer: e.layer, head: e.head, label: e.label, kind: e.kind, score: e.score, roles: e.roles, relations: e.relations })), baselines: roles.baselines,
+      rows: document.querySelectorAll('#roles-table tbody tr').length, panel: !document.getElementById('roles-panel').hidden };
+  });
+  for (const e of roles.heads) console.log(`  L${e.layer} H${e.head + 1}: ${e.label}${e.score == null ? '' : ` (${e.score.toFixed(3)})`}; roles ${Object.entries(e.roles).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}; relations ${Object.entries(e.relations).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+  console.log(`  baselines: ${Object.entries(roles.baselines).map(([k, b]) => `${k} ${b.accuracy.toFixed(2)} at ${b.offset} (${b.count} instances)`).join('; ')}`);
+  assert.ok(roles.sentences >= 300, `measured over ${roles.sentences} sentences`);
+  assert.ok(roles.aligned >= 0.9 * roles.sentences, `${roles.aligned} of ${roles.sentences} sentences aligned with the tagger`);
+  assert.equal(roles.rows, 2 * 4 + 1, 'one row per head and the baseline row');
+  assert.ok(roles.panel);
+  assert.ok(roles.heads.some((e) => e.kind === 'role' || e.kind === 'relation'), 'some head clears a bar');
+  await page.locator('#explorer').screenshot({ path: path.join(shots, 'explorer-pretrained.png') });
+  await page.locator('#roles-panel').screenshot({ path: path.join(shots, 'explorer-pretrained-roles.png') });
+});
+
+test('every view shows what the encoder API computes, in both layers', async () => {
+  for (const layer of ['0', '1']) {
+    await page.selectOption('#layer', layer);
+    await waitForExplorer(page, (l) => window.explorer.source.layer === Number(l), layer);
+    for (const h of [0, 3]) {
+      await page.locator(`#head-tab-${h}`).click();
+      await waitForExplorer(page, (hh) => window.explorer.selectedHead === hh, h);
+      const r = await compareWithApi();
+      console.log(`layer ${r.layer}, head ${h + 1}: ${r.T} pieces, maps ${r.maps.toExponential(2)}, statistics ${r.statistics.toExponential(2)}, head outputs ${r.headOutputs.toExponential(2)} (tolerance ${TOLERANCE}); tabs ${r.tabs.join(' | ')}`);
+      assert.deepEqual(r.shownPieces, r.pieces, 'the token strip shows the model\'s pieces');
+      assert.ok(r.maps <= TOLERANCE && r.statistics <= TOLERANCE && r.headOutputs <= TOLERANCE);
+      assert.deepEqual(r.tabs, r.labels, 'the tabs carry the measured labels');
+      if (r.layer === 0) assert.match(r.wo, /4 heads × 64 dimensions = 256 = d_model, and W_O maps them to 512 numbers/);
+    }
+  }
+  // free text goes through the model's tokenizer; pieces of a word are joined
+  await page.fill('#free-text', 'Unbelievably, the astronauts\' rocket launched at 5:30 — everyone cheered!');
+  await page.press('#free-text', 'Enter');
+  await waitForExplorer(page, () => /astronauts/.test(window.explorer.sentence.text));
+  const r = await compareWithApi();
+  const grouped = await page.evaluate(() => [...document.querySelectorAll('#token-strip li.pieces')].map((li) => li.textContent));
+  console.log(`typed text: ${r.T} pieces (${r.pieces.join(' ')}), joined words ${grouped.length}; maps ${r.maps.toExponential(2)}`);
+  assert.deepEqual(r.shownPieces, r.pieces);
+  assert.ok(r.maps <= TOLERANCE);
+  assert.ok(grouped.length > 0, 'words of several pieces are shown joined');
+  await page.locator('.tokens-panel').screenshot({ path: path.join(shots, 'explorer-pretrained-pieces.png') });
+});
+
+test('the similarity panel: cosine of the embeddings, and what each head moves', { timeout: 120_000 }, async () => {
+  await page.fill('#similarity-a', 'A man is playing the guitar.');
+  await page.fill('#similarity-b', 'Someone plays an instrument.');
+  await page.click('#similarity-form button[type="submit"]');
+  await page.waitForFunction(() => window.explorer.similarity && window.explorer.busy === 0, null, { timeout: 60_000 });
+  const r = await page.evaluate(async () => {
+    const { loadEncoder } = await import('/lib/encoder.js');
+    const x = window.explorer;
+    const encoder = await loadEncoder({ dtype: x.source.dtype });
+    try {
+      const cos = (a, b) => a.reduce((s, v, k) => s + v * b[k], 0);
+      const e = (t, ablate) => encoder.encode(t, ablate ? { ablate } : undefined).embedding;
+      const base = cos(e(x.similarity.a), e(x.similarity.b));
+      const heads = x.similarity.heads.map((h) => cos(e(x.similarity.a, [[h.layer, h.head]]), e(x.similarity.b, [[h.layer, h.head]])));
+      return { shown: x.similarity.similarity, base, shownHeads: x.similarity.heads.map((h) => h.similarity), heads,
+        text: document.getElementById('similarity-value').textContent, bars: document.querySelectorAll('#similarity-view .bar-row').length };
+    } finally {
+      encoder.dispose();
+    }
+  });
+  console.log(`${r.text}; with each head off: ${r.shownHeads.map((v) => v.toFixed(4)).join(', ')}`);
+  assert.ok(Math.abs(r.shown - r.base) <= 1e-6);
+  r.heads.forEach((v, k) => assert.ok(Math.abs(v - r.shownHeads[k]) <= 1e-6, `head ${k}: ${r.shownHeads[k]} vs ${v}`));
+  assert.equal(r.bars, 8);
+  await page.locator('#similarity-panel').screenshot({ path: path.join(shots, 'explorer-pretrained-similarity.png') });
+});
+
+test('the element serves the pretrained heads; back to the designed heads; no console errors', { timeout: 180_000 }, async () => {
+  const r = await page.evaluate(async () => {
+    await import('/element/mha-explorer.js');
+    const e = document.createElement('mha-explorer');
+    e.setAttribute('heads', 'pretrained');
+    e.setAttribute('layer', '1');
+    e.setAttribute('view', 'grid');
+    document.body.append(e);
+    await new Promise((resolve) => { const check = () => (e.status === 'ready' || e.status === 'error' ? resolve() : setTimeout(check, 50)); check(); });
+    const x = window.explorer;
+    const result = e.result;
+    const status = e.shadowRoot.querySelector('.status').textContent;
+    e.remove();
+    return { status, numHeads: result && result.numHeads, source: result && result.source, tokens: result && result.tokens.length };
+  });
+  console.log(`element: ${r.status}`);
+  assert.equal(r.source, 'pretrained');
+  assert.equal(r.numHeads, 4);
+  await page.check('input[name="source"][value="designed"]');
+  await waitForExplorer(page, () => window.explorer.source.id === 'designed');
+  assert.deepEqual(consoleErrors, []);
+});

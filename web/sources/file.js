@@ -1,0 +1,93 @@
+// Heads from a weights file: a state_dict of nn.MultiheadAttention (.safetensors or JSON),
+// from bytes a user picked or a URL, run on the lesson's token features.
+import { loadStateDictFile } from '../lib/index.js';
+import { TokenFeatureSource } from './token-features.js';
+
+const weightFiles = new Map(); // URL -> Promise<ArrayBuffer>, shared by every element on a page
+
+/** The bytes at a URL, fetched once. */
+export function fetchWeights(url) {
+  if (!weightFiles.has(url)) {
+    const promise = fetch(url).then(async (response) => {
+      if (!response.ok) throw new Error(`could not load weights from ${url}: HTTP ${response.status} ${response.statusText}`);
+      return response.arrayBuffer();
+    });
+    promise.catch(() => weightFiles.delete(url));
+    weightFiles.set(url, promise);
+  }
+  return weightFiles.get(url);
+}
+
+/**
+ * Read a weights file for heads over the token features: .safetensors or JSON. A file that does
+ * not say how many heads it has is read as `numHeads` heads (and the note says so). With
+ * `width`, the file must be for that d_model.
+ * @returns {{ config: object, stateDict: object, note: string }}
+ */
+export function readWeightsFile(bytes, fileName, { width, numHeads } = {}) {
+  let file;
+  let note = '';
+  try {
+    file = loadStateDictFile(bytes, { fileName, numHeads });
+  } catch (error) {
+    if (numHeads !== undefined || !/number of heads is not in the file/.test(error.message)) throw error;
+    file = loadStateDictFile(bytes, { fileName, numHeads: 8 });
+    note = ' The file does not say how many heads it has; read as 8.';
+  }
+  const c = file.config;
+  if (width !== undefined && c.embedDim !== width) {
+    throw new Error(`${fileName}: these weights are for d_model ${c.embedDim}; the page's token embeddings have d_model ${width}, so it needs weights of nn.MultiheadAttention(${width}, num_heads).`);
+  }
+  if (c.kdim !== c.embedDim || c.vdim !== c.embedDim) {
+    throw new Error(`${fileName}: kdim ${c.kdim} and vdim ${c.vdim}; the explorer runs self-attention on its ${c.embedDim}-wide inputs, so both must equal embed_dim ${c.embedDim}.`);
+  }
+  const config = { embedDim: c.embedDim, numHeads: c.numHeads, numKvHeads: c.numKvHeads, bias: c.bias, addBiasKv: c.addBiasKv, addZeroAttn: c.addZeroAttn };
+  return { config, stateDict: file.stateDict, note: `${file.prefix ? ` Layer "${file.prefix}".` : ''}${note}` };
+}
+
+/** The weights of a MultiHeadAttention module as a golden-format JSON string. */
+export async function stateDictToJson(attention, description) {
+  const cfg = attention.config;
+  const stateDict = {};
+  for (const [name, t] of Object.entries(await attention.stateDict())) {
+    stateDict[name] = { shape: t.shape, dtype: 'float32', data: Array.from(t.data, (v) => Number(v.toPrecision(7))) };
+  }
+  return JSON.stringify({
+    name: 'mha-explorer-weights',
+    description,
+    config: {
+      embed_dim: cfg.embedDim, num_heads: cfg.numHeads, num_kv_heads: cfg.numKvHeads, kdim: cfg.kdim, vdim: cfg.vdim,
+      bias: cfg.bias, add_bias_kv: cfg.addBiasKv, add_zero_attn: cfg.addZeroAttn, batch_first: cfg.batchFirst,
+    },
+    state_dict: stateDict,
+  });
+}
+
+export class FileSource extends TokenFeatureSource {
+  /** @param {{ file: { name: string, config: object, stateDict: object, note: string } }} o  file: readWeightsFile's result and the file's name */
+  constructor({ file }) {
+    super({ config: file.config });
+    this.id = 'file';
+    this.file = file;
+    this.name = `weights from ${file.name.split('/').pop()}`;
+  }
+
+  async setWeights(attention) {
+    await attention.loadStateDict(this.file.stateDict);
+  }
+
+  short() { return 'loaded'; }
+
+  describe(h, s) {
+    return { ...super.describe(h, s), how: 'These weights come from your file; the page cannot know what they were trained for.' };
+  }
+
+  note() {
+    const { config } = this;
+    return `Weights from ${this.file.name}: ${config.numHeads} heads of ${config.embedDim / config.numHeads} dimensions, applied to this page's ${config.embedDim}-dimensional token embeddings. Head names are not known for them; the descriptions are read from the statistics.${this.file.note}`;
+  }
+
+  woNote() {
+    return 'These W_O weights mix all heads into every output number, as trained models do.';
+  }
+}

@@ -1,0 +1,186 @@
+// Heads over the lesson's token features: one attention layer whose input is the feature vector
+// of each token (embeddings.js: position, part of speech, class, agreement, a shallow parse),
+// computed by the core. The designed, random and file sources are this with different weights.
+import { analyseTokens, MAX_TOKENS, SEMANTIC_CLASSES } from './tokens.js';
+import { embedTokens, D_MODEL } from './embeddings.js';
+import { EXAMPLES } from './examples.js';
+import { tagSentence } from './tagger.js';
+import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
+import { describeByStatistics } from './describe.js';
+
+/** A fixed (64 → width) projection of the token features, for models of another width. */
+export function projectFeatures(x, rows, width) {
+  if (width === D_MODEL) return x;
+  const out = new Float32Array(rows * width);
+  let s = 12345;
+  const next = () => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    return ((s >>> 8) / 0x1000000) * 2 - 1; // uniform in [-1, 1)
+  };
+  const scale = Math.sqrt(3 / D_MODEL); // unit variance per output for unit-variance inputs
+  const projection = new Float32Array(D_MODEL * width);
+  for (let k = 0; k < projection.length; k += 1) projection[k] = next() * scale;
+  for (let i = 0; i < rows; i += 1) {
+    for (let f = 0; f < D_MODEL; f += 1) {
+      const v = x[i * D_MODEL + f];
+      if (v === 0) continue;
+      for (let j = 0; j < width; j += 1) out[i * width + j] += v * projection[f * width + j];
+    }
+  }
+  return out;
+}
+
+/** What the token strip shows of an analysed token: its tag, the parse in words, its class colour. */
+function withDisplay(tokens) {
+  return tokens.map((t) => Object.assign(t, {
+    tag: t.pos === 'PUNCT' ? 'PUNCT' : t.pos,
+    className: `cls-${SEMANTIC_CLASSES.indexOf(t.cls)}`,
+    details: [t.pos === 'PUNCT' ? 'punctuation' : t.pos, t.cls, t.number, t.isSubject ? 'subject' : null,
+      t.subject >= 0 ? `subject: ${tokens[t.subject].text}` : null,
+      t.modifies >= 0 ? `describes: ${tokens[t.modifies].text}` : null].filter(Boolean),
+  }));
+}
+
+/** The tagger's shallow parse in words: what the designed heads' features encode. */
+export function parseSummary(t) {
+  const subjects = t.filter((x) => x.pos === 'VERB' && x.subject >= 0).map((x) => `${x.text} → ${t[x.subject].text}`);
+  const modifiers = t.filter((x) => x.modifies >= 0).map((x) => `${x.text} → ${t[x.modifies].text}`);
+  const pronouns = t.filter((x) => x.pronoun && x.pronoun.person === 3)
+    .map((x) => `${x.text} (${[x.pronoun.gender ? { m: 'masculine', f: 'feminine', n: 'neuter' }[x.pronoun.gender] : 'any gender', x.pronoun.number === 'pl' ? 'plural' : 'singular'].join(', ')})`);
+  const classes = SEMANTIC_CLASSES.filter((c) => c !== 'function')
+    .map((c) => [c, t.filter((x) => x.cls === c).map((x) => x.text)]).filter(([, words]) => words.length)
+    .map(([c, words]) => `${c}: ${words.join(', ')}`);
+  return `What the tagger's parse gives the designed heads as token features. ${[
+    `Subjects: ${subjects.join('; ') || 'none found'}.`,
+    `Modifiers: ${modifiers.join('; ') || 'none'}.`,
+    `Third-person pronouns: ${pronouns.join('; ') || 'none'}.`,
+    `Classes: ${classes.join('; ')}.`,
+  ].join(' ')}`;
+}
+
+/** The token whose numbers the W_O view shows first: a pronoun, else a verb, else the last word. */
+function focusToken(tokens) {
+  const pronoun = tokens.findIndex((t) => t.pronoun && t.pronoun.person === 3);
+  if (pronoun >= 0) return pronoun;
+  const verb = tokens.findIndex((t) => t.pos === 'VERB');
+  return verb >= 0 ? verb : tokens.length - 1;
+}
+
+export class TokenFeatureSource {
+  /** @param {{ config: object }} o  the MultiHeadAttention config (self-attention, embedDim = the input width) */
+  constructor({ config }) {
+    this.mha = null;
+    this.config = { ...config };
+    this.attention = null;
+    this.numLayers = 1;
+    this.layer = 0;
+    this.causal = false;
+    this.maxTokens = MAX_TOKENS;
+    this.outProjection = null;
+  }
+
+  get numHeads() { return this.config.numHeads; }
+  get embedDim() { return this.config.embedDim; }
+
+  /** @param {object} mha  the JS API module, direct (loadMha) or in a worker (createWorkerMha) */
+  async load(mha) {
+    this.dispose();
+    this.mha = mha;
+    this.outProjection = null;
+    const attention = new mha.MultiHeadAttention(this.config);
+    try {
+      await attention.ready;
+      await this.setWeights(attention);
+    } catch (error) {
+      await attention.dispose();
+      throw error;
+    }
+    this.attention = attention;
+    this.config = { ...this.config, ...attention.config };
+  }
+
+  /** Load this source's weights into a new module (the constructor's seed: PyTorch's init). */
+  async setWeights() {}
+
+  examples() { return EXAMPLES; }
+
+  /** A typed text, or the index of an example sentence (needs no core: it may come before load). */
+  async sentence(input) {
+    const example = typeof input === 'number' ? input : EXAMPLES.findIndex((e) => e.text === input);
+    const text = typeof input === 'number' ? EXAMPLES[input].text : String(input).trim();
+    if (!text) throw new Error('Type a sentence first.');
+    const raw = await tagSentence(text);
+    if (raw.length === 0) throw new Error('No tokens found in that text.');
+    if (raw.length > this.maxTokens) throw tooManyTokens(raw.length, this.maxTokens);
+    const tokens = withDisplay(analyseTokens(raw));
+    return { text, example, tokens, summary: parseSummary(tokens), focus: focusToken(tokens), features: embedTokens(tokens) };
+  }
+
+  /** @param {{ parts?: boolean }} [options] parts: head outputs, concatenation and output too */
+  async compute(sentence, { parts = true } = {}) {
+    const L = sentence.tokens.length;
+    const E = this.embedDim;
+    const forward = await this.attention.forward({
+      query: { data: projectFeatures(sentence.features, L, E), shape: [L, E] },
+      needWeights: true, averageAttnWeights: false, returnHeadOutputs: parts, returnConcat: parts,
+    });
+    const { stats, similarity } = await analyseHeads(this.mha, forward.weights);
+    return {
+      weights: forward.weights, stats, similarity,
+      headOutputs: forward.headOutputs ?? null, concat: forward.concat ?? null, output: parts ? forward.output : null,
+    };
+  }
+
+  /** How far each token's output moves with `heads` switched off (zeroed before W_O). */
+  async ablation(sentence, heads) {
+    const L = sentence.tokens.length;
+    const E = this.embedDim;
+    const query = { data: projectFeatures(sentence.features, L, E), shape: [L, E] };
+    const base = (await this.attention.forward({ query, needWeights: false })).output.data;
+    const ablated = (await this.attention.forward({ query, needWeights: false, ablateHeads: heads })).output.data;
+    return { rows: tokenDifferences(base, ablated, L, E), what: 'output' };
+  }
+
+  /** out_proj.weight (E, E), read back from the core once per set of weights. */
+  async outProjectionWeight() {
+    if (!this.outProjection) this.outProjection = await this.attention.getParameter('out_proj.weight');
+    return this.outProjection;
+  }
+
+  /** The head's rows of W_Q, W_K and W_V (hd × E each) as [name, rows] blocks. */
+  async headWeightRows(h) {
+    const E = this.embedDim;
+    const H = this.numHeads;
+    const hd = E / H;
+    const kvHeads = this.config.numKvHeads;
+    const kvHead = Math.floor(h / (H / kvHeads));
+    const names = await this.attention.parameterNames();
+    if (names.includes('in_proj_weight')) {
+      const inProj = await this.attention.getParameter('in_proj_weight');
+      const rows = (offset) => inProj.data.subarray(offset * E, (offset + hd) * E);
+      return [['W_Q', rows(h * hd)], ['W_K', rows(H * hd + kvHead * hd)], ['W_V', rows(H * hd + kvHeads * hd + kvHead * hd)]];
+    }
+    // separate projections (grouped-query attention): K and V rows of the head's KV group
+    const rows = async (name, head) => (await this.attention.getParameter(name)).data.subarray(head * hd * E, (head + 1) * hd * E);
+    return [['W_Q', await rows('q_proj_weight', h)], ['W_K', await rows('k_proj_weight', kvHead)], ['W_V', await rows('v_proj_weight', kvHead)]];
+  }
+
+  title(h) { return `Head ${h + 1}`; }
+
+  describe(h, s) {
+    return {
+      focus: `This head focuses on ${describeByStatistics(s)}.`,
+      typical: 'Typical function: in trained models, heads specialise during training (previous-token, syntactic, coreference and sink heads are all found in BERT and GPT-2); these weights have not been shaped that way, so their function is read from the statistics above.',
+    };
+  }
+
+  check() {
+    return { holds: null, text: 'Only the designed heads carry labels to check.' };
+  }
+
+  dispose() {
+    const attention = this.attention;
+    this.attention = null;
+    if (attention) Promise.resolve(attention.dispose()).catch(() => {});
+  }
+}

@@ -1,0 +1,228 @@
+// The small transformer trained on the grammar of cpp/src/train (2 layers x 8 heads, d_model 64,
+// context 32), shipped as weights/trained-seed1.bin. Its attention maps come from the training
+// WebAssembly module through web/lib/train.js; their statistics from the main core. Head names
+// come from the measured heads x relations table on held-out sentences: a head is named by a
+// relation only when its mean weight on the true target clears the core's label threshold,
+// else it is "diffuse".
+import { loadTrainer, RELATIONS } from '../lib/train.js';
+import { analyseHeads } from './source.js';
+import { describeByStatistics } from './describe.js';
+
+export const TRAINED_WEIGHTS = new URL('./weights/trained-seed1.bin', import.meta.url);
+/** Sentences of the grammar offered as examples (each from its own seed): "because" (5, 7),
+ * "so" (12, 14) and a reflexive object (1, 17); tests/golden/train/sentences.txt lists them. */
+export const EXAMPLE_SEEDS = [5, 12, 1, 7, 14, 17];
+const HELD_OUT = 300; // the same held-out sentences as the train view's table
+
+const RELATION_NAMES = {
+  previous: 'previous token',
+  verb_subject: 'verb → subject',
+  pronoun_antecedent: 'pronoun → antecedent',
+  modifier_noun: 'modifier ↔ noun',
+  induction: 'induction',
+};
+const RELATION_SHORT = {
+  previous: 'previous', verb_subject: 'verb→subj', pronoun_antecedent: 'pronoun→ant', modifier_noun: 'mod↔noun', induction: 'induction',
+};
+
+// The token strip's tag for each of the grammar's word categories (Trainer.categories, read from
+// the core: the words are classed once, in grammar.cpp). Display only, not computation.
+const CATEGORY_TAG = {
+  special: 'BOS', determiner: 'DET', adjective: 'ADJ', noun: 'NOUN', verb: 'VERB', preposition: 'PREP',
+  relativizer: 'REL', connective: 'CONJ', pronoun: 'PRON', copula: 'AUX', state: 'ADJ', end: 'PUNCT', again: 'MARK',
+  time: 'TIME', reflexive: 'PRON',
+};
+
+/** The words of free text as the grammar's parser splits them (lower case, "." its own word). */
+export function splitWords(text) {
+  return text.toLowerCase().replace(/\./g, ' . ').split(/\s+/).filter(Boolean);
+}
+
+/** A head's name from the held-out scores: its best relation when it clears the threshold. */
+export function headLabel(evaluation, threshold, layer, head) {
+  const scores = evaluation.heads.filter((s) => s.layer === layer && s.head === head);
+  const best = scores.reduce((a, b) => (b.meanWeight > a.meanWeight ? b : a));
+  const specialised = best.meanWeight >= threshold;
+  return {
+    scores, best, specialised,
+    short: specialised ? RELATION_SHORT[best.relation] : 'diffuse',
+    name: specialised ? `${RELATION_NAMES[best.relation]} (${best.meanWeight.toFixed(2)})` : 'diffuse',
+  };
+}
+
+// One training module and one evaluation for every TrainedSource of the page.
+let shared = null;
+function loadShared() {
+  if (!shared) {
+    shared = (async () => {
+      const trainer = await loadTrainer({ seed: 1, heldOut: HELD_OUT });
+      const response = await fetch(TRAINED_WEIGHTS);
+      if (!response.ok) throw new Error(`The trained weights could not be loaded from ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}.`);
+      trainer.loadWeights(new Uint8Array(await response.arrayBuffer()));
+      return { trainer, evaluation: trainer.evaluate() };
+    })();
+    shared.catch(() => { shared = null; });
+  }
+  return shared;
+}
+
+export class TrainedSource {
+  /** @param {{ layer?: number }} [o] */
+  constructor({ layer = 0 } = {}) {
+    this.id = 'trained';
+    this.name = 'the trained model';
+    this.mha = null;
+    this.trainer = null;
+    this.evaluation = null;
+    this.threshold = NaN;
+    this.layer = layer;
+    this.causal = true;
+  }
+
+  get numHeads() { return this.trainer ? this.trainer.numHeads : 8; }
+  get numLayers() { return this.trainer ? this.trainer.numLayers : 2; }
+  get maxTokens() { return this.trainer ? this.trainer.context : 32; }
+
+  /** Load the training module and the shipped weights, and measure every head (once a page).
+   *  @param {object} mha  the main core's JS API, for the statistics */
+  async load(mha) {
+    this.mha = mha;
+    const { trainer, evaluation } = await loadShared();
+    this.trainer = trainer;
+    this.evaluation = evaluation;
+    this.threshold = trainer.labelThreshold;
+    this.vocabulary = new Set(trainer.vocabulary.filter((w) => !w.startsWith('<')));
+    this.categories = trainer.categories;
+  }
+
+  examples() {
+    return EXAMPLE_SEEDS.map((seed) => ({ seed, text: sentenceText(this.trainer.sentence(seed)), shows: `a sentence of the grammar (seed ${seed}) with its ground-truth links` }));
+  }
+
+  /** An example (by index) or free text in the grammar's vocabulary; throws naming every unknown word. */
+  async sentence(input) {
+    let grammar;
+    let example = -1;
+    if (typeof input === 'number') {
+      example = input;
+      grammar = this.trainer.sentence(EXAMPLE_SEEDS[input]);
+    } else {
+      const words = splitWords(input);
+      if (!words.length) throw new Error('Type a sentence first.');
+      const unknown = [...new Set(words.filter((w) => !this.vocabulary.has(w)))];
+      if (unknown.length) {
+        throw new Error(`Not in the trained model's vocabulary: ${unknown.map((w) => `“${w}”`).join(', ')} ` +
+          `(${unknown.length} of ${words.length} words unknown). It knows only these ${this.vocabulary.size} words: ${[...this.vocabulary].join(' ')}.`);
+      }
+      const max = this.trainer.context - 1;
+      if (words.length > max) throw new Error(`That sentence has ${words.length} words; the trained model's context holds ${max} after <bos>. Remove ${words.length - max}.`);
+      grammar = this.trainer.parse(input);
+    }
+    const tokens = grammar.words.map((text, i) => ({ text, tag: CATEGORY_TAG[this.categories[grammar.tokens[i]]] ?? 'WORD' }));
+    return { text: sentenceText(grammar), example, tokens, grammar, summary: this.linksText(grammar), focus: tokens.length - 1, maps: this.trainer.attention(grammar) };
+  }
+
+  sentenceNote(sentence) {
+    return sentence.example >= 0
+      ? `Shows ${this.examples()[sentence.example].shows}. <bos> is the start token the model always sees first.`
+      : `Your sentence: ${sentence.tokens.length - 1} words after <bos>, all in the trained model's vocabulary.`;
+  }
+
+  woMissing() {
+    return 'The trained model has two layers, each with its own W_O mixing its 8 heads into d_model = 64, followed by an MLP; its head outputs are not exposed to this view. The W_O step is drawn for the designed, random and loaded sources.';
+  }
+
+  /** What the free-text box says while this source is shown. */
+  textHelp() {
+    return {
+      help: `Trained source: type a sentence in the grammar's words (${this.vocabulary.size} words, e.g. “each man likes these women so they are late.”); unknown words are named.`,
+      placeholder: 'e.g. each man likes these women so they are late .',
+    };
+  }
+
+  async compute(sentence) {
+    const [, H, T] = sentence.maps.shape;
+    const size = H * T * T;
+    const weights = { data: sentence.maps.data.slice(this.layer * size, (this.layer + 1) * size), shape: [H, T, T] };
+    return { weights, ...(await analyseHeads(this.mha, weights)) };
+  }
+
+  /** A head's scores on every relation (held-out sentences) and its name. */
+  head(h, layer = this.layer) {
+    return headLabel(this.evaluation, this.threshold, layer, h);
+  }
+
+  title(h) { return `Head ${h + 1} – ${this.head(h).name}`; }
+  short(h) { return this.head(h).short; }
+
+  describe(h, s) {
+    const head = this.head(h);
+    return {
+      focus: `This head (layer ${this.layer}) focuses on ${describeByStatistics(s)}. On held-out sentences its mean weight on each relation's true target: ${this.scoresText(h)}.`,
+      typical: head.specialised
+        ? `Typical function: this head specialised during training: ${head.name}. Such heads are found in trained models such as GPT-2 (previous-token, induction and coreference heads).`
+        : `Typical function: this head did not specialise on any of the grammar's relations (best: ${head.best.relation.replace(/_/g, ' ')} at ${head.best.meanWeight.toFixed(2)}, below ${this.threshold.toFixed(2)}); it may still help the model in ways these relations do not capture.`,
+    };
+  }
+
+  /** "Layer 0: H6 specialised on …; the other 7 heads stayed diffuse." */
+  layerSummary() {
+    const H = this.numHeads;
+    const named = [];
+    for (let h = 0; h < H; h += 1) {
+      const head = this.head(h);
+      if (head.specialised) named.push(`H${h + 1} on ${RELATION_NAMES[head.best.relation]} (mean weight ${head.best.meanWeight.toFixed(2)} at the ${head.best.at.replace('_', ' ')}, argmax in ${Math.round(head.best.argmaxShare * 100)}% of positions)`);
+    }
+    const rest = H - named.length;
+    const specialised = named.length ? `${named.length} of ${H} heads specialised: ${named.join('; ')}` : `none of its ${H} heads specialised`;
+    return `Layer ${this.layer}: ${specialised}. ${rest ? `The other ${rest} stayed diffuse (no relation reaches ${this.threshold.toFixed(2)}).` : ''}`.trim();
+  }
+
+  note() {
+    return `A 2-layer, 8-head transformer (d_model 64, context 32) trained by the core on the grammar (npm run train -- --seed 1, float16 weights); its heads measured on 300 held-out sentences. ${this.layerSummary()} Heads are named only when their mean weight on a relation's true target clears ${this.threshold.toFixed(2)}.`;
+  }
+
+  /** The scores of head h as a sentence, best first. */
+  scoresText(h) {
+    const { scores } = this.head(h);
+    return [...scores].sort((a, b) => b.meanWeight - a.meanWeight)
+      .map((s) => `${RELATION_NAMES[s.relation]} ${s.meanWeight.toFixed(2)}`).join(', ');
+  }
+
+  /** On the sentence shown: the head's mean weight on the true targets of its relation. */
+  check(h, map, sentence) {
+    const head = this.head(h);
+    const { grammar } = sentence;
+    const T = grammar.tokens.length;
+    if (!head.specialised) return { holds: null, text: `Not labelled: its best relation on held-out sentences, ${RELATION_NAMES[head.best.relation]}, reaches ${head.best.meanWeight.toFixed(2)}, below the threshold ${this.threshold.toFixed(2)}.` };
+    const relation = head.best.relation;
+    // measured where the table measured it: at the link's query, or the token before it
+    const shift = head.best.at === 'before_verb' || head.best.at === 'connective' ? 1 : 0;
+    const links = grammar.links.filter((l) => l.relation === relation && l.query - shift > l.key);
+    if (!links.length) return { holds: null, text: `This sentence has no ${RELATION_NAMES[relation]} links to check (typed sentences carry only previous-token links).` };
+    let sum = 0;
+    for (const l of links) sum += map[(l.query - shift) * T + l.key];
+    const mean = sum / links.length;
+    return {
+      holds: mean >= this.threshold,
+      text: `mean weight ${mean.toFixed(2)} on the true target over this sentence's ${links.length} ${RELATION_NAMES[relation]} link${links.length > 1 ? 's' : ''} (threshold ${this.threshold.toFixed(2)}; held-out ${head.best.meanWeight.toFixed(2)})`,
+    };
+  }
+
+  /** The grammar's links in a sentence, in words. */
+  linksText(grammar) {
+    const w = grammar.words;
+    const by = (relation) => grammar.links.filter((l) => l.relation === relation).map((l) => `${w[l.query]}(${l.query}) → ${w[l.key]}(${l.key})`);
+    const parts = RELATIONS.filter((r) => r !== 'previous').map((r) => [r, by(r)]).filter(([, links]) => links.length)
+      .map(([r, links]) => `${RELATION_NAMES[r]}: ${links.join(', ')}`);
+    return parts.length
+      ? `The grammar's ground-truth links in this sentence (token positions in brackets). ${parts.join('. ')}.`
+      : 'A typed sentence carries only its previous-token links; the grammar\'s other links are known only for its own sentences.';
+  }
+
+  dispose() {}
+}
+
+export function sentenceText(sentence) {
+  return sentence.words.filter((w) => w !== '<bos>').join(' ');
+}

@@ -1,0 +1,72 @@
+// DOM helpers shared by every view, the page, the lesson, the train view and the element.
+
+const ATTRIBUTES = new Set(['role', 'for', 'scope', 'colspan', 'rowspan', 'part', 'href', 'download']);
+
+/**
+ * Create an element: el('p', { class: 'note', text: '…' }, child, …).
+ * `class` and `text` set className and textContent; aria-*, data-* and a few HTML attributes
+ * (role, for, scope, part, …) are set as attributes; `on<event>` functions become listeners;
+ * anything else is set as a property. null, undefined and false props and children are skipped.
+ */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  setProps(node, props);
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) node.append(child);
+  }
+  return node;
+}
+
+function setProps(node, props) {
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else if (key === 'html') node.innerHTML = value;
+    else if (key.startsWith('aria-') || key.startsWith('data-') || ATTRIBUTES.has(key)) node.setAttribute(key, String(value));
+    else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value);
+    else node[key] = value;
+  }
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** Create an SVG element with attributes. */
+export function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === 'text') node.textContent = value;
+    else if (value !== undefined && value !== null) node.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) if (child) node.append(child);
+  return node;
+}
+
+/** Show an error's message in a node (role="alert" in the markup) and unhide it. */
+export function showError(node, error) {
+  node.textContent = error && error.message ? error.message : String(error);
+  node.hidden = false;
+}
+
+/** Offer a Blob as a download named `name`. */
+export function saveBlob(blob, name) {
+  const a = el('a', { href: URL.createObjectURL(blob), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+/**
+ * Roving focus for a list of buttons (tabs, radios): the arrow keys, Home and End move, and
+ * digits 1-9 jump when `digits` is set. Returns the index to select, or -1.
+ */
+export function rovingTarget(event, current, count, { digits = false } = {}) {
+  let next = -1;
+  if (event.key === 'ArrowRight' || event.key === 'ArrowDown') next = (current + 1) % count;
+  if (event.key === 'ArrowLeft' || event.key === 'ArrowUp') next = (current - 1 + count) % count;
+  if (event.key === 'Home') next = 0;
+  if (event.key === 'End') next = count - 1;
+  if (digits && /^[1-9]$/.test(event.key) && Number(event.key) <= count) next = Number(event.key) - 1;
+  return next;
+}
