@@ -22,18 +22,19 @@ import { repoRoot, setup, SetupError } from './setup.js';
 class StepError extends Error {}
 
 /**
- * The test files of dir for `node --test`, named explicitly so that Node 18 and Node 20 run
- * the same set (*.test.js, *.test.mjs); an empty or missing folder is an error, not a pass.
+ * The files of dir matching pattern, sorted; none (or no dir) is a StepError, not a pass. The
+ * default: test files for `node --test`, named explicitly so that Node 18 and Node 20 run the
+ * same set (*.test.js, *.test.mjs).
  */
-function testFiles(dir) {
+function testFiles(dir, pattern = /\.test\.m?js$/, what = '*.test.js') {
   let names = [];
   try {
     names = fs.readdirSync(path.join(repoRoot, dir));
   } catch {
     // a missing folder is reported below
   }
-  const files = names.filter((name) => /\.test\.m?js$/.test(name)).sort().map((name) => path.posix.join(dir, name));
-  if (files.length === 0) throw new StepError(`no *.test.js files in ${dir}/`);
+  const files = names.filter((name) => pattern.test(name)).sort().map((name) => path.posix.join(dir, name));
+  if (files.length === 0) throw new StepError(`no ${what} files in ${dir}/`);
   return files;
 }
 
@@ -55,7 +56,11 @@ const steps = [
     run: [node, 'tests/golden/golden_wasm.js', 'tests/golden/cases'],
   },
   { name: 'JS API tests (node --test tests/js)', needs: ['native', 'wasm'], run: () => [node, '--test', ...testFiles('tests/js')] },
-  { name: 'type test (tsc --noEmit)', run: [node, 'node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json'] },
+  {
+    // tsconfig.json names tests/types/*.ts; without them tsc would check the .d.ts files alone
+    name: 'type test (tsc --noEmit)',
+    run: () => testFiles('tests/types', /\.ts$/, '*.ts') && [node, 'node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json'],
+  },
   { name: 'browser tests (node --test tests/browser)', needs: ['wasm'], run: () => [node, '--test', ...testFiles('tests/browser')] },
   {
     // Checks that the benchmark still runs (shape A, short budgets, nothing built); the timings
