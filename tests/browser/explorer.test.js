@@ -450,6 +450,16 @@ test('hovering a token highlights its row in every head; the W_O view follows it
   const err = maxAbsDiff(snap.drawn['wo-concat'], snap.apiConcat.slice(7 * E, 8 * E));
   assert.ok(err <= 1e-6, `W_O view shows the concat of token 8 with error ${err}`);
   assert.match(await page.textContent('#wo-formula'), /“it”.*8 heads × 8 dimensions = 64/);
+  // the head followed at "it": its largest weights and its output are the core's
+  const row = headMap(snap, snap.selectedHead).slice(7 * snap.L, 8 * snap.L);
+  const follow = await page.evaluate(() => ({
+    keys: [...document.querySelectorAll('#follow-view .bar-row')].map((r) => [Number(r.dataset.key), Number(r.dataset.weight)]),
+    text: document.querySelector('#follow-view .follow-output').textContent,
+  }));
+  const expectedKeys = row.map((w, j) => [j, w]).sort((p, q) => q[1] - p[1]).slice(0, follow.keys.length);
+  assert.equal(follow.keys.length, Math.min(5, snap.L));
+  follow.keys.forEach(([j, w], k) => assert.ok(Math.abs(w - expectedKeys[k][1]) <= 1e-6, `followed key ${k}: ${j} ${w} vs ${expectedKeys[k]}`));
+  assert.match(follow.text, /8 numbers/);
   await page.mouse.move(0, 0);
   // focus keeps the highlight while the page scrolls for the screenshot
   await page.focus('#token-strip button[data-index="7"]');

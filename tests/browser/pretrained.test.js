@@ -92,6 +92,7 @@ test('picking the pretrained model loads it with a progress bar and measures its
   await waitForExplorer(page, () => window.explorer.source.id === 'pretrained', null, 240_000);
   console.log(`loaded and measured in ${((Date.now() - started) / 1000).toFixed(1)} s (progress shown: "${progress}")`);
   assert.match(progress, /MB/);
+  assert.ok(await page.isHidden('#source-progress'), 'the progress bar goes once the model is loaded');
   const roles = await page.evaluate(() => {
     const { roles } = window.explorer.source;
     return { sentences: roles.sentences, aligned: roles.aligned, heads: roles.heads.map((e) => ({ layer: e.layer, head: e.head, label: e.label, kind: e.kind, score: e.score, roles: e.roles, relations: e.relations })), baselines: roles.baselines,
@@ -161,6 +162,31 @@ test('the similarity panel: cosine of the embeddings, and what each head moves',
   r.heads.forEach((v, k) => assert.ok(Math.abs(v - r.shownHeads[k]) <= 1e-6, `head ${k}: ${r.shownHeads[k]} vs ${v}`));
   assert.equal(r.bars, 8);
   await page.locator('#similarity-panel').screenshot({ path: path.join(shots, 'explorer-pretrained-similarity.png') });
+});
+
+test('a missing or damaged model file: a message naming the file, and the other sources still work', { timeout: 180_000 }, async () => {
+  for (const [label, fault] of [['missing', (route) => route.fulfill({ status: 404, body: 'not here' })],
+    ['damaged', async (route) => { const response = await route.fetch(); const body = Buffer.from(await response.body()); body[body.length >> 1] ^= 0xff; await route.fulfill({ response, body }); }]]) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } }); // an empty cache
+    const p = await context.newPage();
+    const errors = [];
+    p.on('pageerror', (error) => errors.push(error.message));
+    await p.route('**/models/use-lite/model-f16.safetensors', fault);
+    await p.goto(server.url);
+    await p.waitForFunction(() => document.body.dataset.status === 'ok', null, { timeout: 30000 });
+    await attachExplorer(p);
+    await p.check('input[name="source"][value="pretrained"]');
+    await p.waitForSelector('#source-error:not([hidden])', { timeout: 120_000 });
+    await waitForExplorer(p, () => window.explorer.source.id === 'designed');
+    const message = await p.textContent('#source-error');
+    console.log(`${label} model file: ${message}`);
+    assert.match(message, /model-f16\.safetensors/);
+    assert.equal(await p.evaluate(() => document.querySelector('input[name="source"]:checked').value), 'designed');
+    await p.locator('#sentence-list [role="radio"]').nth(1).click();
+    await waitForExplorer(p, () => window.explorer.sentence.example === 1);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
 });
 
 test('the element serves the pretrained heads; back to the designed heads; no console errors', { timeout: 180_000 }, async () => {

@@ -22,6 +22,7 @@ const layers = {};
 /** The last sentence shown with each set of sentences (the lesson's, the grammar's). */
 const savedSentences = new Map();
 let generation = 0;
+let loadingSource = false;
 
 /** The JS API module every source computes with (loadMha's). */
 export function setCore(module) { mha = module; }
@@ -54,7 +55,10 @@ export async function useSource(id) {
     if (!SOURCES[id]) throw new Error(`There is no source of heads called "${id}".`);
     if (LOADING_NOTES[id]) $('source-note').textContent = LOADING_NOTES[id];
     const source = await SOURCES[id]();
+    loadingSource = true;
     await source.load(mha);
+    loadingSource = false;
+    $('source-progress').hidden = true;
     const sentence = await sentenceFor(source, previous);
     if (previous && sentenceSet(previous.id) !== sentenceSet(id)) savedSentences.set(sentenceSet(previous.id), keyOf(explorer.sentence));
     const H = source.numHeads;
@@ -73,6 +77,7 @@ export async function useSource(id) {
     else document.querySelectorAll('input[name="source"]').forEach((r) => { r.checked = r.value === (explorer.source?.id ?? 'designed'); });
     showError($('source-error'), error);
   } finally {
+    loadingSource = false;
     $('source-progress').hidden = true;
     explorer.update({ busy: explorer.busy - 1 });
   }
@@ -91,8 +96,9 @@ async function sentenceFor(source, previous) {
   }
 }
 
-/** The model's download, as a progress bar under the sources. */
+/** The model's download, as a progress bar under the sources (while a source is loading). */
 function showProgress({ loaded, total, file }) {
+  if (!loadingSource) return;
   $('source-progress').hidden = false;
   const bar = $('source-progress-bar');
   bar.max = total || 1;

@@ -9,6 +9,7 @@ import { highlightToken } from '../views/token-strip.js';
 import { renderWeightsTable } from '../views/weights-table.js';
 import { renderWoView, drawHeadWeights } from '../views/wo.js';
 import { statisticsRows } from '../views/head-text.js';
+import { renderFollow } from '../views/follow.js';
 import { headMaps } from '../sources/source.js';
 import { LAYOUT } from '../sources/embeddings.js';
 import { explorer } from './explorer-state.js';
@@ -65,13 +66,14 @@ const VIEWS = {
     highlightRow: highlightRow(), shortOf, titleOf, onChange: (a, b) => { explorer.update({ pair: { a, b } }); render(['measure', 'pair']); },
   }),
   wo: () => renderWo(),
+  follow: () => renderFollowed(),
   tokens: () => highlightToken($('token-strip'), explorer.hoverToken),
   weights: () => renderHeadWeights(),
 };
 /** Which views depend on what: a new head redraws only what shows the selected head; a
  *  highlighted token redraws the maps with rows and the W_O view. */
-export const HEAD_VIEWS = ['measure', 'tabs', 'main', 'info', 'table', 'grid', 'wo', 'weights'];
-export const HOVER_VIEWS = ['measure', 'main', 'grid', 'pair', 'wo', 'tokens'];
+export const HEAD_VIEWS = ['measure', 'tabs', 'main', 'info', 'table', 'grid', 'wo', 'follow', 'weights'];
+export const HOVER_VIEWS = ['measure', 'main', 'grid', 'pair', 'wo', 'follow', 'tokens'];
 
 export function render(only = null) {
   const parts = {};
@@ -150,6 +152,19 @@ function renderWo() {
     formula: `Token “${token}” (position ${t + 1}): ${H} heads × ${hd} dimensions = ${H * hd} = d_model${out === E ? '' : `, and W_O maps them to ${out} numbers`}. (At the original Transformer's d_model of 512: 8 heads × 64 = 512, and W_O is 512 × 512.)`,
     note: source.woNote ? source.woNote() : '',
   });
+}
+
+/** The selected head at the token followed (hovered, else clicked): its weights and its output. */
+function renderFollowed() {
+  const { result, sentence, selectedHead: h } = explorer;
+  const L = sentence.tokens.length;
+  const t = Math.max(0, Math.min(L - 1, explorer.hoverToken >= 0 ? explorer.hoverToken : explorer.focusToken));
+  let output = null;
+  if (result.headOutputs) {
+    const hd = result.headOutputs.shape[2];
+    output = result.headOutputs.data.subarray((h * L + t) * hd, (h * L + t + 1) * hd);
+  }
+  renderFollow($('follow-view'), { title: titleOf(h), token: sentence.tokens[t].text, position: t, labels: labels(), row: explorer.map(h).subarray(t * L, (t + 1) * L), output });
 }
 
 /** The selected head's rows of W_Q, W_K, W_V (drawn only while "How its weights do it" is open). */

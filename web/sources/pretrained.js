@@ -78,8 +78,16 @@ export class PretrainedSource {
       text: pieceText(piece), tag: `#${ids[i]}`, word: words[i], piece,
       details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, piece.startsWith('▁') ? 'starts a word' : 'continues a word'],
     }));
-    const summary = `The model's tokenizer (SentencePiece, 8,000 pieces) reads ${pieces.length} pieces in ${words[words.length - 1] + 1} words; ▁ marks the start of a word. Pieces of one word are shown joined.`;
+    const summary = `The model's own tokenizer (SentencePiece, a vocabulary of 8,000 pieces) reads ${pieces.length} pieces in ${words[words.length - 1] + 1} words; the pieces of one word are shown joined, with each piece's id in the vocabulary under it.`;
     return { text: text.trim(), example, tokens, summary, focus: Math.max(0, pieces.length - 2), encoding };
+  }
+
+  /** What the free-text box says while this source is shown. */
+  textHelp() {
+    return {
+      help: `Pretrained source: any text, cut into pieces by the model's own tokenizer (SentencePiece, 8,000 pieces); up to ${this.maxTokens} pieces.`,
+      placeholder: 'e.g. The trophy did not fit in the suitcase because it was too big.',
+    };
   }
 
   async compute(sentence) {

@@ -24,7 +24,8 @@ export function drawWoDiagram(canvas, o) {
   const offset = (k) => k * CELL; // position of number k
   const span = offset(E - 1) + CELL;
   const outSpan = offset(outDim - 1) + CELL;
-  const left = 86;
+  const labels = [`Concat (${H}×${hd})`, `W_O (${outDim}×${E})`];
+  const left = Math.max(86, Math.ceil(Math.max(...labels.map((l) => l.length)) * 6.6) + 14); // 11 px labels, right-aligned
   const labelRow = 16;
   const concatTop = labelRow + 2;
   const stripHeight = 14;
@@ -74,8 +75,8 @@ export function drawWoDiagram(canvas, o) {
     if (H <= 16 || h % 4 === 0) ctx.fillText(`H${h + 1}`, left + offset(h * hd) + (hd * CELL) / 2, labelRow / 2 + 1);
   }
   ctx.textAlign = 'right';
-  ctx.fillText(`Concat (${H}×${hd})`, left - 8, concatTop + stripHeight / 2);
-  ctx.fillText(`W_O (${outDim}×${E})`, left - 8, matrixTop + 8);
+  ctx.fillText(labels[0], left - 8, concatTop + stripHeight / 2);
+  ctx.fillText(labels[1], left - 8, matrixTop + 8);
   ctx.textAlign = 'left';
   ctx.fillText('= output', outputLeft + stripHeight + 6, matrixTop + 8);
   ctx.fillText(`(${outDim})`, outputLeft + stripHeight + 6, matrixTop + 22);
