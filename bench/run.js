@@ -7,6 +7,7 @@
 //   npm run bench -- --json            one JSON object on stdout instead of the tables
 //   npm run bench -- --shapes B,C --engines wasm,tfjs-wasm --budget-ms 3000
 //   npm run bench -- --rounds 3        rounds of every engine's job (default 2; --quick 1)
+//   npm run bench -- --no-encoder      without the pretrained encoder's section (--encoder-only: only it)
 //
 // Engines: wasm, wasm-threads (the pthreads core, 2 threads), native-sse2, native-march,
 // onnxruntime-web, onnxruntime-web-2t, tfjs-wasm, js, and wasm-simd-peak (the machine's f32x4
@@ -15,6 +16,8 @@
 // 1e-3 before it is timed. Each timing job runs in a process of its own (bench/worker.js): the
 // median of at least 5 runs after warm-up. Jobs run in rounds over the whole run (every shape's
 // engines once per round); each engine keeps its fastest round. GFLOP/s counts 8·L·E² + 4·L²·E per forward.
+// Then the pretrained encoder (bench/encoder/run.js): Universal Sentence Encoder lite at 12 and
+// 128 tokens (--quick: 12) on mha_encoder.wasm against its own TF.js graph on tfjs-wasm and tfjs-cpu.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,6 +25,7 @@ import path from 'node:path';
 import { benchDir, repoRoot, writeShapeFiles } from './data.js';
 import { modelPath } from './engines/ort.js';
 import { flops, SHAPES, WEIGHTS_SHAPES } from './shapes.js';
+import { printEncoderTable, runEncoderBench } from './encoder/run.js';
 import { engineAvailable } from './worker.js';
 
 const ALL_ENGINES = [
@@ -33,7 +37,7 @@ const OUR_ENGINES = new Set(['wasm', 'wasm-threads', 'native-sse2', 'native-marc
 const SKIP = { js: { E: 'one forward takes about a minute in plain JS' } };
 
 function parseArgs(argv) {
-  const opts = { quick: false, json: false, shapes: null, engines: null, budgetMs: null, rounds: null };
+  const opts = { quick: false, json: false, shapes: null, engines: null, budgetMs: null, rounds: null, encoder: true, attention: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -41,6 +45,8 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (a === '--quick') opts.quick = true;
+    else if (a === '--no-encoder') opts.encoder = false;
+    else if (a === '--encoder-only') opts.attention = false;
     else if (a === '--json') opts.json = true;
     else if (a === '--shapes') opts.shapes = value().split(',');
     else if (a === '--engines') opts.engines = value().split(',');
@@ -49,7 +55,7 @@ function parseArgs(argv) {
       opts.rounds = Number(value());
       if (!Number.isInteger(opts.rounds) || opts.rounds < 1) throw new Error(`--rounds: expected a whole number of rounds >= 1, got ${argv[i]}`);
     }
-    else throw new Error(`unknown option ${a}; usage: npm run bench -- [--quick] [--json] [--shapes A,B] [--engines wasm,js] [--budget-ms N] [--rounds N]`);
+    else throw new Error(`unknown option ${a}; usage: npm run bench -- [--quick] [--json] [--shapes A,B] [--engines wasm,js] [--budget-ms N] [--rounds N] [--no-encoder | --encoder-only]`);
   }
   for (const s of opts.shapes ?? []) if (!SHAPES[s]) throw new Error(`unknown shape ${s}; expected one of ${Object.keys(SHAPES).join(', ')}`);
   for (const e of opts.engines ?? [])
@@ -198,8 +204,8 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const started = Date.now();
   const loadAtStart = loadAverage();
-  const shapeNames = opts.shapes ?? (opts.quick ? ['A'] : Object.keys(SHAPES));
-  const engines = (opts.engines ?? ALL_ENGINES).filter((e) => e !== 'wasm-simd-peak');
+  const shapeNames = !opts.attention ? [] : opts.shapes ?? (opts.quick ? ['A'] : Object.keys(SHAPES));
+  const engines = !opts.attention ? [] : (opts.engines ?? ALL_ENGINES).filter((e) => e !== 'wasm-simd-peak');
   const budgetMs = opts.budgetMs ?? (opts.quick ? 100 : 1500);
   const rounds = opts.rounds ?? (opts.quick ? 1 : 2);
   fs.mkdirSync(benchDir, { recursive: true });
@@ -213,7 +219,7 @@ async function main() {
   const skipped = [];
   let failures = 0;
   let peak = null;
-  if (!opts.engines || opts.engines.includes('wasm-simd-peak')) {
+  if (opts.attention && (!opts.engines || opts.engines.includes('wasm-simd-peak'))) {
     peak = measurePeak(opts);
     if (peak.error) {
       skipped.push({ engine: 'wasm-simd-peak', reason: peak.error });
@@ -279,8 +285,14 @@ async function main() {
     }
   }
 
+  const encoder = opts.encoder
+    ? runEncoderBench({ quick: opts.quick, budgetMs, rounds, log: (...a) => log(opts, ...a), fmt })
+    : { results: [], goals: [], skipped: [], failures: 0 };
+  failures += encoder.failures;
+  skipped.push(...encoder.skipped);
+
   const seconds = (Date.now() - started) / 1000;
-  const goalList = goals(results, peak);
+  const goalList = [...(opts.attention ? goals(results, peak) : []), ...encoder.goals];
   const report = {
     machine: machine(),
     load_average: { start: Number(loadAtStart), end: Number(loadAverage()) },
@@ -288,6 +300,7 @@ async function main() {
     seconds,
     rounds,
     results: results.map(({ engine, shape, need_weights, ms, gflops, peak_heap_mb, round_ms, error }) => ({ engine, shape, need_weights, ms, gflops, peak_heap_mb, ...(round_ms ? { round_ms } : {}), ...(error ? { error } : {}) })),
+    encoder: encoder.results,
     goals: goalList.map(({ goal, value, met }) => ({ goal, value, met })),
     skipped,
   };
@@ -295,14 +308,15 @@ async function main() {
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } else {
-    printTables({ ...opts, loadAtStart }, results, peak, engines, shapeNames);
+    if (opts.attention) printTables({ ...opts, loadAtStart }, results, peak, engines, shapeNames);
+    printEncoderTable(encoder.results, fmt);
     console.log('\ngoals (single thread unless stated; ratios from this run)');
     for (const g of goalList) console.log(`  ${g.met == null ? 'n/a ' : g.met ? 'MET ' : 'NOT '} ${g.goal}: ${g.value == null ? 'not measured' : g.shown(g.value)}`);
     if (skipped.length) {
       console.log('\nskipped');
       for (const k of skipped) console.log(`  ${k.engine}${k.shape ? ` (${k.shape})` : ''}: ${k.reason}`);
     }
-    console.log(`\n${results.filter((r) => r.ms != null).length} timed, ${failures} failed, in ${seconds.toFixed(0)} s`);
+    console.log(`\n${results.filter((r) => r.ms != null).length + encoder.results.length} timed, ${failures} failed, in ${seconds.toFixed(0)} s`);
   }
   process.exitCode = failures > 0 ? 1 : 0;
 }

@@ -3,14 +3,14 @@
 //   node bench/worker.js '{"engine":"wasm","shape":"B","needWeights":false,"budgetMs":1500,
 //                          "refFile":"build/bench/ref_B.f32" | null, "writeRef": false}'
 // It checks the engine's output against the reference file (max |diff| <= 1e-3) before timing,
-// or writes the reference when asked. Then at least 2 warm-up runs (and a fifth of the budget),
-// then timed runs until the budget is spent (at least 5; 1 and 3 when one forward takes over
-// 2 s). Prints one JSON line:
+// or writes the reference when asked. Then warm-up and timed runs (bench/timing.js: the median
+// of at least 5 after warm-up; 3 when one forward takes over 2 s). Prints one JSON line:
 //   {"ms": median, "min_ms", "runs", "max_err", "peak_heap_mb" | null}
 import fs from 'node:fs';
 import path from 'node:path';
 import { benchDir, makeInput, makeWeights, maxAbsDiff, readF32, writeShapeFiles } from './data.js';
 import { SHAPES } from './shapes.js';
+import { timeRuns } from './timing.js';
 
 export const TOLERANCE = 1e-3;
 
@@ -63,23 +63,11 @@ async function runJob(job) {
     needWeights: job.needWeights,
     threads: job.engine === 'onnxruntime-web-2t' ? 2 : 1,
   });
-  const firstStart = performance.now();
   const maxErr = check(await engine.run(x), job);
-  // An engine that takes seconds per forward gets 1 warm-up run and 3 timed runs, not 2 and 5.
-  const slow = performance.now() - firstStart > 2000;
-  const warmStart = performance.now();
-  for (let r = 0; r < (slow ? 1 : 2) || performance.now() - warmStart < job.budgetMs / 5; r++) await engine.run(x);
-  const times = [];
-  const start = performance.now();
-  while (times.length < (slow ? 3 : 5) || (performance.now() - start < job.budgetMs && times.length < 2000)) {
-    const t0 = performance.now();
-    await engine.run(x);
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
+  const timing = await timeRuns(() => engine.run(x), job.budgetMs);
   const heap = engine.heapBytes ? engine.heapBytes() / (1024 * 1024) : null;
   engine.dispose();
-  return { ms: times[times.length >> 1], min_ms: times[0], runs: times.length, max_err: maxErr, peak_heap_mb: heap };
+  return { ...timing, max_err: maxErr, peak_heap_mb: heap };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

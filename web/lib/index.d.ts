@@ -140,7 +140,9 @@ export type MhaErrorCode =
   | 'INVALID_ARGUMENT'
   | 'DISPOSED'
   /** The Web Worker of {@link createWorkerMha} failed to start, or was terminated. */
-  | 'WORKER_ERROR';
+  | 'WORKER_ERROR'
+  /** A file of a pretrained model (mha-explorer/encoder) is missing or damaged; the message names it. */
+  | 'MODEL_FILE';
 
 /** Thrown for every bad input; `code` says which kind. */
 export class MhaError extends Error {
@@ -293,10 +295,14 @@ export function parseSafetensors(
   options?: { fileName?: string },
 ): { tensors: Record<string, FileTensor>; metadata: Record<string, string> };
 
-/** Write tensors as a `.safetensors` file (F32, data 8-byte aligned). */
+/**
+ * Write tensors as a `.safetensors` file (data 8-byte aligned): F32 by default, or F16 (each
+ * value rounded to the nearest half, ties to even; beyond ±65504 it becomes ±Infinity).
+ */
 export function toSafetensors(
   tensors: Record<string, { data: ArrayLike<number>; shape: readonly number[] }>,
   metadata?: Record<string, string>,
+  options?: { dtype?: 'F32' | 'F16' },
 ): Uint8Array;
 
 // ---------------------------------------------------------------------------------------------

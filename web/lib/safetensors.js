@@ -47,6 +47,36 @@ function halfToFloat(h) {
   return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
 }
 
+const f32Scratch = new Float32Array(1);
+const f32Bits = new Uint32Array(f32Scratch.buffer);
+
+/** float → IEEE 754 half, rounded to nearest even (overflow to ±Infinity, NaN kept). */
+function floatToHalf(value) {
+  f32Scratch[0] = value;
+  const bits = f32Bits[0];
+  const sign = (bits >>> 16) & 0x8000;
+  const exponent = (bits >>> 23) & 0xff;
+  let mantissa = bits & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
+  const e = exponent - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    // a half subnormal, m · 2^-24, or zero
+    if (e < -10) return sign;
+    mantissa |= 0x800000;
+    const shift = 14 - e;
+    const rest = mantissa & ((1 << shift) - 1);
+    const halfway = 1 << (shift - 1);
+    let half = mantissa >>> shift;
+    if (rest > halfway || (rest === halfway && (half & 1))) half += 1;
+    return sign | half;
+  }
+  let half = (e << 10) | (mantissa >>> 13);
+  const rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && (half & 1))) half += 1;  // a carry rounds up into the exponent
+  return sign | half;
+}
+
 /** The values of one tensor as float32, whatever their alignment in the file. */
 function convert(dtype, bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -149,12 +179,16 @@ export function parseSafetensors(input, { fileName = 'safetensors file' } = {}) 
 }
 
 /**
- * Write tensors as a .safetensors file (F32), e.g. to save the weights a page shows.
+ * Write tensors as a .safetensors file (F32, or F16 rounded to nearest even), e.g. to save the
+ * weights a page shows.
  * @param {Record<string, { data: ArrayLike<number>, shape: readonly number[] }>} tensors
  * @param {Record<string, string>} [metadata]
+ * @param {{ dtype?: 'F32' | 'F16' }} [options]
  * @returns {Uint8Array}
  */
-export function toSafetensors(tensors, metadata) {
+export function toSafetensors(tensors, metadata, { dtype = 'F32' } = {}) {
+  if (dtype !== 'F32' && dtype !== 'F16') throw fail(`toSafetensors: dtype must be 'F32' or 'F16', got ${JSON.stringify(dtype)}`, 'INVALID_DTYPE');
+  const size = DTYPE_SIZE[dtype];
   const header = {};
   if (metadata && Object.keys(metadata).length) header.__metadata__ = { ...metadata };
   let offset = 0;
@@ -164,8 +198,8 @@ export function toSafetensors(tensors, metadata) {
     if (t.data.length !== numel) {
       throw fail(`tensor '${name}': data has ${t.data.length} values but shape ${shapeText(t.shape)} needs ${numel}`, 'LENGTH_MISMATCH');
     }
-    header[name] = { dtype: 'F32', shape: Array.from(t.shape), data_offsets: [offset, offset + 4 * numel] };
-    offset += 4 * numel;
+    header[name] = { dtype, shape: Array.from(t.shape), data_offsets: [offset, offset + size * numel] };
+    offset += size * numel;
   }
   let headerText = JSON.stringify(header);
   headerText += ' '.repeat((8 - ((8 + new TextEncoder().encode(headerText).length) % 8)) % 8); // data 8-byte aligned
@@ -177,6 +211,11 @@ export function toSafetensors(tensors, metadata) {
   out.set(headerBytes, 8);
   let position = 8 + headerBytes.length;
   for (const [, t] of entries) {
+    if (dtype === 'F16') {
+      for (let i = 0; i < t.data.length; ++i) view.setUint16(position + 2 * i, floatToHalf(t.data[i]), true);
+      position += 2 * t.data.length;
+      continue;
+    }
     const values = t.data instanceof Float32Array ? t.data : Float32Array.from(t.data);
     out.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), position);
     position += values.byteLength;

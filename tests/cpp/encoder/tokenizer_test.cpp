@@ -1,0 +1,159 @@
+// The tokenizer: NFKC, the reference's quirks (ties, unknown runs merged, a piece listed twice),
+// words of pieces, and bad input. Ids of real sentences are checked against the reference
+// tokenizer in golden_test.cpp.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "encoder/nfkc.h"
+#include "mha/encoder.h"
+#include "model_files.h"
+
+namespace mha {
+namespace {
+
+std::u32string nfkc(const std::u32string& in) {
+  std::u32string out;
+  encoder::nfkc_normalize(in.data(), in.size(), &out);
+  return out;
+}
+
+TEST(Nfkc, ComposesDecomposesAndReorders) {
+  EXPECT_EQ(nfkc(U"e\u0301"), U"\u00e9");                      // e + acute -> é
+  EXPECT_EQ(nfkc(U"\ufb01"), U"fi");                           // the fi ligature
+  EXPECT_EQ(nfkc(U"\uff21\uff22"), U"AB");                     // full-width letters
+  EXPECT_EQ(nfkc(U"\u00bd"), U"1\u20442");                     // ½ -> 1⁄2
+  EXPECT_EQ(nfkc(U"q\u0307\u0323"), U"q\u0323\u0307");         // marks in canonical order
+  EXPECT_EQ(nfkc(U"\u1100\u1161\u11a8"), U"\uac01");           // Hangul jamo -> syllable
+  EXPECT_EQ(nfkc(U"\uac01"), U"\uac01");
+  EXPECT_EQ(nfkc(U"A\u030a"), U"\u00c5");
+  EXPECT_EQ(nfkc(U"\u212b"), U"\u00c5");                       // Ångström sign
+  EXPECT_EQ(nfkc(U"\u00a0"), U" ");                            // no-break space
+  EXPECT_EQ(nfkc(std::u32string{U'a', 0xD800, 0x301}), (std::u32string{U'a', 0xD800, 0x301}));  // lone surrogate kept
+}
+
+class TokenizerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Status status = testing::load_tokenizer(&tokenizer_);
+    ASSERT_TRUE(status.ok()) << status.message();
+  }
+  std::vector<int32_t> ids(const std::string& utf8) {
+    Tokens tokens;
+    const Status status = tokenizer_->tokenize_utf8(utf8, &tokens);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return tokens.ids;
+  }
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+TEST_F(TokenizerTest, PiecesAndWords) {
+  Tokens tokens;
+  ASSERT_TRUE(tokenizer_->tokenize_utf8("The cat sat on the mat because it was tired.", &tokens).ok());
+  ASSERT_EQ(tokens.ids.size(), 12u);
+  EXPECT_EQ(tokens.piece_utf8(0), "\u2581The");
+  EXPECT_EQ(tokens.piece_utf8(5), "\u2581ma");
+  EXPECT_EQ(tokens.piece_utf8(6), "t");
+  EXPECT_EQ(tokens.piece_utf8(11), ".");
+  const std::vector<int32_t> words = {0, 1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 9};
+  EXPECT_EQ(tokens.words, words);
+  for (size_t i = 0; i < tokens.ids.size(); ++i) {
+    if (tokens.ids[i] != Tokenizer::kUnknownId) {
+      EXPECT_EQ(tokenizer_->piece(tokens.ids[i]), tokens.text.substr(tokens.piece_begin[i], tokens.piece_end[i] - tokens.piece_begin[i]));
+    }
+  }
+}
+
+TEST_F(TokenizerTest, UnknownRunsMergeIntoOnePiece) {
+  Tokens tokens;
+  ASSERT_TRUE(tokenizer_->tokenize_utf8("a \xe2\x98\x83\xe2\x98\x83\xe2\x98\x83 b", &tokens).ok());  // three snowmen
+  int unknowns = 0;
+  for (size_t i = 0; i < tokens.ids.size(); ++i) {
+    if (tokens.ids[i] == Tokenizer::kUnknownId) {
+      ++unknowns;
+      EXPECT_EQ(tokens.piece_utf8(i), "\xe2\x98\x83\xe2\x98\x83\xe2\x98\x83");
+    }
+  }
+  EXPECT_EQ(unknowns, 1);
+}
+
+TEST_F(TokenizerTest, EmptyAndSpaces) {
+  EXPECT_TRUE(ids("").empty());
+  const std::vector<int32_t> spaces = ids("     ");
+  ASSERT_FALSE(spaces.empty());
+  Tokens tokens;
+  ASSERT_TRUE(tokenizer_->tokenize_utf8("     ", &tokens).ok());
+  EXPECT_EQ(tokens.text, std::u32string(6, Tokenizer::kWordBoundary));
+}
+
+TEST_F(TokenizerTest, BadInputIsRefusedWithAMessage) {
+  Tokens tokens;
+  Status status = tokenizer_->tokenize_utf8("ok \xff no", &tokens);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("byte 3"), std::string::npos) << status.message();
+  const char32_t too_big[] = {U'a', 0x110000};
+  status = tokenizer_->tokenize(too_big, 2, &tokens);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("past U+10FFFF"), std::string::npos) << status.message();
+  const int32_t bad_id[] = {5, 9000};
+  status = tokenizer_->from_ids(bad_id, 2, &tokens);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("9000"), std::string::npos) << status.message();
+  // and it still works
+  EXPECT_EQ(ids("a").size(), 1u);
+}
+
+TEST_F(TokenizerTest, AMegabyteOfTextIsLinear) {
+  std::string text;
+  while (text.size() < (1u << 20)) text += "The quick brown fox jumps over the lazy dog. ";
+  Tokens tokens;
+  ASSERT_TRUE(tokenizer_->tokenize_utf8(text, &tokens).ok());
+  const int sentences = static_cast<int>(text.size() / 45);
+  EXPECT_GT(tokens.ids.size(), 10u * sentences);
+  EXPECT_EQ(tokens.words.back() + 1, 9 * sentences + 1);  // nine words a sentence, then the last space
+}
+
+TEST(TokenizerVocabulary, DamagedVocabularyIsRefused) {
+  std::unique_ptr<Tokenizer> tokenizer;
+  Status status = Tokenizer::FromVocabText("0\ta\nnot-a-number\tb\n", 1, &tokenizer);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("line 2"), std::string::npos) << status.message();
+  status = Tokenizer::FromVocabText("0\ta\n0 b\n", 1, &tokenizer);
+  EXPECT_NE(status.message().find("line 2"), std::string::npos) << status.message();
+  status = Tokenizer::FromVocabText("0\t<unk>\n", 1, &tokenizer);
+  EXPECT_FALSE(status.ok());
+}
+
+TEST(TokenizerVocabulary, ALaterListingOfAPieceWins) {
+  // "ab" -> "▁ab": with the second listing of "▁ab" (id 5, -2.5) it beats ▁ + a + b (-3); the
+  // first listing (id 4, -5) would not.
+  std::unique_ptr<Tokenizer> tokenizer;
+  ASSERT_TRUE(Tokenizer::FromVocabText("0\t\ufffd\n-1\t\u2581\n-1\ta\n-1\tb\n-5\t\u2581ab\n-2.5\t\u2581ab\n", 1, &tokenizer).ok());
+  Tokens tokens;
+  ASSERT_TRUE(tokenizer->tokenize_utf8("ab", &tokens).ok());
+  EXPECT_EQ(tokens.ids, (std::vector<int32_t>{5}));
+}
+
+TEST(TokenizerVocabulary, TiesGoToThePieceThatStartsLater) {
+  // "a" -> "▁a": "▁a" (-2) and "▁" + "a" (-1 - 1) tie; the reference keeps the later start.
+  std::unique_ptr<Tokenizer> tokenizer;
+  ASSERT_TRUE(Tokenizer::FromVocabText("0\t\ufffd\n-1\t\u2581\n-1\ta\n-2\t\u2581a\n", 1, &tokenizer).ok());
+  Tokens tokens;
+  ASSERT_TRUE(tokenizer->tokenize_utf8("a", &tokens).ok());
+  EXPECT_EQ(tokens.ids, (std::vector<int32_t>{1, 2}));
+}
+
+TEST(TokenizerVocabulary, AnUnknownCodePointScoresZero) {
+  // No piece starts at "x": it is unknown (score 0); the two merge into one piece. (The
+  // backward pass steps over an unknown by the length of piece 0, "\ufffd", one code unit.)
+  std::unique_ptr<Tokenizer> tokenizer;
+  ASSERT_TRUE(Tokenizer::FromVocabText("0\t\ufffd\n-1\t\u2581\n-1\ta\n", 1, &tokenizer).ok());
+  Tokens tokens;
+  ASSERT_TRUE(tokenizer->tokenize_utf8("axx", &tokens).ok());
+  EXPECT_EQ(tokens.ids, (std::vector<int32_t>{1, 2, 0}));
+  EXPECT_EQ(tokens.piece_utf8(2), "xx");
+}
+
+}  // namespace
+}  // namespace mha

@@ -1,0 +1,204 @@
+// The files of a pretrained model folder (what scripts/build-model.js writes): manifest.json
+// first, then the files it lists, each checked against the manifest's size and SHA-256. In the
+// browser they are fetched (same origin by default) with progress, and kept in the Cache
+// Storage where there is one, so that a second visit loads them offline; in Node.js a folder is
+// read from disk (a path or a file: URL), an http(s) URL fetched. A missing or damaged file
+// throws an MhaError with code 'MODEL_FILE' whose message names the file and the fault.
+import { MhaError } from './errors.js';
+import { isNode } from './wasm-module.js';
+
+const CACHE_NAME = 'mha-explorer-models';
+const BUILD_HINT = 'build it with `node scripts/build-model.js` (npm start and npm test do)';
+
+export function modelFileError(file, message) {
+  return new MhaError('MODEL_FILE', `${file}: ${message}`);
+}
+
+let nodeApi = null;
+async function nodeModules() {
+  if (!nodeApi) {
+    const names = ['node:fs/promises', 'node:url', 'node:path'];
+    const [fs, url, path] = await Promise.all(names.map((name) => import(/* @vite-ignore */ name)));
+    nodeApi = { fs, url, path };
+  }
+  return nodeApi;
+}
+
+/** The folder as a URL ending in '/': from a URL, or a path (Node.js) or relative URL (browser). */
+export async function folderUrl(location) {
+  let url;
+  if (location instanceof URL) {
+    url = new URL(location.href);
+  } else if (typeof location !== 'string' || location === '') {
+    throw new MhaError('INVALID_ARGUMENT', `modelUrl: expected a URL or a folder path, got ${location === '' ? 'an empty string' : typeof location}`);
+  } else if (/^[a-z][a-z0-9+.-]+:/i.test(location)) {
+    url = new URL(location);
+  } else if (isNode()) {
+    const { url: nodeUrl, path } = await nodeModules();
+    url = nodeUrl.pathToFileURL(path.resolve(location));
+  } else {
+    url = new URL(location, globalThis.location?.href);
+  }
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url;
+}
+
+async function sha256Hex(bytes) {
+  let subtle = globalThis.crypto?.subtle;
+  if (!subtle && isNode()) {
+    const cryptoName = 'node:crypto';
+    subtle = (await import(/* @vite-ignore */ cryptoName)).webcrypto.subtle;
+  }
+  if (!subtle) return null;  // an insecure browser context: sizes and parsing still check the files
+  const digest = new Uint8Array(await subtle.digest('SHA-256', bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Bytes of one file from disk (file: URL). */
+async function readLocal(url, file) {
+  const { fs, url: nodeUrl } = await nodeModules();
+  const filePath = nodeUrl.fileURLToPath(url);
+  try {
+    return new Uint8Array(await fs.readFile(filePath));
+  } catch (error) {
+    if (error.code === 'ENOENT') throw modelFileError(file, `not found at ${filePath}; ${BUILD_HINT}`);
+    throw modelFileError(file, `cannot be read at ${filePath}: ${error.message}`);
+  }
+}
+
+/** Bytes of one file over HTTP, reporting each chunk to onChunk(bytes). */
+async function fetchRemote(url, file, onChunk, fetchImpl) {
+  let response;
+  try {
+    response = await fetchImpl(url.href);
+  } catch (error) {
+    throw modelFileError(file, `could not be fetched from ${url.href}: ${error.message}`);
+  }
+  if (!response.ok) {
+    const hint = response.status === 404 ? `; ${BUILD_HINT}, or pass modelUrl` : '';
+    throw modelFileError(file, `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} from ${url.href}${hint}`);
+  }
+  if (!response.body || typeof response.body.getReader !== 'function') {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    onChunk(bytes.byteLength);
+    return bytes;
+  }
+  const reader = response.body.getReader();
+  const chunks = [];
+  let length = 0;
+  for (;;) {
+    let part;
+    try {
+      part = await reader.read();
+    } catch (error) {
+      throw modelFileError(file, `the download from ${url.href} broke off after ${length} bytes: ${error.message}`);
+    }
+    if (part.done) break;
+    chunks.push(part.value);
+    length += part.value.byteLength;
+    onChunk(part.value.byteLength);
+  }
+  const bytes = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+async function openCache(useCache) {
+  if (!useCache || isNode() || typeof caches !== 'object' || caches === null) return null;
+  try {
+    return await caches.open(CACHE_NAME);
+  } catch {
+    return null;  // e.g. storage disabled
+  }
+}
+
+/** Drops the cached copies of a file with another SHA-256 (an earlier build of the model). */
+async function forgetOtherVersions(cache, url, keep) {
+  try {
+    for (const request of await cache.keys()) {
+      if (request.url !== keep && request.url.startsWith(`${url.href}?sha256=`)) await cache.delete(request);
+    }
+  } catch {
+    // the cache is a convenience: a failure here costs storage, not correctness
+  }
+}
+
+/**
+ * The model folder's manifest and files.
+ * @param {URL} folder  ends with '/'
+ * @param {string[]} names  files listed in the manifest, in the order to load them
+ * @param {{ onProgress?: (p: { file: string, loaded: number, total: number }) => void, cache?: boolean, fetch?: typeof fetch }} options
+ * @returns {Promise<{ manifest: object, files: Record<string, Uint8Array> }>}
+ */
+export async function readModelFolder(folder, names, { onProgress, cache: useCache = true, fetch: fetchImpl = globalThis.fetch } = {}) {
+  const local = folder.protocol === 'file:';
+  if (!local && typeof fetchImpl !== 'function') throw new MhaError('INVALID_ARGUMENT', `no fetch() here to load ${folder.href}`);
+  const cache = local ? null : await openCache(useCache);
+  const manifestUrl = new URL('manifest.json', folder);
+  let manifestBytes;
+  try {
+    manifestBytes = local ? await readLocal(manifestUrl, 'manifest.json') : await fetchRemote(manifestUrl, 'manifest.json', () => {}, fetchImpl);
+    if (cache) await cache.put(manifestUrl.href, new Response(manifestBytes)).catch(() => {});
+  } catch (error) {
+    // offline: the manifest of the last visit, if the files are cached too
+    const cached = cache ? await cache.match(manifestUrl.href) : null;
+    if (!cached) throw error;
+    manifestBytes = new Uint8Array(await cached.arrayBuffer());
+  }
+  let manifest;
+  try {
+    manifest = JSON.parse(new TextDecoder().decode(manifestBytes));
+  } catch (error) {
+    throw modelFileError('manifest.json', `not valid JSON (${error.message}); ${BUILD_HINT}`);
+  }
+  if (!manifest || typeof manifest.files !== 'object' || manifest.files === null) {
+    throw modelFileError('manifest.json', 'lists no files; expected { "files": { name: { bytes, sha256 } } }');
+  }
+  for (const name of names) {
+    const entry = manifest.files[name];
+    if (!entry || !Number.isSafeInteger(entry.bytes) || typeof entry.sha256 !== 'string') {
+      throw modelFileError('manifest.json', `has no size and SHA-256 for ${name}`);
+    }
+  }
+  const total = names.reduce((sum, name) => sum + manifest.files[name].bytes, 0);
+  let loaded = 0;
+  const report = (file) => onProgress?.({ file, loaded, total });
+  const files = {};
+  for (const name of names) {
+    const { bytes: expectedBytes, sha256: expectedHash } = manifest.files[name];
+    const url = new URL(name, folder);
+    const cacheKey = `${url.href}?sha256=${expectedHash}`;
+    const hit = cache ? await cache.match(cacheKey).catch(() => null) : null;
+    let bytes;
+    if (hit) {
+      bytes = new Uint8Array(await hit.arrayBuffer());
+      loaded += bytes.byteLength;
+      report(name);
+    } else if (local) {
+      bytes = await readLocal(url, name);
+      loaded += bytes.byteLength;
+      report(name);
+    } else {
+      report(name);
+      bytes = await fetchRemote(url, name, (n) => { loaded += n; report(name); }, fetchImpl);
+    }
+    if (bytes.byteLength !== expectedBytes) {
+      throw modelFileError(name, `${bytes.byteLength} bytes, but the manifest says ${expectedBytes}: the file is truncated or not this model's; ${BUILD_HINT}`);
+    }
+    const hash = await sha256Hex(bytes);
+    if (hash !== null && hash !== expectedHash) {
+      if (hit) await cache.delete(cacheKey).catch(() => {});
+      throw modelFileError(name, `damaged: its SHA-256 is ${hash}, the manifest says ${expectedHash}; ${BUILD_HINT}`);
+    }
+    if (cache && !hit) {
+      await cache.put(cacheKey, new Response(bytes)).catch(() => {});
+      await forgetOtherVersions(cache, url, cacheKey);
+    }
+    files[name] = bytes;
+  }
+  return { manifest, files };
+}
