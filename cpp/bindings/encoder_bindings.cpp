@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mha/encoder.h"
+#include "status_codes.h"
 
 namespace {
 
@@ -185,6 +186,7 @@ double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(mha_encoder) {
+  mha::bindings::register_status_codes();
   emscripten::value_object<EncoderStatus>("EncoderStatus")
       .field("code", &EncoderStatus::code)
       .field("message", &EncoderStatus::message);

@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 
 #include "kernels/parallel.h"
+#include "mha/format.h"
 #include "mha/kernels.h"
 
 namespace mha {
@@ -27,11 +27,7 @@ std::string shape_str(const Shape& shape) {
 }
 
 // A byte count held in a double (it may be far beyond int64_t), as text.
-std::string bytes_str(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", bytes);  // exact below 2^53
-  return text;
-}
+std::string bytes_str(double bytes) { return format_g17(bytes); }
 
 // Product of a shape's dims, or -1 if a dim is negative or the product overflows 2^53.
 int64_t checked_numel(const Shape& shape) {
@@ -62,6 +58,9 @@ Status check_tensor(const char* what, const float* data, size_t length, const Sh
   }
   return Status::Ok();
 }
+
+// NaN, Infinity or -Infinity, as JavaScript writes them.
+const char* non_finite_str(float value) { return std::isnan(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity"; }
 
 // Inputs must be finite: a NaN or infinity would spread through every row it reaches.
 Status check_finite(const char* what, const float* data, size_t length) {
@@ -231,26 +230,32 @@ Status MultiHeadAttention::parameter_shape(const std::string& name, Shape* shape
   return Status::Ok();
 }
 
-Status MultiHeadAttention::set_parameter(const std::string& name, const float* data, size_t length,
-                                         const Shape& shape) {
-  ParameterSlot slot;
-  if (!locate_parameter(*this, name, in_proj_weight_, in_proj_bias_, bias_k_, bias_v_, out_proj_weight_,
-                        out_proj_bias_, &slot)) {
-    return Status(StatusCode::kUnknownParameter, unknown_parameter_message(*this, name));
-  }
+Status MultiHeadAttention::check_parameter(const std::string& name, const float* data, size_t length,
+                                           const Shape& shape) const {
+  Shape expected;
+  MHA_RETURN_IF_ERROR(parameter_shape(name, &expected));
   // A bias may also be given flat, as (n) for (1, 1, n).
-  const bool flat_ok = (name == "bias_k" || name == "bias_v") && shape.size() == 1 && shape[0] == slot.shape[2];
-  if (shape != slot.shape && !flat_ok) {
-    return Status(StatusCode::kShapeMismatch, "parameter '" + name + "': expected shape " + shape_str(slot.shape) +
+  const bool flat_ok = (name == "bias_k" || name == "bias_v") && shape.size() == 1 && shape[0] == expected[2];
+  if (shape != expected && !flat_ok) {
+    return Status(StatusCode::kShapeMismatch, "parameter '" + name + "': expected shape " + shape_str(expected) +
                                                   ", got " + shape_str(shape));
   }
   MHA_RETURN_IF_ERROR(check_tensor(("parameter '" + name + "'").c_str(), data, length, shape));
   for (size_t i = 0; i < length; ++i) {
     if (!std::isfinite(data[i])) {
       return Status(StatusCode::kInvalidArgument, "parameter '" + name + "': value " + std::to_string(i) +
-                                                      " is not finite (" + std::to_string(data[i]) + ")");
+                                                      " is not finite (" + non_finite_str(data[i]) + ")");
     }
   }
+  return Status::Ok();
+}
+
+Status MultiHeadAttention::set_parameter(const std::string& name, const float* data, size_t length,
+                                         const Shape& shape) {
+  MHA_RETURN_IF_ERROR(check_parameter(name, data, length, shape));
+  ParameterSlot slot;
+  locate_parameter(*this, name, in_proj_weight_, in_proj_bias_, bias_k_, bias_v_, out_proj_weight_, out_proj_bias_,
+                   &slot);
   std::memcpy(slot.data, data, length * sizeof(float));
   packed_weights_stale_ = true;
   return Status::Ok();
@@ -269,15 +274,28 @@ Status MultiHeadAttention::get_parameter(const std::string& name, Tensor* out) c
 }
 
 // ---------------------------------------------------------------------------------------------
-// Forward
+// Forward: validate, plan, project, attend, assemble (the list in attention.h)
 
 namespace {
 
-// The shapes of one call, resolved from the inputs.
-struct CallShape {
-  bool batched = true;
-  int64_t N = 1, L = 0, S = 0;
+// How q, k and v come out of the in-projection; chosen once, by validate().
+enum class Projection {
+  // Self-attention: one GEMM, (N*L, E) . in_proj_weight(3E, E)^T -> qkv (N*L, 3E).
+  kFused,
+  // Self-attention without weights at large sizes: per (batch, head) pair,
+  // (L, E) . [W_q,h; W_k,h; W_v,h](3hd, E)^T -> (L, 3hd), so memory stays O(L * hd).
+  kPerHead,
+  // Cross-attention, or keys extended by bias_k / the zero row: q (N*L, E), k and v
+  // (N*S_total, kv) each by its own GEMM.
+  kSeparate,
 };
+
+// Above this many floats of fused projection (N * L * 3E), self-attention without weights
+// projects per head. Below it the fused GEMM wins: it packs the input once, per-head GEMMs H times.
+constexpr double kPerHeadProjectionFloats = 1 << 21;
+// Attention gives whole (batch, head) pairs to each thread only above this much work (MACs of
+// q . k^T and P . V); below it the kernels split each pair's query blocks.
+constexpr double kParallelPairsMinMacs = 1 << 20;
 
 Status check_mask(const char* what, const MaskView& mask) {
   if (mask.dtype == MaskDtype::kNone) return Status::Ok();
@@ -324,16 +342,9 @@ void to_sequence_first(float* out, const float* in, int64_t N, int64_t L, int64_
     for (int64_t l = 0; l < L; ++l) std::memcpy(out + (l * N + n) * D, in + (n * L + l) * D, D * sizeof(float));
 }
 
-}  // namespace
-
-Status MultiHeadAttention::forward(const TensorView& query, const TensorView& key, const TensorView& value,
-                                   const MaskView& key_padding_mask, const MaskView& attn_mask,
-                                   const ForwardOptions& options, ForwardResult* result) {
-  const Config& c = config_;
-  const int64_t E = c.embed_dim, H = c.num_heads, G = c.num_kv_heads, hd = head_dim_;
-  const int64_t kv = kv_dim();
-
-  // 1. Validate shapes, lengths and dtypes, before anything is touched.
+// Buffers, lengths, finite values and mask dtypes: what holds before any shape is read.
+Status check_buffers(const TensorView& query, const TensorView& key, const TensorView& value,
+                     const MaskView& key_padding_mask, const MaskView& attn_mask) {
   MHA_RETURN_IF_ERROR(check_tensor("query", query.data, query.length, query.shape));
   MHA_RETURN_IF_ERROR(check_tensor("key", key.data, key.length, key.shape));
   MHA_RETURN_IF_ERROR(check_tensor("value", value.data, value.length, value.shape));
@@ -341,60 +352,196 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   if (key.data != query.data) MHA_RETURN_IF_ERROR(check_finite("key", key.data, key.length));
   if (value.data != query.data && value.data != key.data) MHA_RETURN_IF_ERROR(check_finite("value", value.data, value.length));
   MHA_RETURN_IF_ERROR(check_mask("key_padding_mask", key_padding_mask));
-  MHA_RETURN_IF_ERROR(check_mask("attn_mask", attn_mask));
+  return check_mask("attn_mask", attn_mask);
+}
 
-  CallShape cs;
+// Batched (3-D) or unbatched (2-D): query, key and value agree, and key_padding_mask has one
+// dimension fewer. PyTorch's wording.
+Status check_ranks(const TensorView& query, const TensorView& key, const TensorView& value,
+                   const MaskView& key_padding_mask) {
   const size_t qdim = query.shape.size();
-  if (qdim == 3) {
-    cs.batched = true;
-    if (key.shape.size() != 3 || value.shape.size() != 3) {
-      return Status(StatusCode::kShapeMismatch,
-                    "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found " +
-                        std::to_string(key.shape.size()) + "-D and " + std::to_string(value.shape.size()) +
-                        "-D tensors respectively");
-    }
-    if (key_padding_mask.dtype != MaskDtype::kNone && key_padding_mask.shape.size() != 2) {
-      return Status(StatusCode::kShapeMismatch, "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but found " +
-                                                    std::to_string(key_padding_mask.shape.size()) + "-D tensor instead");
-    }
-  } else if (qdim == 2) {
-    cs.batched = false;
-    if (key.shape.size() != 2 || value.shape.size() != 2) {
-      return Status(StatusCode::kShapeMismatch,
-                    "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found " +
-                        std::to_string(key.shape.size()) + "-D and " + std::to_string(value.shape.size()) +
-                        "-D tensors respectively");
-    }
-    if (key_padding_mask.dtype != MaskDtype::kNone && key_padding_mask.shape.size() != 1) {
-      return Status(StatusCode::kShapeMismatch, "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but found " +
-                                                    std::to_string(key_padding_mask.shape.size()) + "-D tensor instead");
-    }
-  } else {
+  if (qdim != 3 && qdim != 2) {
     return Status(StatusCode::kShapeMismatch, "query should be unbatched 2D or batched 3D tensor but received " +
                                                   std::to_string(qdim) + "-D query tensor of shape " + shape_str(query.shape));
   }
+  const std::string kind = qdim == 3 ? "batched (3-D)" : "unbatched (2-D)";
+  const std::string rank = qdim == 3 ? "3-D" : "2-D";
+  if (key.shape.size() != qdim || value.shape.size() != qdim) {
+    return Status(StatusCode::kShapeMismatch,
+                  "For " + kind + " `query`, expected `key` and `value` to be " + rank + " but found " +
+                      std::to_string(key.shape.size()) + "-D and " + std::to_string(value.shape.size()) +
+                      "-D tensors respectively");
+  }
+  if (key_padding_mask.dtype != MaskDtype::kNone && key_padding_mask.shape.size() != qdim - 1) {
+    return Status(StatusCode::kShapeMismatch, "For " + kind + " `query`, expected `key_padding_mask` to be `None` or " +
+                                                  (qdim == 3 ? "2-D" : "1-D") + " but found " +
+                                                  std::to_string(key_padding_mask.shape.size()) + "-D tensor instead");
+  }
   MHA_RETURN_IF_ERROR(check_positive_dims("query", query.shape));
   MHA_RETURN_IF_ERROR(check_positive_dims("key", key.shape));
-  MHA_RETURN_IF_ERROR(check_positive_dims("value", value.shape));
+  return check_positive_dims("value", value.shape);
+}
 
-  // Read N, L, S from the layout: (N, L, E) batch_first, (L, N, E) otherwise, (L, E) unbatched.
+// The masks' shapes against N, L, S: key_padding_mask (N, S) / (S); attn_mask (L, S) or
+// (N*H, L, S). Sets *per_head when attn_mask has one map per (batch, head).
+Status check_mask_shapes(const MaskView& key_padding_mask, const MaskView& attn_mask, bool batched, int64_t N,
+                         int64_t H, int64_t L, int64_t S, bool* per_head) {
+  if (key_padding_mask.dtype != MaskDtype::kNone) {
+    const Shape expected = batched ? Shape{N, S} : Shape{S};
+    if (key_padding_mask.shape != expected) {
+      return Status(StatusCode::kShapeMismatch, "expecting key_padding_mask shape of " + shape_str(expected) +
+                                                    ", but got " + shape_str(key_padding_mask.shape));
+    }
+  }
+  *per_head = false;
+  if (attn_mask.dtype == MaskDtype::kNone) return Status::Ok();
+  if (attn_mask.shape.size() == 2) {
+    if (attn_mask.shape != Shape{L, S}) {
+      return Status(StatusCode::kShapeMismatch, "The shape of the 2D attn_mask is " + shape_str(attn_mask.shape) +
+                                                    ", but should be " + shape_str({L, S}) + ".");
+    }
+  } else if (attn_mask.shape.size() == 3) {
+    if (attn_mask.shape != Shape{N * H, L, S}) {
+      return Status(StatusCode::kShapeMismatch, "The shape of the 3D attn_mask is " + shape_str(attn_mask.shape) +
+                                                    ", but should be " + shape_str({N * H, L, S}) + ".");
+    }
+    *per_head = true;
+  } else {
+    return Status(StatusCode::kShapeMismatch, "attn_mask's dimension " + std::to_string(attn_mask.shape.size()) +
+                                                  " is not supported (expected 2-D (L, S) or 3-D (N*num_heads, L, S))");
+  }
+  return Status::Ok();
+}
+
+Status check_options(const ForwardOptions& options, int64_t H) {
+  for (int64_t h : options.ablate_heads) {
+    if (h < 0 || h >= H) {
+      return Status(StatusCode::kInvalidArgument, "ablate_heads: head index " + std::to_string(h) +
+                                                      " is out of range; expected an integer from 0 to " + std::to_string(H - 1));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// What validate() resolves from one call's inputs; every later step reads it.
+struct MultiHeadAttention::Call {
+  const TensorView* query = nullptr;
+  const TensorView* key = nullptr;
+  const TensorView* value = nullptr;
+  const MaskView* key_padding_mask = nullptr;
+  const MaskView* attn_mask = nullptr;
+  const ForwardOptions* options = nullptr;
+  bool batched = true;
+  int64_t N = 1, L = 0, S = 0;
+  int64_t S_total = 0;              // S, plus a row for bias_k, plus the zero-attention row
+  bool self_attention = false;      // one buffer and one shape for query, key and value
+  bool sequence_first = false;      // (L, N, E) with N > 1: inputs and outputs are transposed
+  bool attn_mask_per_head = false;  // attn_mask is (N*H, L, S), index n*H + h
+  bool causal = false;              // is_causal, and no attn_mask given
+  Projection projection = Projection::kSeparate;
+};
+
+// Where a call's scratch lies in workspace_ (offsets in floats; 0 for a buffer not used), and
+// how attention is shared between threads.
+struct MultiHeadAttention::Workspace {
+  size_t query_t = 0, key_t = 0, value_t = 0;  // inputs in batch-first order
+  size_t qkv = 0;                              // kFused: (N*L, 3E)
+  size_t qkv_head = 0;                         // kPerHead: pair_scratches x (L, 3hd)
+  size_t q = 0, k = 0, v = 0;                  // kSeparate: (N*L, E), (N*S_total, kv) twice
+  size_t concat = 0;                           // (N, L, E): head outputs side by side
+  size_t probs = 0;                            // need_weights: (N, H, L, S_total)
+  size_t attn_mask = 0;                        // a bool attn_mask as 0 / -inf
+  size_t key_mask = 0;                         // key_padding_mask as 0 / -inf or its floats, (N, S)
+  size_t streaming = 0;                        // !need_weights: pair_scratches x streaming_floats
+  size_t out_t = 0;                            // sequence-first output before its transpose
+  size_t size = 0;
+  int64_t streaming_floats = 0;
+  bool split_pairs = false;                    // whole (batch, head) pairs per thread
+  int64_t pair_scratches = 1;                  // scratch copies: one per thread when split_pairs
+  float* base = nullptr;                       // workspace_.data(), once grown
+
+  size_t reserve(size_t floats) {
+    const size_t at = size;
+    size += floats;
+    return at;
+  }
+  float* at(size_t offset) const { return base + offset; }
+};
+
+// q, k and v after the in-projection, with their row strides (nullptr for kPerHead: each pair
+// projects its own in attend()).
+struct MultiHeadAttention::Projected {
+  const float* query_nle = nullptr;  // the query in batch-first order (N, L, E)
+  float* q = nullptr;
+  float* k = nullptr;
+  float* v = nullptr;
+  int64_t ld_q = 0, ld_kv = 0;
+};
+
+// The memory this call needs against the cap, in doubles (no overflow).
+Status MultiHeadAttention::check_memory(const Call& call) const {
+  const Config& c = config_;
+  const ForwardOptions& options = *call.options;
+  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, kv = kv_dim();
+  const int64_t N = call.N, L = call.L, S = call.S, S_total = call.S_total;
+  const double per_head_weights = options.need_weights ? double(N) * H * L * S_total : 0;
+  const double buffers[] = {
+      double(N) * L * E * 3,                           // q (or q,k,v fused)
+      double(N) * S_total * kv * 2,                    // k, v
+      double(N) * L * E,                               // concat
+      per_head_weights,                                // per-head probabilities
+      call.attn_mask->dtype == MaskDtype::kBool ? double(call.attn_mask->length) : 0,
+      double(N) * S * std::max(c.kdim, c.vdim),        // sequence-first transposes
+      // What is returned is held as well: output (and concat), weights, head outputs.
+      double(N) * L * E * (options.return_concat ? 2 : 1),
+      options.need_weights ? double(N) * L * S_total * (options.average_attn_weights ? 1 : H) : 0,
+      options.return_head_outputs ? double(N) * H * L * hd : 0,
+  };
+  double total = 0;
+  for (double floats : buffers) total += floats * sizeof(float);
+  if (total > static_cast<double>(memory_cap_bytes_)) {
+    return Status(StatusCode::kTooLarge, "this call needs about " + bytes_str(total) +
+                                             " bytes of buffers (N=" + std::to_string(N) + ", L=" + std::to_string(L) +
+                                             ", S=" + std::to_string(S) + ", E=" + std::to_string(E) +
+                                             (options.need_weights ? ", with weights" : "") +
+                                             "), more than the memory cap of " + std::to_string(memory_cap_bytes_) + " bytes");
+  }
+  return Status::Ok();
+}
+
+// 1. Every shape, length, dtype, value and option, and the memory the call needs, before
+// anything is touched. On success *call holds the call resolved: N, L, S and the strategy.
+Status MultiHeadAttention::validate(const TensorView& query, const TensorView& key, const TensorView& value,
+                                    const MaskView& key_padding_mask, const MaskView& attn_mask,
+                                    const ForwardOptions& options, Call* call) const {
+  const Config& c = config_;
+  MHA_RETURN_IF_ERROR(check_buffers(query, key, value, key_padding_mask, attn_mask));
+  MHA_RETURN_IF_ERROR(check_ranks(query, key, value, key_padding_mask));
+
+  // N, L, S from the layout: (N, L, E) batch_first, (L, N, E) otherwise, (L, E) unbatched.
+  Call& r = *call;
+  r = Call();
+  r.query = &query, r.key = &key, r.value = &value;
+  r.key_padding_mask = &key_padding_mask, r.attn_mask = &attn_mask, r.options = &options;
+  r.batched = query.shape.size() == 3;
   int64_t key_batch = 1, value_batch = 1, value_len = 0;
-  if (cs.batched) {
+  if (r.batched) {
     const int b = c.batch_first ? 0 : 1, s = c.batch_first ? 1 : 0;
-    cs.N = query.shape[b];
-    cs.L = query.shape[s];
+    r.N = query.shape[b];
+    r.L = query.shape[s];
     key_batch = key.shape[b];
-    cs.S = key.shape[s];
+    r.S = key.shape[s];
     value_batch = value.shape[b];
     value_len = value.shape[s];
   } else {
-    cs.L = query.shape[0];
-    cs.S = key.shape[0];
+    r.L = query.shape[0];
+    r.S = key.shape[0];
     value_len = value.shape[0];
   }
-  const int64_t N = cs.N, L = cs.L, S = cs.S;
-  if (query.shape.back() != E) {
-    return Status(StatusCode::kShapeMismatch, "was expecting embedding dimension of " + std::to_string(E) +
+  if (query.shape.back() != c.embed_dim) {
+    return Status(StatusCode::kShapeMismatch, "was expecting embedding dimension of " + std::to_string(c.embed_dim) +
                                                   ", but got " + std::to_string(query.shape.back()) +
                                                   " (query shape " + shape_str(query.shape) + ")");
   }
@@ -408,141 +555,80 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
                                                   ", but got " + std::to_string(value.shape.back()) + " (value shape " +
                                                   shape_str(value.shape) + ")");
   }
-  if (key_batch != value_batch || S != value_len) {
+  if (key_batch != value_batch || r.S != value_len) {
     return Status(StatusCode::kShapeMismatch, "key's sequence and batch dims " + shape_str({key.shape[0], key.shape.size() == 3 ? key.shape[1] : 0}) +
                                                   " do not match value's " + shape_str({value.shape[0], value.shape.size() == 3 ? value.shape[1] : 0}));
   }
-  if (key_batch != N) {
+  if (key_batch != r.N) {
     return Status(StatusCode::kShapeMismatch, "key and value batch size " + std::to_string(key_batch) +
-                                                  " does not match query batch size " + std::to_string(N));
+                                                  " does not match query batch size " + std::to_string(r.N));
   }
-  if (key_padding_mask.dtype != MaskDtype::kNone) {
-    const Shape expected = cs.batched ? Shape{N, S} : Shape{S};
-    if (key_padding_mask.shape != expected) {
-      return Status(StatusCode::kShapeMismatch, "expecting key_padding_mask shape of " + shape_str(expected) +
-                                                    ", but got " + shape_str(key_padding_mask.shape));
-    }
-  }
-  bool attn_mask_per_head = false;
-  if (attn_mask.dtype != MaskDtype::kNone) {
-    if (attn_mask.shape.size() == 2) {
-      if (attn_mask.shape != Shape{L, S}) {
-        return Status(StatusCode::kShapeMismatch, "The shape of the 2D attn_mask is " + shape_str(attn_mask.shape) +
-                                                      ", but should be " + shape_str({L, S}) + ".");
-      }
-    } else if (attn_mask.shape.size() == 3) {
-      if (attn_mask.shape != Shape{N * H, L, S}) {
-        return Status(StatusCode::kShapeMismatch, "The shape of the 3D attn_mask is " + shape_str(attn_mask.shape) +
-                                                      ", but should be " + shape_str({N * H, L, S}) + ".");
-      }
-      attn_mask_per_head = true;
-    } else {
-      return Status(StatusCode::kShapeMismatch, "attn_mask's dimension " + std::to_string(attn_mask.shape.size()) +
-                                                    " is not supported (expected 2-D (L, S) or 3-D (N*num_heads, L, S))");
-    }
-  }
-  for (int64_t h : options.ablate_heads) {
-    if (h < 0 || h >= H) {
-      return Status(StatusCode::kInvalidArgument, "ablate_heads: head index " + std::to_string(h) +
-                                                      " is out of range; expected 0 to " + std::to_string(H - 1));
-    }
-  }
+  MHA_RETURN_IF_ERROR(check_mask_shapes(key_padding_mask, attn_mask, r.batched, r.N, c.num_heads, r.L, r.S,
+                                        &r.attn_mask_per_head));
+  MHA_RETURN_IF_ERROR(check_options(options, c.num_heads));
 
-  // Keys after bias_k and the zero-attention row are appended.
-  const int64_t S_total = S + (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0);
-  const bool extended_kv = S_total != S;
-  const bool self_attention = packed_in_proj_ && query.data == key.data && key.data == value.data &&
-                              query.shape == key.shape && key.shape == value.shape;
-
-  // 2. Check the memory this call needs against the cap, in doubles (no overflow).
-  {
-    const double cap = static_cast<double>(memory_cap_bytes_);
-    const double per_head_weights = options.need_weights ? double(N) * H * L * S_total : 0;
-    const double buffers[] = {
-        double(N) * L * E * 3,                           // q (or q,k,v fused)
-        double(N) * S_total * kv * 2,                    // k, v
-        double(N) * L * E,                               // concat
-        per_head_weights,                                // per-head probabilities
-        attn_mask.dtype == MaskDtype::kBool ? double(attn_mask.length) : 0,
-        double(N) * S * std::max(c.kdim, c.vdim),        // sequence-first transposes
-        // What is returned is held as well: output (and concat), weights, head outputs.
-        double(N) * L * E * (options.return_concat ? 2 : 1),
-        options.need_weights ? double(N) * L * S_total * (options.average_attn_weights ? 1 : H) : 0,
-        options.return_head_outputs ? double(N) * H * L * hd : 0,
-    };
-    double total = 0;
-    for (double floats : buffers) {
-      const double bytes = floats * sizeof(float);
-      total += bytes;
-    }
-    if (total > cap) {
-      return Status(StatusCode::kTooLarge, "this call needs about " + bytes_str(total) +
-                                               " bytes of buffers (N=" + std::to_string(N) + ", L=" + std::to_string(L) +
-                                               ", S=" + std::to_string(S) + ", E=" + std::to_string(E) +
-                                               (options.need_weights ? ", with weights" : "") +
-                                               "), more than the memory cap of " + std::to_string(memory_cap_bytes_) + " bytes");
-    }
+  r.S_total = r.S + (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0);
+  r.self_attention = packed_in_proj_ && query.data == key.data && key.data == value.data &&
+                     query.shape == key.shape && key.shape == value.shape;
+  r.sequence_first = r.batched && !c.batch_first && r.N > 1;
+  r.causal = options.is_causal && attn_mask.dtype == MaskDtype::kNone;
+  if (!r.self_attention || r.S_total != r.S) {
+    r.projection = Projection::kSeparate;
+  } else if (!options.need_weights && double(r.N) * r.L * 3 * c.embed_dim > kPerHeadProjectionFloats) {
+    r.projection = Projection::kPerHead;
+  } else {
+    r.projection = Projection::kFused;
   }
+  return check_memory(r);
+}
 
-  // 3. Inputs in batch-first order: (N, L, E), (N, S, kdim), (N, S, vdim).
-  const bool transpose_inputs = cs.batched && !c.batch_first && N > 1;
-  const float* query_nle = query.data;
-  const float* key_nsk = key.data;
-  const float* value_nsv = value.data;
-  std::vector<float>& ws = workspace_;
-  size_t ws_size = 0;
-  auto reserve = [&](size_t floats) { size_t at = ws_size; ws_size += floats; return at; };
-  const size_t at_query_t = transpose_inputs ? reserve(N * L * E) : 0;
-  const size_t at_key_t = transpose_inputs && !self_attention ? reserve(N * S * c.kdim) : 0;
-  const size_t at_value_t = transpose_inputs && !self_attention ? reserve(N * S * c.vdim) : 0;
-  // Projections: fused (N*L, 3E) for self-attention, else q (N*L, E), k and v (N*S_total, kv).
-  // Self-attention without weights projects q, k, v one head at a time (3 * L * hd floats)
-  // instead of all at once ((L, 3E)): memory O(L * hd) beyond the input and output.
-  // (Below kPerHeadProjectionFloats the fused projection is used all the same: one GEMM over
-  // 3E columns packs the input once, where per-head GEMMs would pack it H times.)
-  constexpr double kPerHeadProjectionFloats = 1 << 21;
-  const bool per_head_projection = self_attention && !extended_kv && !options.need_weights &&
-                                   double(N) * L * 3 * E > kPerHeadProjectionFloats;
-  const size_t at_qkv = self_attention && !extended_kv && !per_head_projection ? reserve(N * L * 3 * E) : 0;
-  // Attention with threads: whole (batch, head) pairs go to each thread when there are enough
-  // of them to share out evenly and enough work to be worth it (each thread then packs its own
-  // K and V, in its own scratch, and no thread waits on the other between heads); otherwise the
-  // kernels split each pair's query blocks.
-  constexpr double kParallelPairsMinMacs = 1 << 20;
+// 2. The workspace: each buffer the call uses gets its offset, then workspace_ grows to hold them.
+MultiHeadAttention::Workspace MultiHeadAttention::plan(const Call& call) {
+  const Config& c = config_;
+  const ForwardOptions& options = *call.options;
+  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, kv = kv_dim();
+  const int64_t N = call.N, L = call.L, S = call.S, S_total = call.S_total;
+  Workspace ws;
+  // Whole (batch, head) pairs go to each thread when there are enough of them to share out
+  // evenly and enough work to be worth it (each thread then packs its own K and V, in its own
+  // scratch, and no thread waits on the other between heads).
   const int threads = kernels::num_threads();
   const int64_t pairs = N * H;
-  const bool split_pairs = threads > 1 && (pairs % threads == 0 || pairs >= 4 * threads) &&
-                           double(pairs) * L * S_total * hd * 2 >= kParallelPairsMinMacs;
-  const int64_t pair_scratches = split_pairs ? threads : 1;
-  const size_t at_qkv_head = per_head_projection ? reserve(pair_scratches * L * 3 * hd) : 0;
-  const size_t at_q = (self_attention && !extended_kv) ? 0 : reserve(N * L * E);
-  const size_t at_k = (self_attention && !extended_kv) ? 0 : reserve(N * S_total * kv);
-  const size_t at_v = (self_attention && !extended_kv) ? 0 : reserve(N * S_total * kv);
-  const size_t at_concat = reserve(N * L * E);
-  const size_t at_probs = options.need_weights ? reserve(N * H * L * S_total) : 0;
-  const size_t at_attn_mask = attn_mask.dtype == MaskDtype::kBool ? reserve(attn_mask.length) : 0;
-  const size_t at_key_mask = key_padding_mask.dtype != MaskDtype::kNone ? reserve(N * S) : 0;
-  const int64_t streaming_scratch = options.need_weights ? 0 : kernels::attention_streaming_scratch_floats(L, S_total, hd);
-  const size_t at_scratch = options.need_weights ? 0 : reserve(pair_scratches * streaming_scratch);
-  const size_t at_out_t = cs.batched && !c.batch_first && N > 1 ? reserve(N * L * E) : 0;
-  grow(ws, ws_size);
-  float* base = ws.data();
-
-  if (transpose_inputs) {
-    to_batch_first(base + at_query_t, query.data, L, N, E);
-    query_nle = base + at_query_t;
-    if (self_attention) {
-      key_nsk = value_nsv = query_nle;
-    } else {
-      to_batch_first(base + at_key_t, key.data, S, N, c.kdim);
-      to_batch_first(base + at_value_t, value.data, S, N, c.vdim);
-      key_nsk = base + at_key_t;
-      value_nsv = base + at_value_t;
+  ws.split_pairs = threads > 1 && (pairs % threads == 0 || pairs >= 4 * threads) &&
+                   double(pairs) * L * S_total * hd * 2 >= kParallelPairsMinMacs;
+  ws.pair_scratches = ws.split_pairs ? threads : 1;
+  if (call.sequence_first) {
+    ws.query_t = ws.reserve(N * L * E);
+    if (!call.self_attention) {
+      ws.key_t = ws.reserve(N * S * c.kdim);
+      ws.value_t = ws.reserve(N * S * c.vdim);
     }
   }
+  if (call.projection == Projection::kFused) ws.qkv = ws.reserve(N * L * 3 * E);
+  if (call.projection == Projection::kPerHead) ws.qkv_head = ws.reserve(ws.pair_scratches * L * 3 * hd);
+  if (call.projection == Projection::kSeparate) {
+    ws.q = ws.reserve(N * L * E);
+    ws.k = ws.reserve(N * S_total * kv);
+    ws.v = ws.reserve(N * S_total * kv);
+  }
+  ws.concat = ws.reserve(N * L * E);
+  if (options.need_weights) ws.probs = ws.reserve(N * H * L * S_total);
+  if (call.attn_mask->dtype == MaskDtype::kBool) ws.attn_mask = ws.reserve(call.attn_mask->length);
+  if (call.key_padding_mask->dtype != MaskDtype::kNone) ws.key_mask = ws.reserve(N * S);
+  if (!options.need_weights) {
+    ws.streaming_floats = kernels::attention_streaming_scratch_floats(L, S_total, hd);
+    ws.streaming = ws.reserve(ws.pair_scratches * ws.streaming_floats);
+  }
+  if (call.sequence_first) ws.out_t = ws.reserve(N * L * E);
+  grow(workspace_, ws.size);
+  ws.base = workspace_.data();
+  return ws;
+}
 
-  // 4. In-projection with bias. The weights are packed for the GEMM once, then reused; each
-  // packing is made on first use (the fused one, the per-head one), so only those used take memory.
+// The weights packed for the GEMM once, then reused until a parameter changes; each packing is
+// made on first use (the fused one, the per-head one), so only those used take memory.
+void MultiHeadAttention::pack_weights(const Call& call) {
+  const int64_t E = config_.embed_dim, H = config_.num_heads, hd = head_dim_;
   if (packed_weights_stale_) {
     packed_in_proj_weight_.clear();
     packed_in_proj_per_head_.clear();
@@ -550,63 +636,86 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
     kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), E, E);
     packed_weights_stale_ = false;
   }
-  if (self_attention && !extended_kv && !per_head_projection && packed_in_proj_weight_.empty()) {
+  if (call.projection == Projection::kFused && packed_in_proj_weight_.empty()) {
     packed_in_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)));
     kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
   }
-  if (per_head_projection && packed_in_proj_per_head_.empty()) {
+  if (call.projection == Projection::kPerHead && packed_in_proj_per_head_.empty()) {
     const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
     packed_in_proj_per_head_.resize(static_cast<size_t>(H * per_head));
-    in_proj_bias_per_head_.assign(c.bias ? static_cast<size_t>(3 * E) : 0, 0.0f);
+    in_proj_bias_per_head_.assign(config_.bias ? static_cast<size_t>(3 * E) : 0, 0.0f);
     std::vector<float> rows(static_cast<size_t>(3 * hd * E));
     for (int64_t h = 0; h < H; ++h) {
       for (int64_t part = 0; part < 3; ++part) {  // q, k, v rows of head h
         std::memcpy(rows.data() + part * hd * E, in_proj_weight_.data() + (part * E + h * hd) * E,
                     hd * E * sizeof(float));
-        if (c.bias)
+        if (config_.bias)
           std::memcpy(in_proj_bias_per_head_.data() + h * 3 * hd + part * hd,
                       in_proj_bias_.data() + part * E + h * hd, hd * sizeof(float));
       }
       kernels::pack_weight(packed_in_proj_per_head_.data() + h * per_head, rows.data(), 3 * hd, E);
     }
   }
+}
+
+// 3. Inputs in batch-first order, (N, L, E), (N, S, kdim), (N, S, vdim); then q, k, v by the
+// in-projection with bias, as call.projection says. q is scaled by 1/sqrt(hd) in attend().
+MultiHeadAttention::Projected MultiHeadAttention::project(const Call& call, const Workspace& ws) {
+  const Config& c = config_;
+  const int64_t E = c.embed_dim, hd = head_dim_, kv = kv_dim();
+  const int64_t N = call.N, L = call.L, S = call.S, S_total = call.S_total;
+  Projected p;
+  p.query_nle = call.query->data;
+  const float* key_nsk = call.key->data;
+  const float* value_nsv = call.value->data;
+  if (call.sequence_first) {
+    to_batch_first(ws.at(ws.query_t), call.query->data, L, N, E);
+    p.query_nle = ws.at(ws.query_t);
+    if (call.self_attention) {
+      key_nsk = value_nsv = p.query_nle;
+    } else {
+      to_batch_first(ws.at(ws.key_t), call.key->data, S, N, c.kdim);
+      to_batch_first(ws.at(ws.value_t), call.value->data, S, N, c.vdim);
+      key_nsk = ws.at(ws.key_t);
+      value_nsv = ws.at(ws.value_t);
+    }
+  }
+  pack_weights(call);
   const float* w_q = in_proj_weight_.data();
   const float* w_k = w_q + E * E;
   const float* w_v = w_k + kv * c.kdim;
   const float* b_q = c.bias ? in_proj_bias_.data() : nullptr;
   const float* b_k = c.bias ? b_q + E : nullptr;
   const float* b_v = c.bias ? b_q + E + kv : nullptr;
-  float* q_ptr;
-  float* k_ptr;
-  float* v_ptr;
-  int64_t ld_q, ld_kv;
-  if (per_head_projection) {
-    // Projected per head in step 7.
-    q_ptr = k_ptr = v_ptr = nullptr;
-    ld_q = ld_kv = 3 * hd;
-  } else if (self_attention && !extended_kv) {
-    // One GEMM projects q, k and v: in_proj_weight is (3E, E).
-    float* qkv = base + at_qkv;
-    kernels::linear_packed(qkv, query_nle, packed_in_proj_weight_.data(), b_q, N * L, 3 * E, E);
-    q_ptr = qkv;
-    k_ptr = qkv + E;
-    v_ptr = qkv + 2 * E;
-    ld_q = ld_kv = 3 * E;
-  } else {
-    q_ptr = base + at_q;
-    k_ptr = base + at_k;
-    v_ptr = base + at_v;
-    ld_q = E;
-    ld_kv = kv;
-    kernels::linear(q_ptr, query_nle, w_q, b_q, N * L, E, E);
-    if (!extended_kv) {
-      kernels::linear(k_ptr, key_nsk, w_k, b_k, N * S, kv, c.kdim);
-      kernels::linear(v_ptr, value_nsv, w_v, b_v, N * S, kv, c.vdim);
-    } else {
-      // Project each batch item's S keys into its S_total rows, then append bias_k / zeros.
+  switch (call.projection) {
+    case Projection::kPerHead:
+      p.ld_q = p.ld_kv = 3 * hd;
+      break;
+    case Projection::kFused: {
+      float* qkv = ws.at(ws.qkv);
+      kernels::linear_packed(qkv, p.query_nle, packed_in_proj_weight_.data(), b_q, N * L, 3 * E, E);
+      p.q = qkv;
+      p.k = qkv + E;
+      p.v = qkv + 2 * E;
+      p.ld_q = p.ld_kv = 3 * E;
+      break;
+    }
+    case Projection::kSeparate:
+      p.q = ws.at(ws.q);
+      p.k = ws.at(ws.k);
+      p.v = ws.at(ws.v);
+      p.ld_q = E;
+      p.ld_kv = kv;
+      kernels::linear(p.q, p.query_nle, w_q, b_q, N * L, E, E);
+      if (S_total == S) {
+        kernels::linear(p.k, key_nsk, w_k, b_k, N * S, kv, c.kdim);
+        kernels::linear(p.v, value_nsv, w_v, b_v, N * S, kv, c.vdim);
+        break;
+      }
+      // Each batch item's S keys go into its S_total rows, then bias_k / zeros are appended.
       for (int64_t n = 0; n < N; ++n) {
-        float* k_n = k_ptr + n * S_total * kv;
-        float* v_n = v_ptr + n * S_total * kv;
+        float* k_n = p.k + n * S_total * kv;
+        float* v_n = p.v + n * S_total * kv;
         kernels::linear(k_n, key_nsk + n * S * c.kdim, w_k, b_k, S, kv, c.kdim);
         kernels::linear(v_n, value_nsv + n * S * c.vdim, w_v, b_v, S, kv, c.vdim);
         int64_t row = S;
@@ -620,15 +729,20 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
           std::fill(v_n + row * kv, v_n + (row + 1) * kv, 0.0f);
         }
       }
-    }
+      break;
   }
-  // 5. q is scaled by 1/sqrt(hd), as PyTorch does before q . k^T: head by head, in step 7.
-  const float inv_sqrt_hd = 1.0f / std::sqrt(static_cast<float>(hd));
+  return p;
+}
 
-  // 6. Masks as additive floats: attn_mask (1 or N*H, L, S), key padding (N, S).
+// 4. Attention per (batch, head) pair: the masks as additive floats, attn_mask (1 or N*H, L, S)
+// and key padding (N, S); then per pair q scaled by 1/sqrt(hd), scores, softmax, weights . V
+// into the pair's columns of concat. kv head g serves query heads g*H/G .. (g+1)*H/G - 1.
+void MultiHeadAttention::attend(const Call& call, const Workspace& ws, const Projected& p) {
+  const MaskView& attn_mask = *call.attn_mask;
+  const MaskView& key_padding_mask = *call.key_padding_mask;
   const float* attn_add = nullptr;
   if (attn_mask.dtype == MaskDtype::kBool) {
-    float* converted = base + at_attn_mask;
+    float* converted = ws.at(ws.attn_mask);
     for (size_t i = 0; i < attn_mask.length; ++i) converted[i] = mask_value(attn_mask, int64_t(i));
     attn_add = converted;
   } else if (attn_mask.dtype == MaskDtype::kFloat) {
@@ -636,68 +750,81 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   }
   const float* key_add = nullptr;
   if (key_padding_mask.dtype != MaskDtype::kNone) {
-    float* converted = base + at_key_mask;
-    for (int64_t i = 0; i < N * S; ++i) converted[i] = mask_value(key_padding_mask, i);
+    float* converted = ws.at(ws.key_mask);
+    for (int64_t i = 0; i < call.N * call.S; ++i) converted[i] = mask_value(key_padding_mask, i);
     key_add = converted;
   }
-  const bool causal = options.is_causal && attn_mask.dtype == MaskDtype::kNone;
-
-  // 7. Attention per (batch, head); kv head g serves query heads g*H/G .. (g+1)*H/G - 1.
-  float* concat = base + at_concat;  // (N, L, E)
-  float* probs = options.need_weights ? base + at_probs : nullptr;  // (N, H, L, S_total)
-  const int64_t heads_per_kv = H / G;
-  auto attend = [&](int64_t pair, int slot) {  // slot: which of the pair_scratches to use
-    const int64_t n = pair / H, h = pair % H, g = h / heads_per_kv;
-    kernels::MaskSpec mask;
-    if (attn_add != nullptr) {
-      mask.attn = attn_add + (attn_mask_per_head ? (n * H + h) * L * S : 0);
-      mask.ld_attn = S;
-    }
-    mask.key = key_add != nullptr ? key_add + n * S : nullptr;
-    mask.causal = causal;
-    mask.mask_cols = S;
-    float* q_nh;
-    const float* k_ng;
-    const float* v_ng;
-    if (per_head_projection) {
-      // q, k, v of head h for batch item n: (L, 3*hd).
-      float* qkv_h = base + at_qkv_head + slot * L * 3 * hd;
-      const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
-      kernels::linear_packed(qkv_h, query_nle + n * L * E, packed_in_proj_per_head_.data() + h * per_head,
-                             c.bias ? in_proj_bias_per_head_.data() + h * 3 * hd : nullptr, L, 3 * hd, E);
-      q_nh = qkv_h;
-      k_ng = qkv_h + hd;
-      v_ng = qkv_h + 2 * hd;
-    } else {
-      q_nh = q_ptr + n * L * ld_q + h * hd;
-      k_ng = k_ptr + n * S_total * ld_kv + g * hd;
-      v_ng = v_ptr + n * S_total * ld_kv + g * hd;
-    }
-    for (int64_t l = 0; l < L; ++l)
-      for (int64_t d = 0; d < hd; ++d) q_nh[l * ld_q + d] *= inv_sqrt_hd;
-    float* out_nh = concat + n * L * E + h * hd;
-    if (options.need_weights) {
-      float* probs_nh = probs + (n * H + h) * L * S_total;
-      kernels::attention_with_probs(out_nh, E, probs_nh, S_total, q_nh, ld_q, k_ng, ld_kv, v_ng, ld_kv, mask, L,
-                                    S_total, hd, options.fully_masked_rows_zero);
-    } else {
-      kernels::attention_streaming(out_nh, E, q_nh, ld_q, k_ng, ld_kv, v_ng, ld_kv, mask, L, S_total, hd,
-                                   options.fully_masked_rows_zero, base + at_scratch + slot * streaming_scratch);
-    }
+  const int64_t pairs = call.N * config_.num_heads;
+  auto attend_pair = [&](int64_t pair, int slot) {  // slot: which of the pair_scratches to use
+    attend_head(call, ws, p, attn_add, key_add, pair, slot);
   };
-  if (split_pairs) {
+  if (ws.split_pairs) {
     kernels::parallel_for(pairs, 1, [&](int64_t p0, int64_t p1, int thread) {
-      for (int64_t pair = p0; pair < p1; ++pair) attend(pair, thread);
+      for (int64_t pair = p0; pair < p1; ++pair) attend_pair(pair, thread);
     });
   } else {
-    for (int64_t pair = 0; pair < pairs; ++pair) attend(pair, 0);
+    for (int64_t pair = 0; pair < pairs; ++pair) attend_pair(pair, 0);
   }
+}
 
-  // 8. What the lesson's views ask for: each head's output, ablation, the concatenation.
-  const bool sequence_first_out = cs.batched && !c.batch_first;
-  const Shape out_shape = !cs.batched ? Shape{L, E} : (c.batch_first ? Shape{N, L, E} : Shape{L, N, E});
+// One (batch n, head h) pair of attend(); slot picks its scratch.
+void MultiHeadAttention::attend_head(const Call& call, const Workspace& ws, const Projected& p,
+                                     const float* attn_add, const float* key_add, int64_t pair, int slot) const {
+  const Config& c = config_;
+  const ForwardOptions& options = *call.options;
+  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_;
+  const int64_t L = call.L, S = call.S, S_total = call.S_total;
+  const int64_t n = pair / H, h = pair % H, g = h / (H / c.num_kv_heads);
+  kernels::MaskSpec mask;
+  if (attn_add != nullptr) {
+    mask.attn = attn_add + (call.attn_mask_per_head ? (n * H + h) * L * S : 0);
+    mask.ld_attn = S;
+  }
+  mask.key = key_add != nullptr ? key_add + n * S : nullptr;
+  mask.causal = call.causal;
+  mask.mask_cols = S;
+  float* q_nh;
+  const float* k_ng;
+  const float* v_ng;
+  if (call.projection == Projection::kPerHead) {
+    // q, k, v of head h for batch item n: (L, 3*hd).
+    float* qkv_h = ws.at(ws.qkv_head) + slot * L * 3 * hd;
+    const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
+    kernels::linear_packed(qkv_h, p.query_nle + n * L * E, packed_in_proj_per_head_.data() + h * per_head,
+                           c.bias ? in_proj_bias_per_head_.data() + h * 3 * hd : nullptr, L, 3 * hd, E);
+    q_nh = qkv_h;
+    k_ng = qkv_h + hd;
+    v_ng = qkv_h + 2 * hd;
+  } else {
+    q_nh = p.q + n * L * p.ld_q + h * hd;
+    k_ng = p.k + n * S_total * p.ld_kv + g * hd;
+    v_ng = p.v + n * S_total * p.ld_kv + g * hd;
+  }
+  const float inv_sqrt_hd = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t d = 0; d < hd; ++d) q_nh[l * p.ld_q + d] *= inv_sqrt_hd;
+  float* out_nh = ws.at(ws.concat) + n * L * E + h * hd;
+  if (options.need_weights) {
+    float* probs_nh = ws.at(ws.probs) + (n * H + h) * L * S_total;
+    kernels::attention_with_probs(out_nh, E, probs_nh, S_total, q_nh, p.ld_q, k_ng, p.ld_kv, v_ng, p.ld_kv, mask, L,
+                                  S_total, hd, options.fully_masked_rows_zero);
+  } else {
+    kernels::attention_streaming(out_nh, E, q_nh, p.ld_q, k_ng, p.ld_kv, v_ng, p.ld_kv, mask, L, S_total, hd,
+                                 options.fully_masked_rows_zero, ws.at(ws.streaming) + slot * ws.streaming_floats);
+  }
+}
+
+// 5. What the call returns: each head's output, ablation, the concatenation, the
+// out-projection (or W_O skipped), and the weights per head (N, H, L, S) or averaged (N, L, S).
+void MultiHeadAttention::assemble(const Call& call, const Workspace& ws, ForwardResult* result) const {
+  const Config& c = config_;
+  const ForwardOptions& options = *call.options;
+  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_;
+  const int64_t N = call.N, L = call.L, S_total = call.S_total;
+  float* concat = ws.at(ws.concat);  // (N, L, E)
+  const Shape out_shape = !call.batched ? Shape{L, E} : (c.batch_first ? Shape{N, L, E} : Shape{L, N, E});
   if (options.return_head_outputs) {
-    result->head_outputs.shape = cs.batched ? Shape{N, H, L, hd} : Shape{H, L, hd};
+    result->head_outputs.shape = call.batched ? Shape{N, H, L, hd} : Shape{H, L, hd};
     result->head_outputs.data.resize(static_cast<size_t>(N * H * L * hd));
     float* dst = result->head_outputs.data.data();
     for (int64_t n = 0; n < N; ++n)
@@ -713,7 +840,7 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
   auto write_out_layout = [&](Tensor* dst, const float* src_nle) {
     dst->shape = out_shape;
     dst->data.resize(static_cast<size_t>(N * L * E));
-    if (sequence_first_out && N > 1) {
+    if (call.sequence_first) {
       to_sequence_first(dst->data.data(), src_nle, N, L, E);
     } else {
       std::memcpy(dst->data.data(), src_nle, N * L * E * sizeof(float));
@@ -725,15 +852,14 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
     result->concat = Tensor();
   }
 
-  // 9. Out-projection (or W_O skipped).
   if (options.skip_out_proj) {
     write_out_layout(&result->output, concat);
   } else {
     result->output.shape = out_shape;
     result->output.data.resize(static_cast<size_t>(N * L * E));
     const float* b_o = c.bias ? out_proj_bias_.data() : nullptr;
-    if (sequence_first_out && N > 1) {
-      float* out_nle = base + at_out_t;
+    if (call.sequence_first) {
+      float* out_nle = ws.at(ws.out_t);
       kernels::linear_packed(out_nle, concat, packed_out_proj_weight_.data(), b_o, N * L, E, E);
       to_sequence_first(result->output.data.data(), out_nle, N, L, E);
     } else {
@@ -741,29 +867,40 @@ Status MultiHeadAttention::forward(const TensorView& query, const TensorView& ke
     }
   }
 
-  // 10. Weights: per head (N, H, L, S) or averaged over heads (N, L, S).
-  if (options.need_weights) {
-    Tensor& w = result->weights;
-    if (options.average_attn_weights) {
-      w.shape = cs.batched ? Shape{N, L, S_total} : Shape{L, S_total};
-      w.data.assign(static_cast<size_t>(N * L * S_total), 0.0f);
-      const int64_t map = L * S_total;
-      for (int64_t n = 0; n < N; ++n) {
-        float* dst = w.data.data() + n * map;
-        for (int64_t h = 0; h < H; ++h) {
-          const float* src = probs + (n * H + h) * map;
-          for (int64_t i = 0; i < map; ++i) dst[i] += src[i];
-        }
-        const float inv_heads = 1.0f / static_cast<float>(H);
-        for (int64_t i = 0; i < map; ++i) dst[i] = dst[i] * inv_heads;
-      }
-    } else {
-      w.shape = cs.batched ? Shape{N, H, L, S_total} : Shape{H, L, S_total};
-      w.data.assign(probs, probs + N * H * L * S_total);
-    }
-  } else {
+  if (!options.need_weights) {
     result->weights = Tensor();
+    return;
   }
+  const float* probs = ws.at(ws.probs);  // (N, H, L, S_total)
+  Tensor& w = result->weights;
+  if (!options.average_attn_weights) {
+    w.shape = call.batched ? Shape{N, H, L, S_total} : Shape{H, L, S_total};
+    w.data.assign(probs, probs + N * H * L * S_total);
+    return;
+  }
+  w.shape = call.batched ? Shape{N, L, S_total} : Shape{L, S_total};
+  w.data.assign(static_cast<size_t>(N * L * S_total), 0.0f);
+  const int64_t map = L * S_total;
+  const float inv_heads = 1.0f / static_cast<float>(H);
+  for (int64_t n = 0; n < N; ++n) {
+    float* dst = w.data.data() + n * map;
+    for (int64_t h = 0; h < H; ++h) {
+      const float* src = probs + (n * H + h) * map;
+      for (int64_t i = 0; i < map; ++i) dst[i] += src[i];
+    }
+    for (int64_t i = 0; i < map; ++i) dst[i] = dst[i] * inv_heads;
+  }
+}
+
+Status MultiHeadAttention::forward(const TensorView& query, const TensorView& key, const TensorView& value,
+                                   const MaskView& key_padding_mask, const MaskView& attn_mask,
+                                   const ForwardOptions& options, ForwardResult* result) {
+  Call call;
+  MHA_RETURN_IF_ERROR(validate(query, key, value, key_padding_mask, attn_mask, options, &call));
+  const Workspace ws = plan(call);
+  const Projected qkv = project(call, ws);
+  attend(call, ws, qkv);
+  assemble(call, ws, result);
   return Status::Ok();
 }
 

@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
+
+#include "mha/format.h"
 
 namespace mha {
 
@@ -12,11 +13,7 @@ namespace {
 
 // An element count held in a double, as text; it may be far beyond int64_t (a shape's product
 // is only compared with the data's length, never converted back to an integer unchecked).
-std::string count_str(double count) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", count);  // exact below 2^53
-  return text;
-}
+std::string count_str(double count) { return format_g17(count); }
 
 struct MapShape {
   int64_t N = 1, H = 0, L = 0, S = 0;
@@ -79,7 +76,7 @@ Status head_statistics(const TensorView& weights, const StatisticsOptions& optio
   MHA_RETURN_IF_ERROR(read_map_shape("weights", weights, &m));
   if (!(options.sparsity_threshold >= 0 && options.sparsity_threshold <= 1)) {
     return Status(StatusCode::kInvalidArgument, "sparsity_threshold must be between 0 and 1, got " +
-                                                    std::to_string(options.sparsity_threshold));
+                                                    format_g17(options.sparsity_threshold));
   }
   const double log_s = std::log(double(m.S));
   per_head->assign(static_cast<size_t>(m.H), HeadStatistics());

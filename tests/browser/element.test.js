@@ -45,6 +45,12 @@ before(async () => {
         parent.append(e);
         return e;
       },
+      // a view's code loads when the view is first shown: wait until it has drawn
+      until: (predicate, ms = 10000) => new Promise((resolve, reject) => {
+        const started = performance.now();
+        const check = () => (predicate() ? resolve() : performance.now() - started > ms ? reject(new Error(`not drawn within ${ms} ms`)) : setTimeout(check, 20));
+        check();
+      }),
       settled: (e) => new Promise((resolve) => {
         const check = () => (e.status === 'ready' || e.status === 'error' ? resolve(e.status) : setTimeout(check, 20));
         check();
@@ -116,14 +122,14 @@ test('views, selected head, head-selected events, keyboard', async () => {
     out.afterClick = e.getAttribute('selected-head');
     out.event = e.events.at(-1);
     e.view = 'single';
-    await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
+    await t.until(() => !!root.querySelector('.single canvas') && !root.querySelector('.grid'));
     out.single = !!root.querySelector('.single canvas') && !root.querySelector('.grid');
     out.tab = root.querySelector('[role="tab"][aria-selected="true"]').dataset.head;
     root.querySelector('[role="tab"][aria-selected="true"]').focus();
     root.querySelector('.tabs').dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
     out.afterArrow = e.selectedHead;
     root.querySelector('[data-view="compare"]').click();
-    await new Promise((r2) => requestAnimationFrame(() => requestAnimationFrame(r2)));
+    await t.until(() => root.querySelectorAll('.compare canvas.heatmap').length === 4 && root.querySelector('.compare .jsd')?.textContent);
     out.compareMaps = root.querySelectorAll('.compare canvas.heatmap').length;
     out.compareText = root.querySelector('.compare .jsd').textContent;
     out.viewAttribute = e.getAttribute('view');

@@ -178,7 +178,7 @@ test('state_dict round trip, and a bad state_dict changes nothing', () => {
   assert.notDeepEqual(a.forward({ query: x }).output.data, b.forward({ query: x }).output.data);
   const before = b.stateDict();
   const bad = { ...a.stateDict(), 'out_proj.bias': { data: new Float32Array(7), shape: [7] } };
-  throwsCode(() => b.loadStateDict(bad), 'SHAPE_MISMATCH', /out_proj\.bias.*expected shape \[8\], got \[7\]/);
+  throwsCode(() => b.loadStateDict(bad), 'SHAPE_MISMATCH', /out_proj\.bias.*expected shape \(8,\), got \(7,\)/);
   assert.deepEqual(b.stateDict(), before);
   throwsCode(() => b.loadStateDict({ in_proj_weight: before.in_proj_weight }), 'UNKNOWN_PARAMETER', /missing \[in_proj_bias/);
   b.loadStateDict(a.stateDict());

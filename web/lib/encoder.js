@@ -8,7 +8,7 @@
 //   layers[0].weights;              // { data: Float32Array, shape: [4, T, T] }
 //   encoder.encode(text, { ablate: [[0, 1]] });   // layer 0, head 1 switched off
 //   encoder.dispose();
-import { MhaError, codeName } from './errors.js';
+import { MhaError, statusCodes } from './errors.js';
 import { folderUrl, modelFileError, readModelFolder } from './model-files.js';
 import { parseSafetensors } from './safetensors.js';
 import { instantiateWasmModule } from './wasm-module.js';
@@ -28,6 +28,7 @@ const LAYER_RESULTS = ['weights', 'headOutputs', 'concat', 'attentionOutput', 'r
 const MAX_CODE_POINTS = 1 << 24;
 
 let corePromise = null;
+let codes = null;  // the module's status codes, once it is loaded
 
 /**
  * The encoder in a Web Worker (encoder-worker.js): the same methods, each returning a promise.
@@ -48,6 +49,7 @@ export function loadEncoderCore(options = {}) {
       if (typeof core.EncoderSession !== 'function') {
         throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no EncoderSession: rebuild with npm run build');
       }
+      codes = statusCodes(core);
       return core;
     })().catch((error) => {
       corePromise = null;
@@ -65,7 +67,7 @@ function describe(value) {
 }
 
 function check(status) {
-  if (status.code !== 0) throw new MhaError(codeName(status.code), status.message);
+  if (status.code !== codes.ok) throw new MhaError(codes.name(status.code), status.message);
 }
 
 /** The config a model file carries in its __metadata__, checked. */

@@ -1,16 +1,5 @@
 // MhaError: the one error type the API throws for bad input, with a `code` saying which kind.
-
-/** Status codes of the core (cpp/include/mha/status.h), by number. */
-const CODE_NAMES = [
-  'OK',
-  'INVALID_CONFIG',
-  'SHAPE_MISMATCH',
-  'LENGTH_MISMATCH',
-  'INVALID_DTYPE',
-  'UNKNOWN_PARAMETER',
-  'TOO_LARGE',
-  'INVALID_ARGUMENT',
-];
+// The core's codes are read from each WebAssembly module (its StatusCode enum), never copied.
 
 export class MhaError extends Error {
   constructor(code, message) {
@@ -20,6 +9,15 @@ export class MhaError extends Error {
   }
 }
 
-export function codeName(statusCode) {
-  return CODE_NAMES[statusCode] ?? 'INVALID_ARGUMENT';
+/**
+ * A module's status codes: `ok`, the value of success, and `name(value)`, the code's name
+ * (Module.StatusCode.<NAME>.value, cpp/bindings/status_codes.h).
+ * @param {{StatusCode: Record<string, {value: number}>}} module
+ */
+export function statusCodes(module) {
+  const names = [];
+  for (const [name, entry] of Object.entries(module.StatusCode)) {
+    if (entry !== null && typeof entry === 'object' && typeof entry.value === 'number') names[entry.value] = name;
+  }
+  return { ok: module.StatusCode.OK.value, name: (value) => names[value] ?? 'INVALID_ARGUMENT' };
 }

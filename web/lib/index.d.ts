@@ -309,7 +309,7 @@ export function toSafetensors(
 // Off the main thread (web/lib/worker.js)
 
 export interface WorkerOptions {
-  /** Where worker.js is (default: beside this module). Set it when a bundler moved the module. */
+  /** Where the worker's script, worker-entry.js, is (default: beside this module). Set it when a bundler moved the module. */
   workerUrl?: string | URL;
   /** Where the .wasm file is (default: beside index.js, as the worker sees it). */
   wasmUrl?: string | URL;

@@ -1,36 +1,21 @@
 // The JavaScript API over the WebAssembly core: shapes, defaults, errors and ownership.
 // Types and documentation: index.d.ts beside this file.
-import { MhaError, codeName } from './errors.js';
+import { MhaError, statusCodes } from './errors.js';
 import { instantiateWasmModule, isNode } from './wasm-module.js';
 
 export { MhaError };
 export { loadStateDictFile, parseSafetensors, toSafetensors } from './safetensors.js';
 
 /**
- * Start a Web Worker with the core: the same API, every call returning a promise (worker.js).
- * Loaded on first use, so pages that compute on the main thread never download it.
+ * Start a Web Worker with the core: the same API, every call returning a promise (worker.js,
+ * the page's side; the worker runs worker-entry.js). Loaded on first use, so pages that compute
+ * on the main thread never download it.
  * @param {import('./index.js').WorkerOptions} [options]
  */
 export async function createWorkerMha(options) {
   const worker = await import('./worker.js');
   return worker.createWorkerMha(options);
 }
-
-// Slots of the core's input buffers and results (cpp/bindings/bindings.cpp).
-const SLOT = { query: 0, key: 1, value: 2, keyPaddingMask: 3, attnMask: 4, parameter: 5 };
-const RESULT = { output: 0, weights: 1, headOutputs: 2, concat: 3, parameter: 4 };
-const SHAPE_STRIDE = 5;
-const MAX_DIMS = SHAPE_STRIDE - 1;
-const FLAG = {
-  needWeights: 1,
-  averageAttnWeights: 2,
-  isCausal: 4,
-  returnHeadOutputs: 8,
-  returnConcat: 16,
-  skipOutProj: 32,
-  fullyMaskedRowsZero: 64,
-};
-const MASK_DTYPE = { none: 0, bool: 1, float32: 2 };
 
 // One module per kind, loaded once: the single-thread core and the pthreads core.
 const modulePromises = new Map();
@@ -120,7 +105,8 @@ async function instantiateThreads() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Argument checks (the core checks again; these give JS-shaped messages first)
+// Checks of JavaScript types, with JavaScript-shaped messages: what a tensor, a mask or a flag
+// is. What the values mean (shapes against the config, ranges, finiteness) the core checks.
 
 function describe(value) {
   if (value === null) return 'null';
@@ -133,9 +119,6 @@ function describe(value) {
 function checkShape(what, shape) {
   if (!Array.isArray(shape) && !ArrayBuffer.isView(shape)) {
     throw new MhaError('SHAPE_MISMATCH', `${what}: expected shape to be an array of dimensions, got ${describe(shape)}`);
-  }
-  if (shape.length > MAX_DIMS) {
-    throw new MhaError('SHAPE_MISMATCH', `${what}: expected at most ${MAX_DIMS} dimensions, got shape [${Array.from(shape).join(', ')}]`);
   }
   let numel = 1;
   for (const d of shape) {
@@ -198,6 +181,42 @@ function maskArg(what, mask) {
   return { dtype, data: values, shape: Array.from(mask.shape) };
 }
 
+// An array of numbers from a short typed array or array (Array.from is slower at this size).
+function toArray(dims) {
+  const out = new Array(dims.length);
+  for (let i = 0; i < dims.length; ++i) out[i] = dims[i];
+  return out;
+}
+
+// Whether two values are alike: arrays element by element, plain objects key by key, anything
+// else (numbers, booleans, the module's enum values) by identity.
+function same(a, b) {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; ++i) if (a[i] !== b[i]) return false;
+    return true;
+  }
+  const plain = (v) => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
+  if (!plain(a) || !plain(b)) return false;
+  for (const key in a) if (!same(a[key], b[key])) return false;
+  return true;
+}
+
+// The head indices as text, "2,5" ('' for none); the core checks their range.
+function ablateArg(ablate, numHeads) {
+  if (ablate === undefined || ablate === null) return '';
+  if (!Array.isArray(ablate) && !ArrayBuffer.isView(ablate)) {
+    throw new MhaError('INVALID_ARGUMENT', `ablateHeads: expected an array of head indices, got ${describe(ablate)}`);
+  }
+  for (const h of ablate) {
+    if (!Number.isSafeInteger(h)) {
+      throw new MhaError('INVALID_ARGUMENT', `ablateHeads: head index ${String(h)} is out of range; expected an integer from 0 to ${numHeads - 1}`);
+    }
+  }
+  return Array.from(ablate).join(',');
+}
+
 function positiveInteger(what, value, { optional = false } = {}) {
   if (value === undefined && optional) return 0;
   if (!Number.isInteger(value) || value <= 0 || value > 0x7fffffff) {
@@ -221,43 +240,37 @@ function createModule(core, threads) {
   const registry = typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((handle) => handle.delete())
     : null;
+  const status = statusCodes(core);
+  const { MaskDtype } = core;
 
-  function writeShape(handle, slot, shape) {
-    const shapes = handle.shapes();  // a fresh view: memory may have grown since the last call
-    shapes[slot * SHAPE_STRIDE] = shape.length;
-    for (let i = 0; i < shape.length; ++i) shapes[slot * SHAPE_STRIDE + 1 + i] = shape[i];
+  function check(handle, code) {
+    if (code !== status.ok) throw new MhaError(status.name(code), handle.error());
   }
 
-  // The core refuses (null) an input that would take its input buffers past the memory cap,
-  // before allocating it: in WebAssembly the copy alone could exhaust the memory.
-  function inputView(handle, slot, length, bytesPerValue) {
-    const view = bytesPerValue === 1 ? handle.inputBytes(slot, length) : handle.input(slot, length);
-    if (view === null || view === undefined) {
-      const name = Object.keys(SLOT).find((k) => SLOT[k] === slot);
-      throw new MhaError('TOO_LARGE', `${name}: ${length} values (${length * bytesPerValue} bytes) would take the inputs past the memory cap of ${handle.memoryCap()} bytes`);
-    }
-    return view;
+  // The heap, read after each call: memory may have grown during it. The single-thread module
+  // renews core.HEAPF32 itself; the pthreads one shares a WebAssembly.Memory (core.wasmMemory)
+  // whose buffer a worker thread may have replaced, so its views are made again then.
+  const memory = core.wasmMemory;
+  let views = null;
+  function heap() {
+    if (!memory) return { f32: core.HEAPF32, u8: core.HEAPU8 };
+    if (!views || views.f32.buffer !== memory.buffer) views = { f32: new Float32Array(memory.buffer), u8: new Uint8Array(memory.buffer) };
+    return views;
   }
 
-  function writeFloats(handle, slot, data) {
-    inputView(handle, slot, data.length, 4).set(data);
-  }
-
-  function readResult(handle, which) {
-    const view = handle.result(which);
-    if (view === null || view === undefined) return null;
-    const data = view.slice();
-    const shape = handle.resultShape(which).split(',').filter((s) => s !== '').map(Number);
-    return { data, shape };
-  }
-
-  function check(handle, status) {
-    if (status !== 0) throw new MhaError(codeName(status), handle.error());
+  // A tensor of the core: its data copied out of the heap with one slice, its shape a copy of
+  // `dims`.
+  function readTensor(offset, dims) {
+    let numel = 1;
+    for (let i = 0; i < dims.length; ++i) numel *= dims[i];
+    const start = offset >> 2;
+    return { data: heap().f32.slice(start, start + numel), shape: toArray(dims) };
   }
 
   class MultiHeadAttention {
     #handle;
     #config;
+    #prepared = null;  // { call, buffers, shapes } of the calls the core was last prepared for
 
     constructor(config) {
       if (config === null || typeof config !== 'object') {
@@ -277,15 +290,16 @@ function createModule(core, threads) {
       const addZeroAttn = flag('addZeroAttn', config.addZeroAttn, false);
       const batchFirst = flag('batchFirst', config.batchFirst, false);
       const handle = new core.Attention();
-      const status = handle.init(embedDim, numHeads, numKvHeads, kdim, vdim, bias, addBiasKv, addZeroAttn, batchFirst, seed);
-      if (status !== 0) {
+      const code = handle.init({ embedDim, numHeads, numKvHeads, kdim, vdim, bias, addBiasKv, addZeroAttn, batchFirst }, seed);
+      if (code !== status.ok) {
         const message = handle.error();
         handle.delete();
-        throw new MhaError(codeName(status), message);
+        throw new MhaError(status.name(code), message);
       }
       this.#handle = handle;
+      const resolved = handle.config();
       this.#config = Object.freeze({
-        embedDim, numHeads, numKvHeads: handle.numKvHeads(), kdim: handle.kdim(), vdim: handle.vdim(),
+        embedDim, numHeads, numKvHeads: resolved.numKvHeads, kdim: resolved.kdim, vdim: resolved.vdim,
         bias, addBiasKv, addZeroAttn, batchFirst, seed,
       });
       registry?.register(this, handle, this);
@@ -306,23 +320,32 @@ function createModule(core, threads) {
 
     parameterShape(name) {
       const handle = this.#live();
-      check(handle, handle.getParameter(String(name)));
-      return handle.resultShape(RESULT.parameter).split(',').map(Number);
+      const t = handle.getParameter(String(name));
+      check(handle, t.status);
+      return Array.from(t.shape);
     }
 
-    setParameter(name, tensor) {
+    // One bulk copy of a parameter's values into the core's parameter buffer.
+    #writeParameter(name, tensor) {
       const handle = this.#live();
       if (typeof name !== 'string') throw new MhaError('UNKNOWN_PARAMETER', `parameter name must be a string, got ${describe(name)}`);
       const t = tensorArg(`parameter '${name}'`, tensor);
-      writeShape(handle, SLOT.parameter, t.shape);
-      writeFloats(handle, SLOT.parameter, t.data);
-      check(handle, handle.setParameter(name));
+      const buffer = handle.parameterBuffer(t.data.length);
+      check(handle, buffer.status);
+      heap().f32.set(t.data, buffer.data >> 2);
+      return t;
+    }
+
+    setParameter(name, tensor) {
+      const t = this.#writeParameter(name, tensor);
+      check(this.#handle, this.#handle.setParameter(name, t.shape.join(',')));
     }
 
     getParameter(name) {
       const handle = this.#live();
-      check(handle, handle.getParameter(String(name)));
-      return readResult(handle, RESULT.parameter);
+      const t = handle.getParameter(String(name));
+      check(handle, t.status);
+      return readTensor(t.data, t.shape);
     }
 
     loadStateDict(stateDict, { strict = true } = {}) {
@@ -339,24 +362,13 @@ function createModule(core, threads) {
           throw new MhaError('UNKNOWN_PARAMETER', `state_dict does not match this module: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`);
         }
       }
-      // Check every tensor before setting any, so a bad state_dict changes nothing.
-      const checked = [];
-      for (const name of given) {
-        if (!names.includes(name)) continue;
-        const t = tensorArg(`parameter '${name}'`, stateDict[name]);
-        const expected = this.parameterShape(name);
-        const flatBias = (name === 'bias_k' || name === 'bias_v') && t.shape.length === 1 && t.shape[0] === expected[2];
-        if (!flatBias && (t.shape.length !== expected.length || t.shape.some((d, i) => d !== expected[i]))) {
-          throw new MhaError('SHAPE_MISMATCH', `parameter '${name}': expected shape [${expected.join(', ')}], got [${t.shape.join(', ')}]`);
-        }
-        for (let i = 0; i < t.data.length; ++i) {
-          if (!Number.isFinite(t.data[i])) {
-            throw new MhaError('INVALID_ARGUMENT', `parameter '${name}': value ${i} is not finite (${t.data[i]})`);
-          }
-        }
-        checked.push([name, t]);
+      // The core checks every tensor before any is set, so a bad state_dict changes nothing.
+      const known = given.filter((name) => names.includes(name));
+      for (const name of known) {
+        const t = this.#writeParameter(name, stateDict[name]);
+        check(this.#handle, this.#handle.checkParameter(name, t.shape.join(',')));
       }
-      for (const [name, t] of checked) this.setParameter(name, t);
+      for (const name of known) this.setParameter(name, stateDict[name]);
     }
 
     stateDict() {
@@ -380,6 +392,7 @@ function createModule(core, threads) {
         throw new MhaError('INVALID_ARGUMENT', `memory cap must be a positive integer number of bytes, got ${describe(bytes)}`);
       }
       handle.setMemoryCap(bytes);
+      this.#prepared = null;  // the inputs are checked against the cap again
     }
 
     forward(input) {
@@ -391,59 +404,64 @@ function createModule(core, threads) {
       const valueInput = input.value ?? keyInput;
       const query = tensorArg('query', input.query);
       const key = keyInput === input.query ? query : tensorArg('key', keyInput);
-      const value = valueInput === input.query ? query : valueInput === keyInput ? key : tensorArg('value', valueInput);
+      const value = valueInput === keyInput ? key : tensorArg('value', valueInput);
       const keyPaddingMask = maskArg('keyPaddingMask', input.keyPaddingMask);
       const attnMask = maskArg('attnMask', input.attnMask);
-      let flags = 0;
-      if (flag('needWeights', input.needWeights, true)) flags |= FLAG.needWeights;
-      if (flag('averageAttnWeights', input.averageAttnWeights, true)) flags |= FLAG.averageAttnWeights;
-      if (flag('isCausal', input.isCausal, false)) flags |= FLAG.isCausal;
-      if (flag('returnHeadOutputs', input.returnHeadOutputs, false)) flags |= FLAG.returnHeadOutputs;
-      if (flag('returnConcat', input.returnConcat, false)) flags |= FLAG.returnConcat;
-      if (flag('skipOutProj', input.skipOutProj, false)) flags |= FLAG.skipOutProj;
-      if (flag('fullyMaskedRowsZero', input.fullyMaskedRowsZero, false)) flags |= FLAG.fullyMaskedRowsZero;
-      const ablate = input.ablateHeads ?? [];
-      if (!Array.isArray(ablate) && !ArrayBuffer.isView(ablate)) {
-        throw new MhaError('INVALID_ARGUMENT', `ablateHeads: expected an array of head indices, got ${describe(ablate)}`);
-      }
-      for (const h of ablate) {
-        if (!Number.isInteger(h) || h < 0 || h >= this.#config.numHeads) {
-          throw new MhaError('INVALID_ARGUMENT', `ablateHeads: head index ${String(h)} is out of range; expected an integer from 0 to ${this.#config.numHeads - 1}`);
-        }
-      }
-
-      // One bulk copy in per tensor; self-attention passes one buffer for all three.
-      writeShape(handle, SLOT.query, query.shape);
-      writeFloats(handle, SLOT.query, query.data);
-      let keySource = SLOT.query;
-      if (key !== query) {
-        writeShape(handle, SLOT.key, key.shape);
-        writeFloats(handle, SLOT.key, key.data);
-        keySource = SLOT.key;
-      }
-      const valueSource = value === query ? SLOT.query : value === key ? keySource : SLOT.value;
-      if (valueSource === SLOT.value) {
-        writeShape(handle, SLOT.value, value.shape);
-        writeFloats(handle, SLOT.value, value.data);
-      }
-      const writeMask = (slot, mask) => {
-        if (!mask) return MASK_DTYPE.none;
-        writeShape(handle, slot, mask.shape);
-        if (mask.dtype === 'bool') inputView(handle, slot, mask.data.length, 1).set(mask.data);
-        else writeFloats(handle, slot, mask.data);
-        return MASK_DTYPE[mask.dtype];
+      // Shapes and head indices as text, "1,10,64" (cpp/bindings/bindings.cpp says why).
+      const call = {
+        query: query.shape.join(','),
+        key: key === query ? '' : key.shape.join(','),
+        value: value === key ? '' : value.shape.join(','),
+        keyIsQuery: key === query,
+        valueIsKey: value === key,
+        keyPaddingMask: keyPaddingMask ? keyPaddingMask.shape.join(',') : '',
+        keyPaddingMaskDtype: keyPaddingMask ? MaskDtype[keyPaddingMask.dtype] : MaskDtype.none,
+        attnMask: attnMask ? attnMask.shape.join(',') : '',
+        attnMaskDtype: attnMask ? MaskDtype[attnMask.dtype] : MaskDtype.none,
+        options: {
+          needWeights: flag('needWeights', input.needWeights, true),
+          averageAttnWeights: flag('averageAttnWeights', input.averageAttnWeights, true),
+          isCausal: flag('isCausal', input.isCausal, false),
+          returnHeadOutputs: flag('returnHeadOutputs', input.returnHeadOutputs, false),
+          returnConcat: flag('returnConcat', input.returnConcat, false),
+          skipOutProj: flag('skipOutProj', input.skipOutProj, false),
+          fullyMaskedRowsZero: flag('fullyMaskedRowsZero', input.fullyMaskedRowsZero, false),
+        },
+        ablateHeads: ablateArg(input.ablateHeads, this.#config.numHeads),
       };
-      const kpmDtype = writeMask(SLOT.keyPaddingMask, keyPaddingMask);
-      const maskDtype = writeMask(SLOT.attnMask, attnMask);
-      if (ablate.length) writeFloats(handle, SLOT.parameter, Float32Array.from(ablate));
-      check(handle, handle.forward(keySource, valueSource, kpmDtype, maskDtype, flags, ablate.length));
-
-      // Ask the core only for what this call produced: each crossing costs time at lesson sizes.
+      // The core keeps the call's description and its buffers: a call like the one before
+      // sends only its data.
+      if (!this.#prepared || !same(this.#prepared.call, call)) {
+        this.#prepared = null;
+        const buffers = handle.prepare(call);
+        check(handle, buffers.status);
+        this.#prepared = { call, buffers, shapes: null };
+      }
+      const { buffers } = this.#prepared;
+      // One bulk copy in per tensor; self-attention passes one buffer for all three.
+      const { f32, u8 } = heap();
+      f32.set(query.data, buffers.query >> 2);
+      if (key !== query) f32.set(key.data, buffers.key >> 2);
+      if (value !== key) f32.set(value.data, buffers.value >> 2);
+      for (const [mask, offset] of [[keyPaddingMask, buffers.keyPaddingMask], [attnMask, buffers.attnMask]]) {
+        if (mask?.dtype === 'bool') u8.set(mask.data, offset);
+        else if (mask) f32.set(mask.data, offset >> 2);
+      }
+      const out = handle.forward();
+      check(handle, out.status);
+      // Copied out at once: the views go stale when the memory grows.
+      if (!this.#prepared.shapes) {
+        const views = handle.outputShapes();
+        const shapes = {};
+        for (const name in views) shapes[name] = views[name] && toArray(views[name]);
+        this.#prepared.shapes = shapes;
+      }
+      const { shapes } = this.#prepared;
       return {
-        output: readResult(handle, RESULT.output),
-        weights: flags & FLAG.needWeights ? readResult(handle, RESULT.weights) : null,
-        headOutputs: flags & FLAG.returnHeadOutputs ? readResult(handle, RESULT.headOutputs) : null,
-        concat: flags & FLAG.returnConcat ? readResult(handle, RESULT.concat) : null,
+        output: readTensor(out.output, shapes.output),
+        weights: shapes.weights ? readTensor(out.weights, shapes.weights) : null,
+        headOutputs: shapes.headOutputs ? readTensor(out.headOutputs, shapes.headOutputs) : null,
+        concat: shapes.concat ? readTensor(out.concat, shapes.concat) : null,
       };
     }
 
@@ -460,81 +478,84 @@ function createModule(core, threads) {
   }
 
   let statistics = null;
+  let headFields = null;  // the names of a head's and a row's statistics, in the core's order
+  let rowFields = null;
   function stats() {
     if (!statistics) statistics = new core.Statistics();
     return statistics;
   }
-  function writeStatsInput(which, what, tensor) {
-    const t = tensorArg(what, tensor);
-    const s = stats();
-    const shapes = s.shapes();
-    shapes[which * SHAPE_STRIDE] = t.shape.length;
-    for (let i = 0; i < t.shape.length; ++i) shapes[which * SHAPE_STRIDE + 1 + i] = t.shape[i];
-    const view = s.input(which, t.data.length);
-    if (view === null || view === undefined) {
-      throw new MhaError('TOO_LARGE', `${what}: ${t.data.length} values (${t.data.length * 4} bytes) would take the statistics' inputs past the memory cap of ${s.memoryCap()} bytes`);
-    }
-    view.set(t.data);
-    return t;
+  function statisticsError(s, code) {
+    return new MhaError(status.name(code), s.error());
   }
-
-  const HEAD_FIELDS = ['entropy', 'normalizedEntropy', 'sparsity', 'maxAttention', 'peakAttention',
-    'averageAttention', 'meanDistance', 'previousTokenShare', 'firstTokenShare', 'diagonalShare', 'rows'];
+  // The maps in the statistics' buffers, one bulk copy each; the buffers are sized again only
+  // for maps of other shapes than the last ones.
+  let mapsPrepared = null;  // { shapes, buffers }
+  function writeMaps(...maps) {
+    const s = stats();
+    const shapes = maps.map((m) => m.shape.join(','));
+    if (!mapsPrepared || !same(mapsPrepared.shapes, shapes)) {
+      mapsPrepared = null;
+      const buffers = shapes.length === 1 ? s.prepareOne(shapes[0]) : s.prepareTwo(shapes[0], shapes[1]);
+      if (buffers.status !== status.ok) throw statisticsError(s, buffers.status);
+      mapsPrepared = { shapes, buffers };
+    }
+    const { buffers } = mapsPrepared;
+    const { f32 } = heap();
+    f32.set(maps[0].data, buffers.a >> 2);
+    if (maps.length > 1) f32.set(maps[1].data, buffers.b >> 2);
+    return s;
+  }
 
   function headStatistics(weights, options = {}) {
     const threshold = options.sparsityThreshold ?? 0.01;
-    if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1)) {
+    if (typeof threshold !== 'number') {
       throw new MhaError('INVALID_ARGUMENT', `sparsityThreshold must be a number from 0 to 1, got ${describe(threshold)}`);
     }
     const perRow = flag('perRow', options.perRow, false);
-    const t = writeStatsInput(0, 'weights', weights);
-    const s = stats();
-    const status = s.headStatistics(threshold, perRow);
-    if (status !== 0) throw new MhaError(codeName(status), s.error());
-    const flat = s.heads().slice();
-    const heads = [];
-    for (let h = 0; h < flat.length / HEAD_FIELDS.length; ++h) {
+    headFields ??= core.headStatisticsFields().split(',');
+    rowFields ??= core.rowStatisticsFields().split(',');
+    const s = writeMaps(tensorArg('weights', weights));
+    // The views of the result are read before any other call into the module.
+    const result = s.headStatistics({ sparsityThreshold: threshold, perRow });
+    if (result.status !== status.ok) throw statisticsError(s, result.status);
+    return { heads: records(result.heads, headFields), rows: result.rows ? columns(result.rows, rowFields, result.rowsShape) : null };
+  }
+
+  // Records of F = fields.length values each, as objects ([{ entropy, … }, …]) or as one typed
+  // array per field ({ entropy: Float64Array, …, argmax: Int32Array, shape }).
+  function records(flat, fields) {
+    const F = fields.length;
+    const out = new Array(flat.length / F);
+    for (let r = 0; r < out.length; ++r) {
       const entry = {};
-      HEAD_FIELDS.forEach((field, i) => { entry[field] = flat[h * HEAD_FIELDS.length + i]; });
-      heads.push(entry);
+      for (let i = 0; i < F; ++i) entry[fields[i]] = flat[r * F + i];
+      out[r] = entry;
     }
-    let rows = null;
-    if (perRow) {
-      const r = s.rows().slice();
-      const count = r.length / 6;
-      rows = {
-        entropy: new Float64Array(count), normalizedEntropy: new Float64Array(count),
-        maxAttention: new Float64Array(count), argmax: new Int32Array(count),
-        sparsity: new Float64Array(count), meanDistance: new Float64Array(count),
-        shape: t.shape.length === 4 ? [t.shape[0], t.shape[1], t.shape[2]] : [1, t.shape[0], t.shape[1]],
-      };
-      for (let i = 0; i < count; ++i) {
-        rows.entropy[i] = r[i * 6];
-        rows.normalizedEntropy[i] = r[i * 6 + 1];
-        rows.maxAttention[i] = r[i * 6 + 2];
-        rows.argmax[i] = r[i * 6 + 3];
-        rows.sparsity[i] = r[i * 6 + 4];
-        rows.meanDistance[i] = r[i * 6 + 5];
-      }
+    return out;
+  }
+  function columns(flat, fields, shape) {
+    const F = fields.length, count = flat.length / F;
+    const out = { shape: toArray(shape) };
+    for (let i = 0; i < F; ++i) {
+      const column = fields[i] === 'argmax' ? new Int32Array(count) : new Float64Array(count);
+      for (let r = 0; r < count; ++r) column[r] = flat[r * F + i];
+      out[fields[i]] = column;
     }
-    return { heads, rows };
+    return out;
   }
 
   function headSimilarity(weights) {
-    const t = writeStatsInput(0, 'weights', weights);
-    const s = stats();
-    const status = s.headSimilarity();
-    if (status !== 0) throw new MhaError(codeName(status), s.error());
-    return { jsd: s.matrix().slice(), numHeads: t.shape[t.shape.length - 3] };
+    const s = writeMaps(tensorArg('weights', weights));
+    const result = s.headSimilarity();
+    if (result.status !== status.ok) throw statisticsError(s, result.status);
+    return { jsd: result.matrix.slice(), numHeads: result.numHeads };
   }
 
   function jsDivergence(a, b) {
-    writeStatsInput(0, 'a', a);
-    writeStatsInput(1, 'b', b);
-    const s = stats();
-    const status = s.jsDivergence();
-    if (status !== 0) throw new MhaError(codeName(status), s.error());
-    return { perRow: s.matrix().slice(), mean: s.mean() };
+    const s = writeMaps(tensorArg('a', a), tensorArg('b', b));
+    const result = s.jsDivergence();
+    if (result.status !== status.ok) throw statisticsError(s, result.status);
+    return { perRow: result.matrix.slice(), mean: result.mean };
   }
 
   return Object.freeze({

@@ -8,18 +8,11 @@
 //   const s = trainer.sentence(7);          // a sentence of the grammar with its links
 //   const maps = trainer.attention(s);      // { data: Float32Array, shape: [layers, H, T, T] }
 //   trainer.dispose();
-import { MhaError, codeName } from './errors.js';
+import { MhaError, statusCodes } from './errors.js';
 import { instantiateWasmModule } from './wasm-module.js';
 
+/** The relations heads are scored on, in the core's order (TrainSession.relations()). */
 export const RELATIONS = ['previous', 'verb_subject', 'pronoun_antecedent', 'modifier_noun', 'induction'];
-/** Where a relation is measured: the link's own query, or the token before it. */
-export const QUERY_PLACES = {
-  previous: ['token', 'token'],
-  verb_subject: ['verb', 'before_verb'],
-  pronoun_antecedent: ['pronoun', 'connective'],
-  modifier_noun: ['noun', 'noun'],
-  induction: ['repeat_token', 'repeat_token'],
-};
 
 let corePromise = null;
 
@@ -65,6 +58,8 @@ export class Trainer {
   #vocabulary;
   #categories;
   #settings;
+  #status;
+  #sentenceTokens = [];  // the tokens of the session's sentence, which attention() and predictions() read
 
   constructor(core, options = {}) {
     const defaults = core.TrainSession.defaults();  // the native trainer's set-up
@@ -79,10 +74,11 @@ export class Trainer {
     positiveNumber('warmup', warmup, true);
     positiveNumber('heldOut', heldOut, true);
     this.#core = core;
+    this.#status = statusCodes(core);
     this.#handle = new core.TrainSession();
-    this.#check(this.#handle.init(seed, learningRate, steps, batchSize, warmup, heldOut));
-    this.#vocabulary = this.#handle.vocabulary().split('\n').slice(0, -1);
-    this.#categories = this.#handle.categories().split('\n').slice(0, -1);
+    this.#check(this.#handle.init({ seed, learningRate, steps, batchSize, warmup, heldOut }));
+    this.#vocabulary = this.#handle.vocabulary();
+    this.#categories = this.#handle.categories();
     this.seed = seed;
     this.#settings = Object.freeze({ seed, learningRate, steps, batchSize, warmup, heldOut });
   }
@@ -92,8 +88,8 @@ export class Trainer {
     return this.#handle;
   }
 
-  #check(status) {
-    if (status !== 0) throw new MhaError(codeName(status), this.#handle.error());
+  #check(code) {
+    if (code !== this.#status.ok) throw new MhaError(this.#status.name(code), this.#handle.error());
   }
 
   /** The set-up this trainer was made with, defaults filled in: {seed, learningRate, steps, batchSize, warmup, heldOut}. */
@@ -122,30 +118,16 @@ export class Trainer {
 
   /** Held-out accuracy and every head scored on every relation. */
   evaluate() {
-    const handle = this.#live();
-    this.#check(handle.evaluate());
-    const r = handle.result().slice();
-    const L = handle.numLayers(), H = handle.numHeads();
-    const heads = [];
-    let i = 5;
-    for (let layer = 0; layer < L; ++layer) {
-      for (let head = 0; head < H; ++head) {
-        for (const relation of RELATIONS) {
-          heads.push({ layer, head, relation, at: QUERY_PLACES[relation][r[i + 2]], meanWeight: r[i], argmaxShare: r[i + 1] });
-          i += 3;
-        }
-      }
-    }
-    return { loss: r[0], accuracy: { agreement: r[1], pronoun: r[2], copy: r[3] }, sentences: r[4], heads };
+    const e = this.#live().evaluate();
+    this.#check(e.status);
+    return { loss: e.loss, accuracy: { agreement: e.agreement, pronoun: e.pronoun, copy: e.copy }, sentences: e.sentences, heads: e.heads };
   }
 
-  #readSentence(length) {
-    const handle = this.#live();
-    const tokens = Array.from(handle.tokens());
-    const flat = handle.links();
-    const links = [];
-    for (let i = 0; i < flat.length; i += 3) links.push({ relation: RELATIONS[flat[i]], query: flat[i + 1], key: flat[i + 2] });
-    return { tokens, words: tokens.map((t) => this.#vocabulary[t]), links, length };
+  #readSentence(result) {
+    this.#check(result.status);
+    const tokens = Array.from(result.tokens);
+    this.#sentenceTokens = tokens;
+    return { tokens, words: tokens.map((t) => this.#vocabulary[t]), links: result.links, length: tokens.length };
   }
 
   /** A sentence of the grammar from its own seed, with its ground-truth links. */
@@ -157,35 +139,34 @@ export class Trainer {
   /** Free text in the grammar's vocabulary (links: previous token only). */
   parse(text) {
     if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `text: expected a string, got ${typeof text}`);
-    const n = this.#live().parse(text);
-    if (n < 0) throw new MhaError('INVALID_ARGUMENT', this.#handle.error());
-    return this.#readSentence(n);
+    return this.#readSentence(this.#live().parse(text));
   }
 
+  // The session's sentence becomes `sentence` (parsed again from its words when it is not).
   #load(sentence) {
     const handle = this.#live();
     if (!sentence || !Array.isArray(sentence.tokens)) throw new MhaError('INVALID_ARGUMENT', 'expected a sentence from sentence() or parse()');
-    const current = Array.from(handle.tokens());
+    const current = this.#sentenceTokens;
     if (current.length !== sentence.tokens.length || current.some((t, i) => t !== sentence.tokens[i])) {
       const text = sentence.words.filter((w) => w !== '<bos>' && w !== '<pad>').join(' ');
-      if (handle.parse(text) < 0) throw new MhaError('INVALID_ARGUMENT', handle.error());
+      this.#readSentence(handle.parse(text));
     }
     return handle;
   }
 
-  /** Attention maps of the current weights on a sentence: shape [layers, heads, T, T]. */
+  #readTensor(t) {
+    this.#check(t.status);
+    return { data: t.data.slice(), shape: Array.from(t.shape) };
+  }
+
+  /** Attention maps of the current weights on a sentence, computed by the core's MultiHeadAttention: shape [layers, heads, T, T]. */
   attention(sentence) {
-    const handle = this.#load(sentence);
-    this.#check(handle.attention());
-    const T = sentence.tokens.length;
-    return { data: handle.result().slice(), shape: [handle.numLayers(), handle.numHeads(), T, T] };
+    return this.#readTensor(this.#load(sentence).attention());
   }
 
   /** Next-token probabilities after each token: shape [T, vocabulary]. */
   predictions(sentence) {
-    const handle = this.#load(sentence);
-    this.#check(handle.predictions());
-    return { data: handle.result().slice(), shape: [sentence.tokens.length, this.#vocabulary.length] };
+    return this.#readTensor(this.#load(sentence).predictions());
   }
 
   /** Replace the weights with a weights file (float16, as npm run train writes). */

@@ -115,12 +115,39 @@ class MultiHeadAttention {
   void set_memory_cap(size_t bytes) { memory_cap_bytes_ = bytes; }
   size_t memory_cap() const { return memory_cap_bytes_; }
 
+  // The checks set_parameter makes, without setting anything (so that a whole state_dict can
+  // be checked before any of it is set).
+  Status check_parameter(const std::string& name, const float* data, size_t length, const Shape& shape) const;
+
+  // Five steps, each a private function of its own:
+  //   1. validate  every shape, length, dtype, value and option, and the memory the call
+  //                needs, before anything is touched; resolves N, L, S and how to project
+  //   2. plan      the workspace: one offset per scratch buffer, and the thread schedule
+  //   3. project   inputs to batch-first order; q, k, v by the in-projection (fused, per
+  //                head or separate)
+  //   4. attend    head by head: masks, scaled q . k^T, softmax, weights . V
+  //   5. assemble  head outputs, ablation, concatenation, out-projection, weights
   Status forward(const TensorView& query, const TensorView& key, const TensorView& value,
                  const MaskView& key_padding_mask, const MaskView& attn_mask,
                  const ForwardOptions& options, ForwardResult* result);
 
  private:
   MultiHeadAttention() = default;
+
+  struct Call;       // a validated call: its inputs, N, L, S, S_total and projection
+  struct Workspace;  // a call's scratch offsets in workspace_, and its thread schedule
+  struct Projected;  // q, k, v after the in-projection, with their row strides
+  Status validate(const TensorView& query, const TensorView& key, const TensorView& value,
+                  const MaskView& key_padding_mask, const MaskView& attn_mask,
+                  const ForwardOptions& options, Call* call) const;
+  Status check_memory(const Call& call) const;
+  Workspace plan(const Call& call);
+  void pack_weights(const Call& call);
+  Projected project(const Call& call, const Workspace& ws);
+  void attend(const Call& call, const Workspace& ws, const Projected& qkv);
+  void attend_head(const Call& call, const Workspace& ws, const Projected& qkv, const float* attn_add,
+                   const float* key_add, int64_t pair, int slot) const;
+  void assemble(const Call& call, const Workspace& ws, ForwardResult* result) const;
 
   Config config_;
   int64_t head_dim_ = 0;

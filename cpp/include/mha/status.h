@@ -18,6 +18,13 @@ enum class StatusCode : int {
   kInvalidArgument = 7,   // anything else: NaN sizes, bad head index, bad option
 };
 
+// Every code, in order.
+constexpr StatusCode kStatusCodes[] = {
+    StatusCode::kOk,           StatusCode::kInvalidConfig,    StatusCode::kShapeMismatch, StatusCode::kLengthMismatch,
+    StatusCode::kInvalidDtype, StatusCode::kUnknownParameter, StatusCode::kTooLarge,      StatusCode::kInvalidArgument,
+};
+
+// The code's name as JavaScript's MhaError.code spells it: "OK", "INVALID_CONFIG", ...
 const char* status_code_name(StatusCode code);
 
 class Status {

@@ -301,6 +301,33 @@ const Real* Model<Real>::attention(int layer) const {
   return att_[layer].data();
 }
 
+template <typename Real>
+Status Model<Real>::attention_module(int layer, std::unique_ptr<MultiHeadAttention>* out) const {
+  if (layer < 0 || layer >= config_.num_layers) {
+    return Status(StatusCode::kInvalidArgument, "attention_module: layer " + std::to_string(layer) +
+                                                    " is out of range; expected 0 to " + std::to_string(config_.num_layers - 1));
+  }
+  const int C = config_.d_model;
+  const LayerOffsets& o = layer_offsets_[layer];
+  Config config;
+  config.embed_dim = C;
+  config.num_heads = config_.num_heads;
+  std::unique_ptr<MultiHeadAttention> module;
+  MHA_RETURN_IF_ERROR(MultiHeadAttention::Create(config, 0, &module));
+  auto set = [&](const char* name, size_t offset, Shape shape) {
+    size_t count = 1;
+    for (int64_t d : shape) count *= static_cast<size_t>(d);
+    const std::vector<float> values(params_.begin() + offset, params_.begin() + offset + count);
+    return module->set_parameter(name, values.data(), values.size(), shape);
+  };
+  MHA_RETURN_IF_ERROR(set("in_proj_weight", o.qkv_w, {3 * C, C}));
+  MHA_RETURN_IF_ERROR(set("in_proj_bias", o.qkv_b, {3 * C}));
+  MHA_RETURN_IF_ERROR(set("out_proj.weight", o.proj_w, {C, C}));
+  MHA_RETURN_IF_ERROR(set("out_proj.bias", o.proj_b, {C}));
+  *out = std::move(module);
+  return Status::Ok();
+}
+
 template class Model<float>;
 template class Model<double>;
 

@@ -23,6 +23,13 @@ Grammar grammar_of(const TrainConfig& config) {
                  config.reflexive_share);
 }
 
+Status check_settings(const TrainConfig& config, int held_out) {
+  if (config.steps < 1 || config.batch_size < 1 || config.warmup_steps < 1 || !(config.learning_rate > 0) || held_out < 1)
+    return Status(StatusCode::kInvalidArgument,
+                  "expected steps, batch size, warm-up and held-out count >= 1 and a learning rate > 0");
+  return Status::Ok();
+}
+
 std::vector<ParameterSpec> optimizer_specs(const ModelConfig& model_config, const TrainConfig& config) {
   std::vector<ParameterSpec> specs = parameter_specs(model_config);
   if (config.embedding_weight_decay >= 0)
@@ -167,21 +174,42 @@ template Evaluation evaluate<float>(Model<float>&, const Grammar&, const std::ve
 template Evaluation evaluate<double>(Model<double>&, const Grammar&, const std::vector<Sentence>&);
 
 template <typename Real>
-std::vector<float> attention_maps(Model<Real>& model, const std::vector<int>& tokens) {
+Status attention_maps(Model<Real>& model, const std::vector<int>& tokens, std::vector<float>* maps) {
   const ModelConfig& c = model.config();
   const int T = static_cast<int>(tokens.size());
   std::vector<int> targets(T, -1);
   model.forward(tokens.data(), targets.data(), 1, T);
-  std::vector<float> maps;
-  maps.reserve(static_cast<size_t>(c.num_layers) * c.num_heads * T * T);
+  maps->clear();
+  maps->reserve(static_cast<size_t>(c.num_layers) * c.num_heads * T * T);
+  ForwardOptions options;
+  options.is_causal = true;
+  options.average_attn_weights = false;
+  std::vector<float> input(static_cast<size_t>(T) * c.d_model);
   for (int l = 0; l < c.num_layers; ++l) {
-    const Real* att = model.attention(l);
-    for (size_t i = 0; i < static_cast<size_t>(c.num_heads) * T * T; ++i) maps.push_back(static_cast<float>(att[i]));
+    std::unique_ptr<MultiHeadAttention> attention;
+    MHA_RETURN_IF_ERROR(model.attention_module(l, &attention));
+    const Real* x = model.attention_input(l);  // (T, C)
+    for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(x[i]);
+    const TensorView query{input.data(), input.size(), {T, c.d_model}};
+    ForwardResult result;
+    MHA_RETURN_IF_ERROR(attention->forward(query, query, query, MaskView(), MaskView(), options, &result));
+    maps->insert(maps->end(), result.weights.data.begin(), result.weights.data.end());  // (H, T, T)
   }
-  return maps;
+  return Status::Ok();
 }
 
-template std::vector<float> attention_maps<float>(Model<float>&, const std::vector<int>&);
+template Status attention_maps<float>(Model<float>&, const std::vector<int>&, std::vector<float>*);
+
+template <typename Real>
+std::vector<float> next_token_probabilities(Model<Real>& model, const std::vector<int>& tokens) {
+  const int T = static_cast<int>(tokens.size());
+  std::vector<int> targets(T, -1);
+  model.forward(tokens.data(), targets.data(), 1, T);
+  const Real* probs = model.probabilities();
+  return std::vector<float>(probs, probs + static_cast<size_t>(T) * model.config().vocab_size);
+}
+
+template std::vector<float> next_token_probabilities<float>(Model<float>&, const std::vector<int>&);
 
 Trainer::Trainer(const ModelConfig& model_config, const TrainConfig& config, const std::vector<Sentence>& held_out)
     : grammar_(grammar_of(config)),
@@ -226,6 +254,12 @@ double Trainer::step() {
   optimizer_.update(model_.parameters(), model_.gradients(), current_learning_rate());
   ++steps_done_;
   return loss;
+}
+
+double Trainer::steps(int count) {
+  double sum = 0;
+  for (int i = 0; i < count; ++i) sum += step();
+  return count > 0 ? sum / count : 0;
 }
 
 // IEEE 754 binary16 conversion, round to nearest even.
@@ -347,6 +381,24 @@ Status decode_weights(const uint8_t* data, size_t size, ModelConfig* config, std
   for (size_t i = 0; i < count; ++i)
     (*parameters)[i] = half_to_float(static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8)));
   *config = c;
+  return Status::Ok();
+}
+
+Status load_weights(const uint8_t* data, size_t size, Model<float>* model) {
+  ModelConfig config;
+  std::vector<float> parameters;
+  MHA_RETURN_IF_ERROR(decode_weights(data, size, &config, &parameters));
+  const ModelConfig& want = model->config();
+  if (config.vocab_size != want.vocab_size || config.context != want.context || config.d_model != want.d_model ||
+      config.num_heads != want.num_heads || config.num_layers != want.num_layers)
+    return Status(StatusCode::kShapeMismatch,
+                  "loadWeights: expected vocabulary " + std::to_string(want.vocab_size) + ", context " +
+                      std::to_string(want.context) + ", d_model " + std::to_string(want.d_model) + ", " +
+                      std::to_string(want.num_heads) + " heads, " + std::to_string(want.num_layers) +
+                      " layers; the file has " + std::to_string(config.vocab_size) + ", " +
+                      std::to_string(config.context) + ", " + std::to_string(config.d_model) + ", " +
+                      std::to_string(config.num_heads) + ", " + std::to_string(config.num_layers));
+  model->parameters() = parameters;
   return Status::Ok();
 }
 

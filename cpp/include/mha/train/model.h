@@ -15,9 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "mha/attention.h"
 #include "mha/status.h"
 
 namespace mha::train {
@@ -96,8 +98,19 @@ class Model {
 
   // After forward(): the attention probabilities of one layer, (B, H, T, T) row-major.
   const Real* attention(int layer) const;
-  // After forward(): the logits, (B, T, V); with lengths, packed: (sum of lengths, V).
+  // After forward(), packed rows (sum of lengths, C): what one layer's attention reads,
+  // ln1(x), and what its heads give before attn.proj, Concat(head_1..head_H).
+  const Real* attention_input(int layer) const { return ln1_[layer].data(); }
+  const Real* attention_heads(int layer) const { return att_y_[layer].data(); }
+  // After forward(): the logits, (B, T, V), and their softmax; with lengths, packed:
+  // (sum of lengths, V).
   const Real* logits() const { return logits_.data(); }
+  const Real* probabilities() const { return probs_.data(); }
+
+  // One layer's causal self-attention as the core's module, from the current weights (as
+  // float): in_proj_weight / in_proj_bias = attn.qkv, out_proj = attn.proj, E = C, H heads.
+  // Its forward on attention_input(layer) with is_causal gives the maps attention(layer) holds.
+  Status attention_module(int layer, std::unique_ptr<MultiHeadAttention>* out) const;
 
  private:
   ModelConfig config_;

@@ -20,7 +20,7 @@ struct TrainConfig {
   double learning_rate = 5e-3;
   double min_learning_rate = 5e-4;
   int warmup_steps = 100;
-  double weight_decay = 0.01;  // AdamW's decoupled decay (0.1 let the pronoun and verb heads fade: README)
+  double weight_decay = 0.01;  // AdamW's decoupled decay (at 0.1 the pronoun and verb heads fade: docs/training.md)
   double embedding_weight_decay = -1;  // weight decay on wte and wpe (< 0: weight_decay, as the matrices)
   int min_repeat_length = 2;     // the repeat's shortest length (see Grammar)
   double same_number_share = Grammar::kSameNumberShare;  // share of modifier nouns of the subject's number (see Grammar)
@@ -29,7 +29,7 @@ struct TrainConfig {
   double grad_clip = 1.0;
   double beta2 = 0.95;  // AdamW's second-moment decay
   // See Initialization: fan-in scales, positions as evenly spaced sinusoids in channels of
-  // their own (the measured effect is in the README's training section).
+  // their own (docs/training.md has the measured effect).
   Initialization init = [] {
     Initialization i;
     i.fan_in_scale = true;
@@ -41,6 +41,10 @@ struct TrainConfig {
 
 // The grammar the config trains on (its repeat length, same-number share and lead share).
 Grammar grammar_of(const TrainConfig& config);
+
+// A set-up the trainer can run: steps, batch size and warm-up >= 1, a learning rate > 0, and
+// held_out >= 1 held-out sentences.
+Status check_settings(const TrainConfig& config, int held_out);
 
 // The parameters as AdamW sees them: parameter_specs(), with the embeddings' weight decay at
 // config.embedding_weight_decay when that is >= 0.
@@ -85,9 +89,14 @@ constexpr double kLabelThreshold = 0.4;
 template <typename Real>
 Evaluation evaluate(Model<Real>& model, const Grammar& grammar, const std::vector<Sentence>& sentences);
 
-// One sentence's attention maps: (layers, H, T, T) for its T tokens.
+// One sentence's attention maps, (layers, H, T, T) for its T tokens, computed by the core:
+// each layer's Model::attention_module on that layer's input (causal, weights per head).
 template <typename Real>
-std::vector<float> attention_maps(Model<Real>& model, const std::vector<int>& tokens);
+Status attention_maps(Model<Real>& model, const std::vector<int>& tokens, std::vector<float>* maps);
+
+// Next-token probabilities after each token of one sentence: (T, V), the softmax of the logits.
+template <typename Real>
+std::vector<float> next_token_probabilities(Model<Real>& model, const std::vector<int>& tokens);
 
 class Trainer {
  public:
@@ -95,6 +104,8 @@ class Trainer {
 
   // One AdamW step on a fresh batch; returns the batch's loss (before the update).
   double step();
+  // `count` steps; returns their mean loss (0 for none).
+  double steps(int count);
   int steps_done() const { return steps_done_; }
   double current_learning_rate() const;
   void set_learning_rate(double peak) { config_.learning_rate = peak; config_.min_learning_rate = peak / 10; }
@@ -123,6 +134,8 @@ void fill_row(const Sentence& sentence, int context, int pad_id, int* tokens, in
 // shapes: informational), then every parameter as IEEE float16 in parameter_specs() order.
 std::vector<uint8_t> encode_weights(const Model<float>& model, uint64_t seed, int steps);
 Status decode_weights(const uint8_t* data, size_t size, ModelConfig* config, std::vector<float>* parameters);
+// Replaces the model's weights with a weights file's, which must be of the model's config.
+Status load_weights(const uint8_t* data, size_t size, Model<float>* model);
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 void round_to_half(std::vector<float>& values);
