@@ -80,19 +80,13 @@ function run(cmd, args, options = {}) {
   return spawnSync(cmd, args, { encoding: 'utf8', cwd: repoRoot, maxBuffer: 1 << 26, ...options });
 }
 
-/** Builds build/bench-sse2 and build/bench-march (target mha_bench only). */
+/** Builds build/bench-sse2 and build/bench-march (the presets of those names: mha_bench only). */
 function buildNative(opts) {
-  const builds = [['build/bench-sse2', 'sse2'], ['build/bench-march', 'native']];
-  for (const [dir, arch] of builds) {
-    if (!fs.existsSync(path.join(repoRoot, dir, 'CMakeCache.txt'))) {
-      const c = run('cmake', ['-S', '.', '-B', dir, '-DCMAKE_BUILD_TYPE=Release', `-DMHA_NATIVE_ARCH=${arch}`, '-DMHA_BUILD_TESTS=OFF']);
-      if (c.status !== 0) {
-        log(opts, `[bench] configuring ${dir} failed:\n${c.stderr}`);
-        continue;
-      }
-    }
+  const builds = [['bench-sse2', 'sse2'], ['bench-march', 'native']];
+  for (const [preset, arch] of builds) {
+    const dir = `build/${preset}`;
     log(opts, `[bench] building ${dir}/mha_bench (-O3 ${arch === 'sse2' ? '-msse2' : '-march=native'})`);
-    const b = run('cmake', ['--build', dir, '--target', 'mha_bench', '-j', '2']);
+    const b = run('cmake', ['--workflow', '--preset', preset]);
     if (b.status !== 0) {
       // Without this the engine would time the binary of an earlier build.
       fs.rmSync(path.join(repoRoot, dir, 'mha_bench'), { force: true });

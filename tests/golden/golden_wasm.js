@@ -1,11 +1,14 @@
-// Runs golden case files (tests/golden/README.md) through the WebAssembly module, by way of the
-// JS API users import (web/lib/index.js, loadMha), in Node.js.
+// Runs golden case files (tests/golden/README.md) through both WebAssembly cores, the
+// single-thread module and the pthreads module, by way of the JS API users import
+// (web/lib/index.js, loadMha), in Node.js.
 //
 //   node tests/golden/golden_wasm.js [--json] DIR|FILE...
 //
-// One line per case with the largest errors beside the tolerances, then "N passed, N failed";
-// exit status 1 if any case failed, 2 on bad usage. --json prints one JSON object per case and
-// line (the records golden_native.cpp prints), then {"summary": {"passed", "failed"}}.
+// One line per case and core (engines wasm, wasm-threads) with the largest errors beside the
+// tolerances, then "N passed, N failed" (one count per case and core); exit status 1 if any
+// failed or a core did not load, 2 on bad usage (no case files among them). --json prints one
+// JSON object per case, core and line (the records golden_native.cpp prints), then
+// {"summary": {"passed", "failed"}}.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
@@ -137,8 +140,8 @@ export async function loadModule({ threads = false } = {}) {
 
 async function main(argv) {
   const asJson = argv.includes('--json');
-  const unknown = argv.filter((a) => a.startsWith('-') && a !== '--json' && a !== '--threads');
-  const usage = 'usage: node tests/golden/golden_wasm.js [--json] [--threads] DIR|FILE...';
+  const unknown = argv.filter((a) => a.startsWith('-') && a !== '--json');
+  const usage = 'usage: node tests/golden/golden_wasm.js [--json] DIR|FILE...';
   if (argv.includes('-h') || argv.includes('--help')) {
     console.log(usage);
     return 0;
@@ -147,26 +150,31 @@ async function main(argv) {
     console.error(`golden_wasm: unknown option ${unknown.join(' ')}\n${usage}`);
     return 2;
   }
-  const files = collectCaseFiles(argv.filter((a) => !a.startsWith('-')));
+  const targets = argv.filter((a) => !a.startsWith('-'));
+  const files = collectCaseFiles(targets);
   if (files.length === 0) {
-    console.error(`golden_wasm: no case files given (${usage})`);
+    console.error(`golden_wasm: no case files (*.json) in ${targets.join(', ') || 'the arguments'} (${usage})`);
     return 2;
   }
-  let mha;
-  try {
-    mha = await loadModule({ threads: argv.includes('--threads') });
-  } catch (error) {
-    console.error(`golden_wasm: cannot load the WebAssembly module through web/lib/index.js: ${error.message}\n` +
-      'Build it with: node scripts/build.js --wasm');
-    return 1;
+  const cores = [];
+  for (const threads of [false, true]) {
+    try {
+      cores.push(await loadModule({ threads }));
+    } catch (error) {
+      console.error(`golden_wasm: cannot load the ${threads ? 'pthreads' : 'single-thread'} WebAssembly core through ` +
+        `web/lib/index.js: ${error.message}\nBuild it with: npm run build -- wasm`);
+      return 1;
+    }
   }
   let passed = 0;
   let failed = 0;
   for (const file of files) {
-    const record = runCase(mha, file);
-    if (record.pass) passed++;
-    else failed++;
-    console.log(asJson ? JSON.stringify(record) : formatResult(record));
+    for (const mha of cores) {
+      const record = runCase(mha, file);
+      if (record.pass) passed++;
+      else failed++;
+      console.log(asJson ? JSON.stringify(record) : formatResult(record));
+    }
   }
   console.log(asJson ? JSON.stringify({ summary: { passed, failed } }) : `${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;

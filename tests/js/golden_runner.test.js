@@ -1,5 +1,6 @@
-// The golden runner must fail what is wrong: broken copies of committed cases go through
-// `node scripts/golden.js` (native and both WebAssembly cores) and each must FAIL, while the untouched copy passes.
+// The golden runners must fail what is wrong: broken copies of committed cases go through
+// `npm run golden` (scripts/golden.js: the native runner and the WebAssembly runner with both
+// cores) and each must FAIL, while the untouched copy passes. npm test has built the engines.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,7 +19,7 @@ function loadCase(name) {
 }
 
 function runGolden(dir) {
-  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts/golden.js'), dir], {
+  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts/golden.js'), '--no-build', dir], {
     cwd: repoRoot, encoding: 'utf8', maxBuffer: 1 << 26, timeout: 15 * 60_000,
   });
   const lines = run.stdout.split('\n').filter((l) => /^(PASS|FAIL) /.test(l));
