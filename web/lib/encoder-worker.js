@@ -1,15 +1,9 @@
 // The pretrained encoder off the main thread, page side: createWorkerEncoder() starts a module
 // worker (encoder-worker-entry.js), which loads the encoder there; the object it resolves to has
 // the encoder's methods, each returning a promise. Calls are answered in order; result tensors
-// come back as transferred buffers (no copy).
+// come back as transferred buffers (no copy) (rpc.js).
 import { MhaError } from './errors.js';
-
-function rebuildError(error) {
-  if (error?.name === 'MhaError') return new MhaError(error.code, error.message);
-  const rebuilt = new Error(error?.message ?? String(error));
-  rebuilt.name = error?.name || 'Error';
-  return rebuilt;
-}
+import { connectWorker } from './rpc.js';
 
 /** URLs the worker should see as the page does (a worker resolves relative URLs against itself). */
 function absolute(url) {
@@ -33,45 +27,12 @@ export async function createWorkerEncoder(options = {}) {
   const worker = workerUrl
     ? new Worker(absolute(workerUrl), { type: 'module', name: 'mha-encoder' })
     : new Worker(new URL('./encoder-worker-entry.js', import.meta.url), { type: 'module', name: 'mha-encoder' });
-  let nextId = 1;
-  let failure = null;
-  const pending = new Map();
-  const failAll = (error) => {
-    failure = error;
-    for (const { reject } of pending.values()) reject(error);
-    pending.clear();
-  };
   worker.addEventListener('message', (event) => {
-    const { id, ok, value, error, progress } = event.data;
-    if (progress) {
-      onProgress?.(progress);
-      return;
-    }
-    const entry = pending.get(id);
-    if (!entry) return;
-    pending.delete(id);
-    if (ok) entry.resolve(value);
-    else entry.reject(rebuildError(error));
+    if (event.data && event.data.progress) onProgress?.(event.data.progress);
   });
-  worker.addEventListener('error', (event) => {
-    event.preventDefault?.();
-    failAll(new MhaError('WORKER_ERROR', `the encoder's worker failed${event.message ? `: ${event.message}` : ''}`));
-  });
-  worker.addEventListener('messageerror', () => failAll(new MhaError('WORKER_ERROR', 'a message from the worker could not be read')));
-
-  function request(op, args) {
-    if (failure) return Promise.reject(failure);
-    const id = nextId++;
-    return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject });
-      try {
-        worker.postMessage({ id, op, args });
-      } catch (error) {
-        pending.delete(id);
-        reject(new MhaError('INVALID_ARGUMENT', `the arguments could not be sent to the worker: ${error.message}`));
-      }
-    });
-  }
+  const rpc = connectWorker(worker, "the encoder's worker (encoder-worker-entry.js)");
+  let disposed = false;
+  const request = (op, args) => (disposed ? Promise.reject(new MhaError('DISPOSED', 'this encoder has been disposed')) : rpc.request(op, ...args));
 
   let config;
   try {
@@ -80,7 +41,6 @@ export async function createWorkerEncoder(options = {}) {
     worker.terminate();
     throw error;
   }
-  let disposed = false;
   return Object.freeze({
     config,
     get disposed() { return disposed; },
@@ -90,8 +50,7 @@ export async function createWorkerEncoder(options = {}) {
     dispose() {
       if (disposed) return;
       disposed = true;
-      worker.terminate();
-      failAll(new MhaError('DISPOSED', 'this encoder has been disposed'));
+      rpc.terminate();
     },
   });
 }

@@ -1,0 +1,129 @@
+// The JS API's checks of JavaScript types, with JavaScript-shaped messages: what a tensor, a
+// mask, a flag or a list of heads is. What the values mean (shapes against the config, ranges,
+// finiteness) the core checks.
+import { MhaError } from './errors.js';
+
+export function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${value.length}`;
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+export function checkShape(what, shape) {
+  if (!Array.isArray(shape) && !ArrayBuffer.isView(shape)) {
+    throw new MhaError('SHAPE_MISMATCH', `${what}: expected shape to be an array of dimensions, got ${describe(shape)}`);
+  }
+  let numel = 1;
+  for (const d of shape) {
+    if (!Number.isInteger(d) || d < 0 || d > 0x7fffffff) {
+      throw new MhaError('SHAPE_MISMATCH', `${what}: every dimension must be a non-negative integer, got shape [${Array.from(shape).join(', ')}]`);
+    }
+    numel *= d;
+  }
+  return numel;
+}
+
+export function tensorArg(what, tensor) {
+  if (tensor === null || typeof tensor !== 'object' || !('data' in tensor) || !('shape' in tensor)) {
+    throw new MhaError('INVALID_ARGUMENT', `${what}: expected a tensor { data, shape }, got ${describe(tensor)}`);
+  }
+  if (tensor.dtype !== undefined && tensor.dtype !== 'float32') {
+    throw new MhaError('INVALID_DTYPE', `${what}: expected dtype 'float32', got '${tensor.dtype}'`);
+  }
+  const numel = checkShape(what, tensor.shape);
+  let { data } = tensor;
+  if (!(data instanceof Float32Array)) {
+    if (data === null || typeof data !== 'object' || typeof data.length !== 'number') {
+      throw new MhaError('INVALID_DTYPE', `${what}: expected data to be a Float32Array or an array of numbers, got ${describe(data)}`);
+    }
+    data = Float32Array.from(data);
+  }
+  if (data.length !== numel) {
+    throw new MhaError('LENGTH_MISMATCH', `${what}: data has ${data.length} values but shape [${Array.from(tensor.shape).join(', ')}] needs ${numel}`);
+  }
+  return { data, shape: Array.from(tensor.shape) };
+}
+
+export function maskArg(what, mask) {
+  if (mask === null || mask === undefined) return null;
+  if (typeof mask !== 'object' || !('data' in mask) || !('shape' in mask)) {
+    throw new MhaError('INVALID_ARGUMENT', `${what}: expected a mask { data, shape, dtype }, got ${describe(mask)}`);
+  }
+  const numel = checkShape(what, mask.shape);
+  const { data } = mask;
+  if (data === null || typeof data !== 'object' || typeof data.length !== 'number') {
+    throw new MhaError('INVALID_DTYPE', `${what}: expected data to be a Uint8Array, Float32Array or array, got ${describe(data)}`);
+  }
+  let dtype = mask.dtype;
+  if (dtype === undefined) {
+    dtype = data instanceof Uint8Array || (data.length > 0 && typeof data[0] === 'boolean') ? 'bool' : 'float32';
+  }
+  if (dtype !== 'bool' && dtype !== 'float32') {
+    throw new MhaError('INVALID_DTYPE', `${what}: only bool and float32 masks are supported, got dtype '${dtype}'`);
+  }
+  if (data.length !== numel) {
+    throw new MhaError('LENGTH_MISMATCH', `${what}: data has ${data.length} values but shape [${Array.from(mask.shape).join(', ')}] needs ${numel}`);
+  }
+  let values;
+  if (dtype === 'bool') {
+    values = new Uint8Array(numel);
+    for (let i = 0; i < numel; ++i) values[i] = data[i] ? 1 : 0;
+  } else {
+    values = data instanceof Float32Array ? data : Float32Array.from(data);
+  }
+  return { dtype, data: values, shape: Array.from(mask.shape) };
+}
+
+// An array of numbers from a short typed array or array (Array.from is slower at this size).
+export function toArray(dims) {
+  const out = new Array(dims.length);
+  for (let i = 0; i < dims.length; ++i) out[i] = dims[i];
+  return out;
+}
+
+// Whether two values are alike: arrays element by element, plain objects key by key, anything
+// else (numbers, booleans, the module's enum values) by identity.
+export function same(a, b) {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; ++i) if (a[i] !== b[i]) return false;
+    return true;
+  }
+  const plain = (v) => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
+  if (!plain(a) || !plain(b)) return false;
+  for (const key in a) if (!same(a[key], b[key])) return false;
+  return true;
+}
+
+// The head indices as text, "2,5" ('' for none); the core checks their range.
+export function ablateArg(ablate, numHeads) {
+  if (ablate === undefined || ablate === null) return '';
+  if (!Array.isArray(ablate) && !ArrayBuffer.isView(ablate)) {
+    throw new MhaError('INVALID_ARGUMENT', `ablateHeads: expected an array of head indices, got ${describe(ablate)}`);
+  }
+  for (const h of ablate) {
+    if (!Number.isSafeInteger(h)) {
+      throw new MhaError('INVALID_ARGUMENT', `ablateHeads: head index ${String(h)} is out of range; expected an integer from 0 to ${numHeads - 1}`);
+    }
+  }
+  return Array.from(ablate).join(',');
+}
+
+export function positiveInteger(what, value, { optional = false } = {}) {
+  if (value === undefined && optional) return 0;
+  if (!Number.isInteger(value) || value <= 0 || value > 0x7fffffff) {
+    throw new MhaError('INVALID_CONFIG', `${what} must be a positive integer, got ${describe(value)}`);
+  }
+  return value;
+}
+
+export function flag(what, value, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') {
+    throw new MhaError('INVALID_ARGUMENT', `${what} must be true or false, got ${describe(value)}`);
+  }
+  return value;
+}
