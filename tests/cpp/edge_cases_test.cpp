@@ -1,7 +1,7 @@
 // Numerical edge cases of MultiHeadAttention::forward, each checked on both kernels (with the
 // probabilities written out, need_weights = true, and the streaming one, need_weights = false):
 //   fully masked rows (NaN, or zeros with fully_masked_rows_zero), -inf and huge scores,
-//   large magnitudes, L or S = 1, head dimension 1. README "Numerical behaviour" describes them.
+//   large magnitudes, L or S = 1, head dimension 1. docs/exactness.md, "Numerical behaviour", describes them.
 // Also regressions for what the fuzzer found (huge sizes in error messages).
 #include <gtest/gtest.h>
 

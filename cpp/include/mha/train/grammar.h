@@ -33,7 +33,7 @@
 // The reflexive gives the main verb a reason to look at the subject noun itself: what may follow
 // the verb depends on the subject's number and class, and only the noun carries its class
 // (without it, agreement was often shared out over two or three layer-1 heads, each partly on
-// the subject: the README's training section has the figures). A second clause after a
+// the subject: docs/training.md has the figures). A second clause after a
 // reflexive would let the pronoun be read off the reflexive, which carries the subject's class
 // and number, instead of off its antecedent: pronoun heads then shared their weight between the
 // two. There is none: sentences with a reflexive have no pronoun link, and "because" and "so"
@@ -41,7 +41,7 @@
 //
 // The lead moves the subject: always at positions 1-3, the subject can be found by position,
 // and heads that did so spread their weight over its determiner, adjective and noun. Moved,
-// it must be found by what it is (the README's training section has the measured effect).
+// it must be found by what it is (docs/training.md has the measured effect).
 //
 // Adjectives take -s in the plural (big / bigs), as Romance adjectives do, so that they agree
 // with their noun visibly. "the", "my" and "your", as in English, take either number: without
