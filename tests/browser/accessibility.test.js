@@ -7,14 +7,11 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { ENGINE, ensureVendored, launch, serve } from './driver.js';
+import { ENGINE, startWeb, stopWeb } from './driver.js';
 import { attachExplorer, settled } from './page-state.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 export const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
@@ -22,16 +19,10 @@ let server;
 let browser;
 
 before(async () => {
-  assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
-  ensureVendored();
-  server = await serve({ root: path.join(root, 'web') });
-  browser = await launch();
+  ({ server, browser } = await startWeb());
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 /** axe.run in the page (axe added to every frame first); a summary of what it found. */
 export async function runAxe(page, label) {

@@ -169,6 +169,32 @@ function probeSource(initScripts) {
   return [`(${probe})(${JSON.stringify(PROBE_KEY)});`, ...initScripts].join('\n');
 }
 
+/**
+ * What a test file starts with: the built files it needs are there (a missing one names the
+ * command that makes it), the page's vendored packages are copied, web/ is served and this
+ * engine launched. Resolves to { server, browser }; stopWeb closes them.
+ */
+export async function startWeb({ needs = ['web/lib/wasm/mha_core.wasm'], headers } = {}) {
+  for (const file of needs) {
+    const command = file.startsWith('web/models/') ? 'node scripts/build-model.js' : 'npm run build';
+    assert.ok(existsSync(path.join(repoRoot, file)), `expected ${file}: run "${command}" first`);
+  }
+  ensureVendored();
+  const server = await serve({ root: path.join(repoRoot, 'web'), ...(headers ? { headers } : {}) });
+  try {
+    return { server, browser: await launch() };
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+}
+
+/** Closes what startWeb opened (either may be missing after a failed start). */
+export async function stopWeb({ server, browser } = {}) {
+  if (browser) await browser.close();
+  if (server) await server.close();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Launching
 

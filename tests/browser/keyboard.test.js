@@ -8,29 +8,18 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { ENGINE, ensureVendored, launch, note, serve } from './driver.js';
+import { ENGINE, note, startWeb, stopWeb } from './driver.js';
 import { attachExplorer, settled } from './page-state.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
 
 let server;
 let browser;
 const errors = [];
 
 before(async () => {
-  assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
-  ensureVendored();
-  server = await serve({ root: path.join(root, 'web') });
-  browser = await launch();
+  ({ server, browser } = await startWeb());
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 async function openExplorer(options = {}) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, ...options });

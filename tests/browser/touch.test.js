@@ -9,13 +9,9 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { ENGINE, ensureVendored, launch, limits, note, serve } from './driver.js';
+import { ENGINE, limits, note, startWeb, stopWeb } from './driver.js';
 import { attachExplorer, settled, waitForExplorer } from './page-state.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const PHONE = { width: 390, height: 844 };
 // WebKitGTK under Xvfb has no touch screen (navigator.maxTouchPoints 0, touch actions give no
 // click) and MiniBrowser's window is at least 447 px wide: it says so and is checked like Firefox
@@ -27,10 +23,7 @@ let page;
 const errors = [];
 
 before(async () => {
-  assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
-  ensureVendored();
-  server = await serve({ root: path.join(root, 'web') });
-  browser = await launch();
+  ({ server, browser } = await startWeb());
   page = await browser.newPage({ viewport: PHONE, touch, mobile: touch, deviceScaleFactor: ENGINE === 'chromium' ? 3 : undefined });
   page.on('pageError', (message) => errors.push(message));
   if (!touch) note(`${limits.touch}: the small layout is checked, and taps are mouse clicks`);
@@ -40,10 +33,7 @@ before(async () => {
   await settled(page);
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 const tap = (selector, options) => (touch ? page.tap(selector, options) : page.click(selector, options));
 
