@@ -8,30 +8,19 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { DRIVER_GLOBALS, ENGINE, launch, limits, note, serve } from './driver.js';
+import { DRIVER_GLOBALS, ENGINE, limits, note, startWeb, stopWeb } from './driver.js';
 
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const PROBE = 'mha-csp-probe';
 
 let server;
 let browser;
 
 before(async () => {
-  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
-    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
-  }
-  server = await serve({ root: path.join(root, 'web'), headers: { 'Content-Security-Policy': CSP } });
-  browser = await launch();
+  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm'], headers: { 'Content-Security-Policy': CSP } }));
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 /** Open a page with the probe installed in every frame before any of the page's scripts. */
 async function open(urlPath) {

@@ -7,12 +7,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { launch, note, serve, ENGINE, limits } from './driver.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
+import { startWeb, stopWeb } from './driver.js';
 
 let server;
 let browser;
@@ -20,9 +15,7 @@ let page;
 const pageErrors = [];
 
 before(async () => {
-  assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
-  server = await serve({ root: path.join(root, 'web') });
-  browser = await launch();
+  ({ server, browser } = await startWeb());
   page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
   page.on('pageError', (message) => pageErrors.push(message));
   // embed.html brings the element; the tests add their own instances beside it
@@ -56,10 +49,7 @@ before(async () => {
   });
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 test('the weights it shows are the JS API\'s: designed heads and a PyTorch-exported file', async () => {
   const result = await page.evaluate(async () => {

@@ -13,7 +13,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import os from 'node:os';
-import { ENGINE, ensureVendored, launch, limits, note, serve } from './driver.js';
+import { note, startWeb, stopWeb } from './driver.js';
 import { EXAMPLES } from '../../web/sources/examples.js';
 import { checkHeadLabel, THRESHOLDS } from '../../web/sources/label-checks.js';
 import { attachExplorer, settled, waitForExplorer } from './page-state.js';
@@ -33,20 +33,12 @@ function expectedMissing(url) {
 }
 
 before(async () => {
-  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
-    assert.ok(existsSync(path.join(root, file)), `expected ${file} (the WebAssembly core): run "npm run build" first`);
-  }
-  ensureVendored();
-  server = await serve({ root: webRoot });
-  browser = await launch();
+  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm'] }));
   page = await newPage({ width: 1280, height: 900 });
   await openPage();
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 async function newPage(viewport, options = {}) {
   const p = await browser.newPage({ viewport, ...options });

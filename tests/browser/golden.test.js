@@ -10,10 +10,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ENGINE, launch, serve } from './driver.js';
+import { ENGINE, startWeb, stopWeb } from './driver.js';
 import { collectCaseFiles, compareTensor, readCase, readTensor, sci, tolerances } from '../golden/golden_common.js';
 import { loadModule } from '../golden/golden_wasm.js';
 
@@ -24,17 +24,12 @@ let browser;
 let page;
 
 before(async () => {
-  assert.ok(existsSync(path.join(root, 'web/lib/wasm/mha_core.wasm')), 'expected web/lib/wasm/mha_core.wasm: run "npm run build" first');
-  server = await serve({ root: path.join(root, 'web') });
-  browser = await launch();
+  ({ server, browser } = await startWeb());
   page = await browser.newPage();
   await page.goto(`${server.url}embed.html`);
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 function configOf(cfg) {
   const config = {

@@ -8,10 +8,9 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { ensureVendored, launch, limits, note, serve, SHOTS } from './driver.js';
+import { SHOTS, limits, note, serve, startWeb, stopWeb } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
@@ -27,12 +26,7 @@ const consoleErrors = [];
 const outsideRequests = [];
 
 before(async () => {
-  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
-    assert.ok(existsSync(path.join(root, file)), `expected ${file} (the WebAssembly core): run "npm run build" first`);
-  }
-  ensureVendored();
-  server = await serve({ root: webRoot });
-  browser = await launch();
+  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm'] }));
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('consoleError', (text, url) => consoleErrors.push(`${text} (${url || 'no url'})`));
   page.on('pageError', (message) => consoleErrors.push(`page error: ${message}`));
@@ -43,10 +37,7 @@ before(async () => {
     `lesson failures: ${await page.evaluate(() => JSON.stringify(window.__mhaLesson?.failures))}`);
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 /** Max |a − b|, printed beside the tolerance. */
 function assertClose(what, actual, expected, tolerance = TOLERANCE) {

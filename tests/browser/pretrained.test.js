@@ -9,10 +9,9 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { ensureVendored, launch, serve } from './driver.js';
+import { serve, startWeb, stopWeb } from './driver.js';
 import { attachExplorer, waitForExplorer } from './page-state.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -24,12 +23,7 @@ let page;
 const consoleErrors = [];
 
 before(async () => {
-  for (const file of ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_encoder.wasm', 'web/models/use-lite/manifest.json']) {
-    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
-  }
-  ensureVendored();
-  server = await serve({ root: path.join(root, 'web') });
-  browser = await launch();
+  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_encoder.wasm', 'web/models/use-lite/manifest.json'] }));
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('consoleError', (text) => consoleErrors.push(text));
   page.on('pageError', (message) => consoleErrors.push(`page error: ${message}`));
@@ -38,10 +32,7 @@ before(async () => {
   await attachExplorer(page);
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 /** What the page shows for the layer and sentence shown, against the encoder API's own numbers. */
 async function compareWithApi() {

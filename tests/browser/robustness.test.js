@@ -10,15 +10,9 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { ensureVendored, launch, note, serve, ENGINE, limits } from './driver.js';
+import { startWeb, stopWeb } from './driver.js';
 import { loadMha, toSafetensors } from '../../web/lib/index.js';
 import { attachExplorer, waitForExplorer } from './page-state.js';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const webRoot = path.join(root, 'web');
 
 let server;
 let browser;
@@ -36,18 +30,10 @@ const PAYLOADS = [
 ];
 
 before(async () => {
-  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm']) {
-    assert.ok(existsSync(path.join(root, file)), `expected ${file} (the WebAssembly core): run "npm run build" first`);
-  }
-  ensureVendored();
-  server = await serve({ root: webRoot });
-  browser = await launch();
+  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm'] }));
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 async function newPage() {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });

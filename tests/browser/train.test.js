@@ -5,29 +5,18 @@
 //   node --test tests/browser/train.test.js
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { launch, note, serve, ENGINE, limits } from './driver.js';
+import { startWeb, stopWeb } from './driver.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const VIEW = 'mha-train-view';
 
 let server;
 let browser;
 
 before(async () => {
-  for (const file of ['web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm']) {
-    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" first`);
-  }
-  server = await serve({ root: path.join(root, 'web') });
-  browser = await launch();
+  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm'] }));
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 async function openView() {
   const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { launch, note, serve, ENGINE, limits } from './driver.js';
+import { note, startWeb, stopWeb } from './driver.js';
 import { attachExplorer, waitForExplorer } from './page-state.js';
 import { EXAMPLES } from '../../web/sources/examples.js';
 
@@ -26,11 +26,7 @@ let page;
 const consoleErrors = [];
 
 before(async () => {
-  for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm', 'web/sources/weights/trained-seed1.bin']) {
-    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "node scripts/build.js --wasm" first`);
-  }
-  server = await serve({ root: webRoot });
-  browser = await launch();
+  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_train.js', 'web/lib/wasm/mha_train.wasm', 'web/sources/weights/trained-seed1.bin'] }));
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('consoleError', (text, url) => {
     if (/\/app\/lesson\/index\.js$/.test(url || '') && !existsSync(path.join(webRoot, 'app', 'lesson', 'index.js'))) return;
@@ -52,10 +48,7 @@ before(async () => {
   });
 });
 
-after(async () => {
-  if (browser) await browser.close();
-  if (server) await server.close();
-});
+after(() => stopWeb({ server, browser }));
 
 async function waitShown(predicate) {
   await waitForExplorer(page, predicate, null, 60000);
