@@ -17,3 +17,20 @@ export async function timeRuns(run, budgetMs) {
   times.sort((a, b) => a - b);
   return { ms: times[times.length >> 1], min_ms: times[0], runs: times.length };
 }
+
+/**
+ * The main of a job process (node FILE '<job JSON>'): runs the job and prints one JSON line, the
+ * result or {"error", "mismatch"}, exiting 0 or 1.
+ */
+export function runAsJobProcess(runJob) {
+  runJob(JSON.parse(process.argv[2])).then(
+    (result) => {
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      process.exit(0);
+    },
+    (error) => {
+      process.stdout.write(`${JSON.stringify({ error: String(error?.message ?? error), mismatch: Boolean(error?.mismatch) })}\n`);
+      process.exit(1);
+    },
+  );
+}

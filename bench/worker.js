@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { benchDir, makeInput, makeWeights, maxAbsDiff, readF32, writeShapeFiles } from './data.js';
 import { SHAPES } from './shapes.js';
-import { timeRuns } from './timing.js';
+import { runAsJobProcess, timeRuns } from './timing.js';
 
 export const TOLERANCE = 1e-3;
 
@@ -70,16 +70,4 @@ async function runJob(job) {
   return { ...timing, max_err: maxErr, peak_heap_mb: heap };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const job = JSON.parse(process.argv[2]);
-  runJob(job).then(
-    (result) => {
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-      process.exit(0);
-    },
-    (error) => {
-      process.stdout.write(`${JSON.stringify({ error: String(error?.message ?? error), mismatch: Boolean(error?.mismatch) })}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (import.meta.url === `file://${process.argv[1]}`) runAsJobProcess(runJob);

@@ -5,7 +5,7 @@
 // one JSON line: {"ms": median, "min_ms", "runs", "max_err", "peak_heap_mb"}.
 import fs from 'node:fs';
 import { maxAbsDiff, readF32 } from '../data.js';
-import { timeRuns } from '../timing.js';
+import { runAsJobProcess, timeRuns } from '../timing.js';
 import { create } from './engines.js';
 import { encoderInput } from './input.js';
 
@@ -32,15 +32,4 @@ async function runJob(job) {
   return { ...timing, max_err: maxErr, peak_heap_mb: heap };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  runJob(JSON.parse(process.argv[2])).then(
-    (result) => {
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-      process.exit(0);
-    },
-    (error) => {
-      process.stdout.write(`${JSON.stringify({ error: String(error?.message ?? error), mismatch: Boolean(error?.mismatch) })}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (import.meta.url === `file://${process.argv[1]}`) runAsJobProcess(runJob);
