@@ -17,6 +17,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { crashedFiles } from './browser-crash.js';
 import { repoRoot, setup, SetupError } from './setup.js';
 
 class StepError extends Error {}
@@ -69,11 +70,14 @@ const steps = [
     run: () => testFiles('tests/types', /\.ts$/, '*.ts') && [node, 'node_modules/typescript/bin/tsc', '--noEmit', '-p', 'tsconfig.json'],
   },
   // The same browser tests in each engine (tests/browser/driver.js reads MHA_BROWSER).
+  // Its TAP is also written to build/browser-<engine>.tap: a file whose tests failed because the
+  // browser's page process crashed is run once more (scripts/browser-crash.js), and said so.
   ...[['chromium', 'Chromium'], ['firefox', 'Firefox'], ['webkit', 'WebKit']].map(([engine, title]) => ({
     name: `browser tests in ${title} (MHA_BROWSER=${engine} node --test tests/browser)`,
     needs: ['wasm', 'model'],
     env: { MHA_BROWSER: engine },
     timeoutMs: 30 * 60_000,
+    tap: path.join('build', `browser-${engine}.tap`),
     run: () => [node, '--test', ...testFiles('tests/browser')],
   })),
   {
@@ -134,17 +138,47 @@ function runStep(step) {
   console.log(`$ ${shown(command)}`);
   const started = Date.now();
   const cpuBefore = childCpuSeconds();
-  const result = spawnSync(command[0], command.slice(1), {
+  let result = spawnCommand(step, command);
+  let detail = '';
+  if (step.tap && outcome(step, result).status === 'failed') {
+    const crashed = crashedFiles(readText(path.join(repoRoot, step.tap)), repoRoot);
+    if (crashed.length > 0) {
+      detail = `the browser's page process crashed in ${crashed.join(', ')}; run once more`;
+      console.log(`\n${detail}:`);
+      result = spawnCommand(step, [...command.filter((arg) => !/\.test\.m?js$/.test(arg)), ...crashed]);
+    }
+  }
+  const seconds = (Date.now() - started) / 1000;
+  const cpuAfter = childCpuSeconds();
+  const cpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
+  const done = outcome(step, result);
+  return { ...done, detail: [detail, done.detail].filter(Boolean).join('; '), seconds, cpu };
+}
+
+/** Runs a step's command; with step.tap, node --test writes its TAP there as well as to stdout. */
+function spawnCommand(step, command) {
+  let args = command.slice(1);
+  if (step.tap) {
+    fs.mkdirSync(path.dirname(path.join(repoRoot, step.tap)), { recursive: true });
+    fs.rmSync(path.join(repoRoot, step.tap), { force: true });
+    args = [args[0], '--test-reporter=tap', '--test-reporter-destination=stdout',
+      '--test-reporter=tap', `--test-reporter-destination=${step.tap}`, ...args.slice(1)];
+  }
+  return spawnSync(command[0], args, {
     cwd: repoRoot,
     stdio: 'inherit',
     env: { ...process.env, ...(step.env || {}) },
     timeout: step.timeoutMs || DEFAULT_TIMEOUT_MS,
     killSignal: 'SIGKILL',
   });
-  const seconds = (Date.now() - started) / 1000;
-  const cpuAfter = childCpuSeconds();
-  const cpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
-  return { ...outcome(step, result), seconds, cpu };
+}
+
+function readText(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 function outcome(step, result) {
