@@ -1,5 +1,5 @@
 // `npm run fuzz -- SECONDS`: the libFuzzer harness (tests/fuzz/fuzz_attention.cpp, built with
-// -fsanitize=fuzzer,address,undefined in build/asan) for SECONDS (default 60).
+// -fsanitize=fuzzer,address,undefined in build/asan) for SECONDS (default 600).
 //
 // First every input in tests/fuzz/regressions/ (inputs that once found a bug) is run once;
 // then the fuzzer starts from the committed corpus (tests/fuzz/corpus, read only) and keeps
@@ -40,7 +40,7 @@ function usage(message) {
 }
 
 function parseArgs(argv) {
-  const options = { seconds: 60, build: true, merge: false };
+  const options = { seconds: 600, build: true, merge: false };
   for (const arg of argv) {
     if (arg === '--no-build') options.build = false;
     else if (arg === '--merge-corpus') options.merge = true;

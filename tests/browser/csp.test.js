@@ -144,7 +144,8 @@ test('the iframe embed URL with options as query parameters', async () => {
 test('the lesson page (web/index.html)', async () => {
   const { page, report } = await open('index.html');
   await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 60_000 });
-  await page.timeout(1500); // the lesson sections load after the explorer
+  // the lesson's sections are mounted after the explorer is ready
+  await page.waitForFunction(() => document.getElementById('lesson')?.dataset.ready === 'true', null, { timeout: 60_000 });
   assertClean(await collect(page, report), report);
   await page.close();
 });

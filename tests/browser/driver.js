@@ -346,6 +346,10 @@ async function launchWebKit() {
 // ---------------------------------------------------------------------------------------------
 // Pages
 
+/** The longest a poll waits between two looks (tests wait on the page's own events where it has them). */
+const POLL_MS = 50;
+const pollEvery = (polling) => (typeof polling === 'number' ? Math.min(polling, POLL_MS) : polling);
+
 const toSource = (fn) => (typeof fn === 'function' ? fn.toString() : `() => (${fn})`);
 
 class BasePage {
@@ -476,7 +480,7 @@ class ChromiumPage extends BasePage {
   evaluate(fn, arg) { return this.page.evaluate(fn, arg); }
   $$eval(selector, fn) { return this.page.$$eval(selector, fn); }
   async waitForFunction(fn, arg, { timeout = 30000, polling } = {}) {
-    await this.page.waitForFunction(fn, arg, { timeout, ...(polling ? { polling } : {}) });
+    await this.page.waitForFunction(fn, arg, { timeout, ...(polling ? { polling: pollEvery(polling) } : {}) });
   }
   addInitScript(fn, arg) { return this.page.addInitScript(fn, arg); }
   click(selector, { index = 0 } = {}) { return this.page.locator(selector).nth(index).click(); }
@@ -544,7 +548,7 @@ class FirefoxPage extends BasePage {
   $$eval(selector, fn) { return this.page.$$eval(selector, fn); }
   // polling on animation frames by default, as playwright does
   async waitForFunction(fn, arg, { timeout = 30000, polling = 'raf' } = {}) {
-    await this.page.waitForFunction(fn, { timeout, polling }, arg);
+    await this.page.waitForFunction(fn, { timeout, polling: pollEvery(polling) }, arg);
   }
   addInitScript(fn, arg) { return this.page.evaluateOnNewDocument(fn, arg); }
   async handle(selector, index) {
@@ -604,7 +608,7 @@ class FirefoxPage extends BasePage {
   async frames() {
     return this.page.frames().map((f) => ({
       url: f.url(), evaluate: (fn, arg) => f.evaluate(fn, arg),
-      waitForFunction: (fn, arg, { timeout = 30000 } = {}) => f.waitForFunction(fn, { timeout, polling: 100 }, arg),
+      waitForFunction: (fn, arg, { timeout = 30000 } = {}) => f.waitForFunction(fn, { timeout, polling: POLL_MS }, arg),
     }));
   }
   onWorkerConsole() { return false; }
@@ -679,15 +683,17 @@ class WebKitPage extends BasePage {
   evaluate(fn, arg) { return this.run(fn, arg); }
   $$eval(selector, fn) { return this.runSource(`(s) => (${fn})([...document.querySelectorAll(s)])`, selector); }
 
-  /** Polls after an animation frame (as playwright does), or every `polling` ms. */
+  /** Polls after an animation frame (as playwright does), or every `polling` ms (at most 50).
+   *  Only the predicate's truth crosses WebDriver: serialising what it returns (a large object)
+   *  costs WebKit seconds of CPU per poll. */
   async waitForFunction(fn, arg, { timeout = 30000, polling = 'raf' } = {}) {
     const started = Date.now();
-    const predicate = polling === 'raf'
-      ? `async (arg) => { await new Promise((r) => requestAnimationFrame(() => r())); return (${toSource(fn)})(arg); }` : fn;
+    const frame = polling === 'raf' ? 'await new Promise((r) => requestAnimationFrame(() => r()));' : '';
+    const predicate = `async (arg) => { ${frame} return !!(await (${toSource(fn)})(arg)); }`;
     for (;;) {
-      if (await (polling === 'raf' ? this.runSource(predicate, arg) : this.run(fn, arg))) return;
+      if (await this.runSource(predicate, arg)) return;
       if (Date.now() - started > timeout) throw new Error(`[webkit] waitForFunction timed out after ${timeout} ms: ${toSource(fn).slice(0, 200)}`);
-      await this.timeout(typeof polling === 'number' ? polling : 100);
+      await this.timeout(typeof polling === 'number' ? Math.min(polling, POLL_MS) : POLL_MS);
     }
   }
 
@@ -771,8 +777,10 @@ class WebKitPage extends BasePage {
       if (height > this.viewport.height) {
         restore = { ...this.viewport };
         const win = this.driver.manage().window();
-        await win.setRect({ width: this.viewport.width + this.viewport.chrome[0], height: Math.min(height + 40, 16000) + this.viewport.chrome[1], x: 0, y: 0 });
-        await this.timeout(150);
+        const grown = Math.min(height + 40, 16000);
+        await win.setRect({ width: this.viewport.width + this.viewport.chrome[0], height: grown + this.viewport.chrome[1], x: 0, y: 0 });
+        // the page has grown once innerHeight says so (setRect can return before the resize reaches it)
+        await this.waitForFunction((h) => innerHeight > h, this.viewport.height, { polling: POLL_MS, timeout: 10_000 });
       }
       // the whole element in the window, drawn (what was above the old window is painted anew)
       await this.evaluate(async (s) => {
@@ -841,9 +849,10 @@ class WebKitPage extends BasePage {
         evaluate: (fn, arg) => within(() => this.run(fn, arg)),
         waitForFunction: async (fn, arg, { timeout = 30000 } = {}) => {
           const started = Date.now();
-          while (!(await within(() => this.run(fn, arg)))) {
+          const predicate = `async (arg) => !!(await (${toSource(fn)})(arg))`;
+          while (!(await within(() => this.runSource(predicate, arg)))) {
             if (Date.now() - started > timeout) throw new Error(`[webkit] frame waitForFunction timed out after ${timeout} ms`);
-            await this.timeout(100);
+            await this.timeout(POLL_MS);
           }
         },
       });

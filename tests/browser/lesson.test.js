@@ -417,10 +417,17 @@ test('screenshots of every section, light and dark', async () => {
   for (const theme of ['light', 'dark']) {
     const dark = await page.evaluate(() => document.documentElement.dataset.theme === 'dark');
     if ((theme === 'dark') !== dark) await page.click('#theme-toggle');
-    await page.timeout(150);
+    await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme);
     for (const id of SECTIONS) {
       await page.scrollIntoView(`#${id}`);
-      await page.timeout(80);
+      // the formulas on screen typeset (KaTeX types each as it comes within 400 px), then a frame drawn
+      await page.waitForFunction(async (s) => {
+        const waiting = [...document.querySelector(s).querySelectorAll('.math:not(.math-rendered):not(.math-failed)')]
+          .filter((m) => { const r = m.getBoundingClientRect(); return r.bottom > -400 && r.top < innerHeight + 400; });
+        if (waiting.length) return false;
+        await new Promise((r) => requestAnimationFrame(() => r()));
+        return true;
+      }, `#${id}`);
       await page.screenshot(`lesson-${theme}-${id.replace('lesson-', '')}.png`, { selector: `#${id}` });
     }
   }

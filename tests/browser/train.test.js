@@ -84,7 +84,7 @@ test('live training in the worker: the loss falls and the pronoun head rises', {
     if (evals.length < 3) return false;
     const best = (e) => Math.max(...e.evaluation.heads.filter((h) => h.relation === 'pronoun_antecedent').map((h) => h.meanWeight));
     return best(evals[evals.length - 1]) >= 0.8;
-  }, VIEW, { timeout: 380_000, polling: 1000 }).catch(() => {});
+  }, VIEW, { timeout: 380_000 }).catch(() => {});
   await page.click('#pause');
   const run = await readView(page, `({ errors: view.errors, losses: view.losses,
     evals: view.evaluations.map((e) => ({ step: e.step, seconds: e.seconds,

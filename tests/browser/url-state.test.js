@@ -86,9 +86,12 @@ test('each change is a history entry: back and forward walk through them, and a 
   assert.equal(await page.evaluate(() => history.length >= 5), true, 'one history entry per change');
 
   const back = async () => {
-    await page.evaluate(() => history.back());
-    await page.waitForFunction((s) => location.search !== s, last.search);
-    await page.timeout(100);
+    await page.evaluate(() => {
+      window.urlApplied = false;
+      window.explorer.addEventListener('url-applied', () => { window.urlApplied = true; }, { once: true });
+      history.back();
+    });
+    await page.waitForFunction(() => window.urlApplied, null, { timeout: 60000 });
     await settled(page, 60000);
     return shown(page);
   };
@@ -103,9 +106,12 @@ test('each change is a history entry: back and forward walk through them, and a 
   assert.equal(b3.sentence, EXAMPLES[0].text);
   assert.equal(b3.head, 4);
   console.log(`  [${ENGINE}] back ×3: ${[b1, b2, b3].map((s) => s.search || '(plain)').join(' | ')}`);
-  await page.evaluate(() => history.forward());
-  await page.waitForFunction((s) => location.search !== s, b3.search);
-  await page.timeout(100);
+  await page.evaluate(() => {
+    window.urlApplied = false;
+    window.explorer.addEventListener('url-applied', () => { window.urlApplied = true; }, { once: true });
+    history.forward();
+  });
+  await page.waitForFunction(() => window.urlApplied, null, { timeout: 60000 });
   await settled(page, 60000);
   const f1 = await shown(page);
   assert.equal(f1.sentence, EXAMPLES[2].text);

@@ -166,6 +166,7 @@ export async function keepStateInUrl(explorer) {
     // the URL then says what is shown (the defaults where the link was bad)
     const url = urlOf(stateToParams(explorer, view));
     if (url !== location.pathname + location.search) history.replaceState(null, '', url);
+    explorer.dispatchEvent(new CustomEvent('url-applied'));
   }
 
   const urlOf = (params) => `${location.pathname}${params.size || [...params].length ? `?${params}` : ''}${location.hash}`;

@@ -171,7 +171,6 @@ Evaluation evaluate(Model<Real>& model, const Grammar& grammar, const std::vecto
 }
 
 template Evaluation evaluate<float>(Model<float>&, const Grammar&, const std::vector<Sentence>&);
-template Evaluation evaluate<double>(Model<double>&, const Grammar&, const std::vector<Sentence>&);
 
 template <typename Real>
 Status attention_maps(Model<Real>& model, const std::vector<int>& tokens, std::vector<float>* maps) {
