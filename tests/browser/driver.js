@@ -19,7 +19,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -225,11 +225,52 @@ async function launchChromium() {
   };
 }
 
+/**
+ * A copy of a Firefox profile made once (build/firefox-profile-<binary's size and time>): a new
+ * profile costs Firefox about 2 s of CPU at start-up, every launch of every test file. The first
+ * launch anywhere makes it (the others wait for it); each launch then starts from a copy.
+ */
+async function firefoxProfile(puppeteer) {
+  const binary = statSync(BINARIES.firefox);
+  const template = path.join(repoRoot, 'build', `firefox-profile-${binary.size}-${Math.round(binary.mtimeMs)}`);
+  const ready = path.join(template, 'mha-ready');
+  const lock = `${template}.lock`;
+  for (let waited = 0; !existsSync(ready); waited += POLL_MS) {
+    mkdirSync(path.dirname(template), { recursive: true });
+    let mine = false;
+    try {
+      mkdirSync(lock);
+      mine = true;
+    } catch {
+      // another test file is making it; a lock older than a minute was left by a killed run
+      if (waited > 60_000 || Date.now() - statSync(lock, { throwIfNoEntry: false })?.mtimeMs > 60_000) rmSync(lock, { recursive: true, force: true });
+    }
+    if (mine) {
+      try {
+        rmSync(template, { recursive: true, force: true });
+        const first = await puppeteer.launch({ browser: 'firefox', executablePath: BINARIES.firefox, headless: true, userDataDir: template });
+        await first.close();
+        for (const name of ['lock', '.parentlock', 'parent.lock']) rmSync(path.join(template, name), { force: true });
+        writeFileSync(ready, '');
+      } finally {
+        rmSync(lock, { recursive: true, force: true });
+      }
+      break;
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+  const copy = mkdtempSync(path.join(os.tmpdir(), 'mha-firefox-profile-'));
+  cpSync(template, copy, { recursive: true, filter: (from) => path.basename(from) !== 'mha-ready' });
+  return copy;
+}
+
 async function launchFirefox() {
   const { default: puppeteer } = await import('puppeteer-core');
   const downloads = mkdtempSync(path.join(os.tmpdir(), 'mha-firefox-downloads-'));
-  const start = (prefs = {}) => puppeteer.launch({
+  const profiles = [];
+  const start = async (prefs = {}) => puppeteer.launch({
     browser: 'firefox', executablePath: BINARIES.firefox, headless: true,
+    userDataDir: profiles[profiles.push(await firefoxProfile(puppeteer)) - 1],
     extraPrefsFirefox: {
       'browser.download.dir': downloads, 'browser.download.folderList': 2, 'browser.download.useDownloadDir': true,
       'browser.download.always_ask_before_handling_new_types': false, 'network.proxy.type': 0,
@@ -253,7 +294,7 @@ async function launchFirefox() {
     async close() {
       await browser.close();
       if (reduced) await reduced.close();
-      rmSync(downloads, { recursive: true, force: true });
+      for (const dir of [downloads, ...profiles]) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -284,6 +325,14 @@ async function freePort() {
   });
 }
 
+/**
+ * Xvfb has no GPU, so WebKitGTK's GL runs on Mesa's llvmpipe: Skia then paints on the CPU
+ * (WEBKIT_SKIA_ENABLE_CPU_RENDERING) and llvmpipe composites on the calling thread
+ * (LP_NUM_THREADS=0). That takes about a fifth less CPU than painting through llvmpipe too
+ * (docs/browsers.md); what the page draws is the same.
+ */
+const WEBKIT_ENV = { WEBKIT_SKIA_ENABLE_CPU_RENDERING: '1', LP_NUM_THREADS: '0' };
+
 async function launchWebKit() {
   assert.ok(existsSync(WEBKIT_DRIVER), `expected ${WEBKIT_DRIVER} (apt-get install webkit2gtk-driver)`);
   const { Builder } = await import('selenium-webdriver');
@@ -307,7 +356,7 @@ async function launchWebKit() {
         const port = await freePort();
         debug('WebKitWebDriver on port', port, 'attempt', attempt);
         const scale = o.deviceScaleFactor ? { GDK_SCALE: String(Math.round(o.deviceScaleFactor)) } : {};
-        driverProcess = spawn(WEBKIT_DRIVER, [`--port=${port}`], { env: { ...process.env, DISPLAY: `:${display}`, XDG_CONFIG_HOME: xdg, ...scale }, stdio: ['ignore', 'ignore', process.env.MHA_DRIVER_DEBUG ? 'inherit' : 'ignore'] });
+        driverProcess = spawn(WEBKIT_DRIVER, [`--port=${port}`], { env: { ...process.env, ...WEBKIT_ENV, DISPLAY: `:${display}`, XDG_CONFIG_HOME: xdg, ...scale }, stdio: ['ignore', 'ignore', process.env.MHA_DRIVER_DEBUG ? 'inherit' : 'ignore'] });
         driverProcess.unref();
         const child = driverProcess;
         process.once('exit', () => child.kill());
