@@ -47,7 +47,11 @@ export function watchSizes() {
       if (changed && explorer.result) render();
     });
   });
-  for (const node of [$('main-heatmap').parentElement, $('small-multiples'), $('compare-view')]) observer.observe(node);
+  // One element observed: the views' widths follow the explorer's (its grid columns have no
+  // content-sized tracks). With several observed elements at several depths, a size that changes
+  // during the observer's delivery (a web font or a scrollbar arriving) leaves a notification
+  // undelivered, and the browser reports a "ResizeObserver loop" error.
+  observer.observe($('explorer'));
 }
 
 const VIEWS = {
