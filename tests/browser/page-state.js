@@ -1,4 +1,4 @@
-// The explorer page's state (web/app/explorer-state.js), as the tests read it: the page module
+// The explorer page's state (its explorer, web/explorer/controller.js), as the tests read it: the page module
 // exports it, and attachExplorer makes it window.explorer for predicates in waitForFunction.
 
 /** After the page has loaded: window.explorer is the page's ExplorerState. */

@@ -1,4 +1,4 @@
-// A link opens the same view (web/app/url-state.js), in each engine: the URL holds the source,
+// A link opens the same view (web/explorer/url.js, through the page's explorer), in each engine: the URL holds the source,
 // seed, layer, sentence, selected and compared heads and the part in view; a link opened in a
 // new page shows that state; every change is a history entry that back and forward return to;
 // bad and hostile parameters give a message and the default, and the page keeps working.
@@ -88,7 +88,7 @@ test('each change is a history entry: back and forward walk through them, and a 
   const back = async () => {
     await page.evaluate(() => {
       window.urlApplied = false;
-      window.explorer.addEventListener('url-applied', () => { window.urlApplied = true; }, { once: true });
+      document.addEventListener('mha-link-applied', () => { window.urlApplied = true; }, { once: true });
       history.back();
     });
     await page.waitForFunction(() => window.urlApplied, null, { timeout: 60000 });
@@ -108,7 +108,7 @@ test('each change is a history entry: back and forward walk through them, and a 
   console.log(`  [${ENGINE}] back ×3: ${[b1, b2, b3].map((s) => s.search || '(plain)').join(' | ')}`);
   await page.evaluate(() => {
     window.urlApplied = false;
-    window.explorer.addEventListener('url-applied', () => { window.urlApplied = true; }, { once: true });
+    document.addEventListener('mha-link-applied', () => { window.urlApplied = true; }, { once: true });
     history.forward();
   });
   await page.waitForFunction(() => window.urlApplied, null, { timeout: 60000 });

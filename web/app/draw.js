@@ -1,4 +1,4 @@
-// The explorer page's drawing: it hands the explorer's state (explorer-state.js) to the views
+// The explorer page's drawing: it hands the explorer's state (web/explorer) to the views
 // (web/views), each view redrawn only when what it shows has changed.
 import { themeColors } from '../views/theme.js';
 import { renderHeadTabs, focusHeadTab } from '../views/tabs.js';
@@ -8,11 +8,11 @@ import { renderCompare } from '../views/compare.js';
 import { highlightToken } from '../views/token-strip.js';
 import { renderWeightsTable } from '../views/weights-table.js';
 import { renderWoView, drawHeadWeights } from '../views/wo.js';
-import { statisticsRows } from '../views/head-text.js';
 import { renderFollow } from '../views/follow.js';
 import { headMaps } from '../sources/source.js';
 import { LAYOUT } from '../sources/embeddings.js';
-import { explorer } from './explorer-state.js';
+import { headText, concatFormula } from '../explorer/present.js';
+import { explorer } from './explorer.js';
 
 const $ = (id) => document.getElementById(id);
 let theme = themeColors();
@@ -47,11 +47,12 @@ export function watchSizes() {
       if (changed && explorer.result) render();
     });
   });
-  // One element observed: the views' widths follow the explorer's (its grid columns have no
-  // content-sized tracks). With several observed elements at several depths, a size that changes
-  // during the observer's delivery (a web font or a scrollbar arriving) leaves a notification
-  // undelivered, and the browser reports a "ResizeObserver loop" error.
-  observer.observe($('explorer'));
+  // One element observed, of the explorer's width and no height: the views' widths follow the
+  // explorer's (its grid columns have no content-sized tracks), and a change of the content's
+  // height is no resize. An observed size that changes while the observer delivers (content
+  // arriving, a scrollbar) leaves a notification undelivered, and the browser reports a
+  // "ResizeObserver loop" error.
+  observer.observe($('explorer-width'));
 }
 
 const VIEWS = {
@@ -67,7 +68,7 @@ const VIEWS = {
   pair: () => renderCompare($('compare-view'), {
     maps: headMaps(explorer.result.weights), length: explorer.sentence.tokens.length, labels: labels(),
     a: explorer.pair.a, b: explorer.pair.b, similarity: explorer.result.similarity, width: sizes.pair, theme,
-    highlightRow: highlightRow(), shortOf, titleOf, onChange: (a, b) => { explorer.update({ pair: { a, b } }); render(['measure', 'pair']); },
+    highlightRow: highlightRow(), shortOf, titleOf, onChange: (a, b) => explorer.setPair(a, b),
   }),
   wo: () => renderWo(),
   follow: () => renderFollowed(),
@@ -109,16 +110,10 @@ function renderMainHeatmap() {
 }
 
 function renderInfo() {
-  const { source, sentence, result, selectedHead: h } = explorer;
-  const s = result.stats[h];
-  const text = source.describe(h, s, sentence);
-  renderHeadInfo($('head-info'), {
-    title: titleOf(h), focus: text.focus, typical: text.typical,
-    statistics: statisticsRows(s, { length: sentence.tokens.length, causal: source.causal }),
-    check: source.check(h, explorer.map(h), sentence, s) ?? null,
-  });
+  const text = headText(explorer, explorer.selectedHead);
+  renderHeadInfo($('head-info'), { title: text.title, focus: text.focus, typical: text.typical, statistics: text.statistics, check: text.check });
   $('head-how').hidden = !text.how;
-  $('head-how-text').textContent = text.how || '';
+  $('head-how-text').textContent = text.how;
 }
 
 // The table (L² cells) is built after the frame, when the browser is idle: it is read, not
@@ -153,7 +148,7 @@ function renderWo() {
     token, position: t, numHeads: H, headDim: hd, embedDim: E, outDim: out, headOutputs,
     concat: result.concat.data.subarray(t * E, (t + 1) * E), output: result.output.data.subarray(t * out, (t + 1) * out),
     wo: result.wo.data, selectedHead: explorer.selectedHead, titleOf, theme,
-    formula: `Token “${token}” (position ${t + 1}): ${H} heads × ${hd} dimensions = ${H * hd} = d_model${out === E ? '' : `, and W_O maps them to ${out} numbers`}. (At the original Transformer's d_model of 512: 8 heads × 64 = 512, and W_O is 512 × 512.)`,
+    formula: `Token “${token}” (position ${t + 1}): ${concatFormula(H)} holds ${H} heads × ${hd} dimensions = ${H * hd} = d_model${out === E ? '' : `, and W_O maps them to ${out} numbers`}. (At the original Transformer's d_model of 512: 8 heads × 64 = 512, and W_O is 512 × 512.)`,
     note: source.woNote ? source.woNote() : '',
   });
 }
@@ -186,25 +181,33 @@ let headWeightsLayout = null;
 export const headWeightsShown = () => headWeightsLayout;
 
 // ---------------------------------------------------------------------------------------------
-// Controls
+// What the explorer's changes redraw
 
+/** Select head h: only what shows the selected head is drawn again, timed. */
 export function selectHead(h, focus = false) {
-  explorer.update({ selectedHead: h });
+  explorer.selectHead(h);
+  if (focus) focusHeadTab($('head-tabs'), h);
+}
+
+/** Draw the head views for a new selected head (the explorer's change), timed. */
+export function drawSelectedHead() {
   hoverCell = null;
   const t0 = performance.now();
   render(HEAD_VIEWS);
   const t1 = performance.now();
   explorer.timings.lastDrawMs = t1 - t0;
   explorer.timings.lastUpdateMs = t1 - t0;
-  if (focus) focusHeadTab($('head-tabs'), h);
 }
 
 let hoverFrame = 0;
-export function setHoverToken(i) {
-  if (explorer.hoverToken === i) return;
-  explorer.update({ hoverToken: i });
+/** The highlighted token changed: the maps with rows, the W_O view and the strip, at the next frame. */
+export function drawHover() {
   cancelAnimationFrame(hoverFrame);
   hoverFrame = requestAnimationFrame(() => { if (explorer.result) render(HOVER_VIEWS); });
+}
+
+export function setHoverToken(i) {
+  if (explorer.hoverToken !== i) explorer.setHoverToken(i);
 }
 
 export function setTheme(dark) {

@@ -1,20 +1,23 @@
-// The explorer page: its controls wired to the choices (choose.js) and the drawing (draw.js),
-// both of which work on one explicit state (explorer-state.js). Every number shown comes from
-// the WebAssembly core through the JS API.
+// The explorer page: its controls bound to one explorer (web/explorer/controller.js, made in
+// explorer.js), drawn by draw.js and controls.js when the explorer says what changed. Every number
+// shown comes from the WebAssembly core through the JS API.
 
-import { loadMha } from '../lib/index.js';
-import { showError, rovingTarget } from '../views/dom.js';
+import { rovingTarget } from '../views/dom.js';
 import { drawLegend } from '../views/heatmap.js';
 import { followPointer } from '../views/head.js';
 import { headWeightsCellAt } from '../views/wo.js';
 import { MAX_TOKENS } from '../sources/tokens.js';
 import { DIMENSION_NAMES } from '../sources/embeddings.js';
-import { explorer } from './explorer-state.js';
-import { keepStateInUrl } from './url-state.js';
-import { labels, render, renderHeadWeights, headWeightsShown, resetSizes, setHoverCell, setHoverToken, setTheme, watchSizes } from './draw.js';
+import { pageStatus } from '../explorer/present.js';
+import { explorer } from './explorer.js';
+import { startFromLink } from './link.js';
 import {
-  compareSentences, downloadWeights, keepFreeTextHelp, loadWeightsFile, selectLayer, selectSentence, setCore, setSeed, useSource,
-} from './choose.js';
+  drawHover, drawSelectedHead, headWeightsShown, labels, render, renderHeadWeights, resetSizes, setHoverCell, setHoverToken, setTheme, watchSizes,
+} from './draw.js';
+import {
+  downloadWeights, keepFreeTextHelp, seedChanged, showAblation, showCounts, showErrors, showSentenceControls, showSimilarity, showSourceControls,
+  specOfRadio, weightsFilePicked,
+} from './controls.js';
 
 /** The explorer's state: the lesson, the exports and the tests read it. */
 export { explorer };
@@ -25,7 +28,7 @@ function wireControls() {
   $('theme-toggle').addEventListener('click', () => setTheme(document.documentElement.dataset.theme !== 'dark'));
   $('free-text-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    selectSentence($('free-text').value, $('free-text-error'));
+    explorer.selectSentence($('free-text').value);
   });
   $('free-text').addEventListener('input', () => { $('free-text-error').hidden = true; });
   const list = $('sentence-list');
@@ -37,30 +40,22 @@ function wireControls() {
     if (next < 0) return;
     event.preventDefault();
     buttons[next].focus();
-    selectSentence(next);
+    explorer.selectSentence(next);
   });
   document.querySelectorAll('input[name="source"]').forEach((radio) => radio.addEventListener('change', () => {
-    if (radio.checked) useSource(radio.value);
+    if (radio.checked) explorer.useSource(specOfRadio(radio.value));
   }));
-  $('seed').addEventListener('change', () => {
-    const value = Number($('seed').value);
-    if (!Number.isInteger(value) || value < 0) {
-      showError($('source-error'), new Error(`The seed must be a whole number ≥ 0, got "${$('seed').value}".`));
-      return;
-    }
-    setSeed(value);
-    useSource('random');
-  });
+  $('seed').addEventListener('change', seedChanged);
   $('state-dict-file').addEventListener('change', (event) => {
     const [file] = event.target.files;
-    if (file) loadWeightsFile(file);
+    if (file) weightsFilePicked(file);
   });
   $('download-weights').addEventListener('click', downloadWeights);
   $('head-how').addEventListener('toggle', () => renderHeadWeights());
-  $('layer').addEventListener('change', () => selectLayer(Number($('layer').value)));
+  $('layer').addEventListener('change', () => explorer.selectLayer(Number($('layer').value)));
   $('similarity-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    compareSentences($('similarity-a').value, $('similarity-b').value);
+    explorer.compareSentences($('similarity-a').value, $('similarity-b').value);
   });
   $('table-toggle').addEventListener('click', () => {
     const shown = $('weights-table-wrap').classList.toggle('visually-hidden') === false;
@@ -92,7 +87,29 @@ function wireControls() {
   watchDpr();
 }
 
-// ---------------------------------------------------------------------------------------------
+/** What each change of the explorer draws again. */
+function onChange({ detail: { keys } }) {
+  const has = (...names) => names.some((k) => keys.includes(k));
+  if (has('source', 'spec', 'layer', 'loading', 'progress', 'file')) showSourceControls();
+  if (has('sentence', 'source')) showSentenceControls();
+  if (has('errors')) showErrors();
+  if (has('result')) {
+    const t0 = performance.now();
+    showCounts();
+    render();
+    const t1 = performance.now();
+    const { timings } = explorer;
+    Object.assign(timings, { lastDrawMs: t1 - t0, lastUpdateMs: timings.lastComputeMs + (t1 - t0) });
+    $('perf').textContent = `Last update: ${timings.lastUpdateMs.toFixed(1)} ms (core: forward pass, statistics and divergences ${timings.lastComputeMs.toFixed(1)} ms; drawing ${(t1 - t0).toFixed(1)} ms) for ${explorer.sentence.tokens.length} tokens.`;
+  } else if (explorer.result) {
+    if (has('selectedHead')) drawSelectedHead();
+    if (has('pair')) render(['measure', 'pair']);
+    if (has('focusToken')) render(['wo', 'follow']);
+  }
+  if (has('hoverToken') && explorer.result) drawHover();
+  if (has('ablation')) showAblation();
+  if (has('similarity')) showSimilarity();
+}
 
 async function main() {
   explorer.timings.scriptStartMs = performance.now();
@@ -102,21 +119,15 @@ async function main() {
   wireControls();
   watchSizes();
   drawLegend($('legend'), false, 200, 12);
-  try {
-    setCore(await loadMha());
-    explorer.timings.coreLoadedMs = performance.now();
-  } catch (error) {
-    $('status').textContent = `The WebAssembly core could not be loaded: ${error.message}. Build it with "npm run build".`;
+  explorer.addEventListener('change', onChange);
+  await startFromLink();
+  if (explorer.status === 'error') {
+    $('status').textContent = pageStatus(explorer);
     $('status').classList.add('error');
-    explorer.update({ status: 'error' });
     document.body.dataset.status = 'error';
     return;
   }
-  await useSource('designed');
-  explorer.timings.readyMs = performance.now();
-  await keepStateInUrl(explorer);
-  $('status').textContent = `Ready: the WebAssembly core computed ${explorer.numHeads} heads in ${explorer.timings.lastComputeMs.toFixed(1)} ms.`;
-  explorer.update({ status: 'ready' });
+  $('status').textContent = pageStatus(explorer);
   document.body.dataset.status = 'ok';
   // The lesson text, when it is installed, mounts itself on <section id="lesson">.
   import('./lesson/index.js').then((lesson) => {

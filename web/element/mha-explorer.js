@@ -5,8 +5,8 @@
 //
 // Attributes (all optional; docs/element.md):
 //   sentence       the text (the example sentences are pre-tagged; other text loads the tagger)
-//   heads          designed | random | random:SEED | pretrained | URL of a state_dict (.safetensors or .json)
-//   layer          0-based layer of a model with several (pretrained)               default 0
+//   heads          designed | random | random:SEED | trained | pretrained | URL of a state_dict (.safetensors or .json)
+//   layer          0-based layer of a model with several (trained, pretrained)     default 0
 //   model-url      where the pretrained model's files are (a folder URL)            default the package's
 //   d-model        model width (random heads; designed heads are 64 wide)        default 64
 //   num-heads      number of heads (random heads; a file's own config wins)       default 8
@@ -17,26 +17,28 @@
 //   height         CSS height (a number means px); content scrolls inside          default: content
 //   worker         auto | always | never: compute in a Web Worker (auto: large inputs)
 // Events (bubbling, composed): mha-head-selected { head, index, name }, mha-computed { … },
-// mha-error { message }; also under their older names head-selected, computed and error.
+// mha-error { message }; the first two also as head-selected and computed, the names of 0.1.
 //
-// A thin controller: the heads come from web/sources, the drawing from web/views, the numbers
-// from the WebAssembly core through the JS API (web/lib). Several elements on a page share the
-// core but nothing else. No globals beyond the element's name.
+// DOM bindings over an explorer (web/explorer/controller.js), as the lesson page is: the
+// attributes go to it, what it holds is drawn with web/views. Several elements on a page share
+// the core but nothing else. No globals beyond the element's name.
 
-import { loadMha } from '../lib/index.js';
 import { el } from '../views/dom.js';
 import { themeColors } from '../views/theme.js';
 import { headMaps, headMap } from '../sources/source.js';
 import { EXAMPLES } from '../sources/examples.js';
 import { NUM_HEADS } from '../sources/designed-heads.js';
+import { Explorer } from '../explorer/controller.js';
+import { headText, elementStatus, progressText } from '../explorer/present.js';
+import { positiveInteger, specFromAttributes } from '../explorer/sources.js';
 import { ELEMENT_CSS } from './styles.js';
-import { positiveIntegerAttribute, sourceFor } from './heads-attribute.js';
 
 const VIEWS = ['single', 'grid', 'compare'];
-/** Multiply-adds of a forward pass above which `worker="auto"` computes in a worker. */
-const WORKER_THRESHOLD = 2e7;
+const WORKER_MODES = ['auto', 'always', 'never'];
 /** Work that has taken this long shows the progress indicator. */
 const PROGRESS_DELAY_MS = 200;
+/** The attributes that change what is computed (the others change only what is drawn). */
+const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'worker'];
 
 // ---------------------------------------------------------------------------------------------
 // Shared by every element on the page (module scope: no globals)
@@ -52,7 +54,7 @@ function styleSheet() {
 
 // What each view draws with, loaded when the view is first shown (an embed downloads only its own).
 const VIEW_MODULES = {
-  single: () => [import('../views/tabs.js'), import('../views/head.js'), import('../views/head-text.js')],
+  single: () => [import('../views/tabs.js'), import('../views/head.js')],
   grid: () => [import('../views/grid.js')],
   compare: () => [import('../views/tabs.js'), import('../views/compare.js')],
 };
@@ -66,15 +68,10 @@ function loadView(view) {
   return viewModules.get(view);
 }
 
-let workerPromise = null;
-function sharedWorker() {
-  if (!workerPromise) {
-    workerPromise = import('../lib/worker.js').then((m) => m.createWorkerMha()).catch((error) => {
-      workerPromise = null;
-      throw error;
-    });
-  }
-  return workerPromise;
+/** A 0-based layer from the attribute, or the text itself when it is not one (the explorer says so). */
+function layerAttribute(value) {
+  if (value === null || value === '') return 0;
+  return /^\d{1,4}$/.test(value.trim()) ? Number(value) : value;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -86,10 +83,13 @@ export class MhaExplorerElement extends HTMLElement {
 
   #root;
   #ui = {};
-  #source = null; // the HeadSource in use, loaded in #sourceKey's core
-  #sourceKey = '';
-  #shown = null; // { sentence, result, worker, ms }
+  #explorer = new Explorer({
+    views: VIEWS,
+    worker: () => (WORKER_MODES.includes(this.getAttribute('worker')) ? this.getAttribute('worker') : 'auto'),
+    fallback: null,
+  });
   #status = 'loading';
+  #error = null;
   #generation = 0;
   #frame = 0;
   #resizeObserver = null;
@@ -102,6 +102,7 @@ export class MhaExplorerElement extends HTMLElement {
     this.#root = this.attachShadow({ mode: 'open' });
     this.#root.adoptedStyleSheets = [styleSheet()];
     this.#build();
+    this.#explorer.addEventListener('change', (event) => this.#changed(event.detail.keys));
   }
 
   // -- attributes as properties ----------------------------------------------------------------
@@ -116,12 +117,12 @@ export class MhaExplorerElement extends HTMLElement {
   }
   set view(v) { this.setAttribute('view', v); }
   /** 1-based. */
-  get selectedHead() { return this.#clampHead(positiveIntegerAttribute(this.getAttribute('selected-head'), 1)); }
+  get selectedHead() { return this.#clampHead(positiveInteger(this.getAttribute('selected-head'), 1)); }
   set selectedHead(v) { this.setAttribute('selected-head', String(v)); }
   get compareHead() {
     const H = this.#numHeads();
     const fallback = (this.selectedHead % H) + 1;
-    return this.#clampHead(positiveIntegerAttribute(this.getAttribute('compare-head'), fallback));
+    return this.#clampHead(positiveInteger(this.getAttribute('compare-head'), fallback));
   }
   set compareHead(v) { this.setAttribute('compare-head', String(v)); }
   get theme() { return this.getAttribute('theme') ?? 'auto'; }
@@ -130,22 +131,24 @@ export class MhaExplorerElement extends HTMLElement {
   get status() { return this.#status; }
   /** The last result: tokens, per-head weights (H, L, L) and statistics; null before the first. */
   get result() {
-    if (!this.#shown) return null;
-    const { sentence, result, worker, ms, source } = this.#shown;
-    const [H, L] = result.weights.shape;
+    const x = this.#explorer;
+    if (!this.#shown()) return null;
+    const [H, L] = x.result.weights.shape;
     return {
-      tokens: sentence.tokens.map((t) => t.text),
+      tokens: x.sentence.tokens.map((t) => t.text),
       numHeads: H,
-      dModel: source.embedDim,
-      source: source.id,
-      weights: { data: result.weights.data.slice(), shape: [H, L, L] },
-      statistics: result.stats.map((s) => ({ ...s })),
-      worker,
-      ms,
+      dModel: x.source.embedDim,
+      source: x.source.id,
+      weights: { data: x.result.weights.data.slice(), shape: [H, L, L] },
+      statistics: x.result.stats.map((st) => ({ ...st })),
+      worker: x.worker,
+      ms: x.timings.lastComputeMs,
     };
   }
 
-  #numHeads() { return this.#shown ? this.#shown.result.weights.shape[0] : NUM_HEADS; }
+  /** Something computed, and no error since. */
+  #shown() { return !this.#error && !!this.#explorer.result; }
+  #numHeads() { return this.#explorer.result ? this.#explorer.numHeads : NUM_HEADS; }
 
   #clampHead(h) {
     return Number.isInteger(h) ? Math.min(Math.max(h, 1), this.#numHeads()) : 1;
@@ -167,19 +170,20 @@ export class MhaExplorerElement extends HTMLElement {
     this.#resizeObserver?.disconnect();
     this.#darkQuery?.removeEventListener('change', this.#onSchemeChange);
     this.#generation += 1;
-    this.#releaseSource();
+    this.#explorer.dispose();
   }
 
   attributeChangedCallback(name, oldValue, newValue) {
     if (!this.#connected || oldValue === newValue) return;
     if (name === 'theme') this.#applyTheme();
     else if (name === 'height') this.#applyHeight();
-    else if (name === 'view' || name === 'selected-head' || name === 'compare-head') this.#scheduleRender();
-    else this.#recompute();
+    else if (COMPUTED.includes(name)) this.#recompute();
+    else this.#showHeads();
   }
 
-  #emit(name, detail) {
-    for (const type of [`mha-${name}`, name]) this.dispatchEvent(new CustomEvent(type, { bubbles: true, composed: true, detail }));
+  #emit(name, detail, alias = true) {
+    this.dispatchEvent(new CustomEvent(`mha-${name}`, { bubbles: true, composed: true, detail }));
+    if (alias) this.dispatchEvent(new CustomEvent(name, { bubbles: true, composed: true, detail }));
   }
 
   // -- theme and size --------------------------------------------------------------------------
@@ -245,16 +249,9 @@ export class MhaExplorerElement extends HTMLElement {
     this.#ui.status.classList.toggle('error', isError);
   }
 
-  #releaseSource() {
-    const source = this.#source;
-    this.#source = null;
-    this.#sourceKey = '';
-    if (source) source.dispose();
-  }
-
-  /** A model's download: how much of which file has come. */
-  #showDownload({ loaded, total, file }) {
-    this.#download = `Loading ${file}: ${(loaded / 1e6).toFixed(1)} of ${total ? (total / 1e6).toFixed(1) : '?'} MB`;
+  /** The explorer's progress, for the indicator. */
+  #changed(keys) {
+    if (keys.includes('progress') && this.#explorer.progress) this.#download = `Loading ${progressText(this.#explorer.progress)}`;
   }
 
   #download = '';
@@ -262,12 +259,12 @@ export class MhaExplorerElement extends HTMLElement {
   /** Wrap slow work in the progress indicator: it shows only after 200 ms. */
   async #withProgress(label, work) {
     const started = performance.now();
-    const { progress, progressText } = this.#ui;
+    const { progress, progressText: text } = this.#ui;
     const timer = setInterval(() => {
       const ms = performance.now() - started;
       if (ms < PROGRESS_DELAY_MS) return;
       progress.hidden = false;
-      progressText.textContent = this.#download || `${label}… ${(ms / 1000).toFixed(1)} s`;
+      text.textContent = this.#download || `${label}… ${(ms / 1000).toFixed(1)} s`;
     }, 100);
     try {
       return await work();
@@ -278,74 +275,59 @@ export class MhaExplorerElement extends HTMLElement {
     }
   }
 
+  /** What the attributes ask the explorer for. */
+  #wanted() {
+    return {
+      source: specFromAttributes((name) => this.getAttribute(name), document.baseURI),
+      layer: layerAttribute(this.getAttribute('layer')),
+      sentence: this.sentence,
+    };
+  }
+
   async #recompute() {
     const generation = ++this.#generation;
-    const stale = () => generation !== this.#generation;
+    const explorer = this.#explorer;
     this.#ui.input.value = this.sentence;
     try {
-      this.#setStatus(this.#shown ? 'computing' : 'loading', this.#shown ? 'Computing…' : 'Loading the WebAssembly attention core…');
-      const [shown] = await this.#withProgress('Computing', () => Promise.all([this.#compute(stale), loadView(this.view)]));
-      if (!shown) return; // superseded by a newer change
-      this.#shown = shown;
-      const [H, L] = shown.result.weights.shape;
-      this.#setStatus('ready', `${H} heads × ${L} tokens, d_model ${shown.source.embedDim}, ${shown.source.name}: ${shown.ms.toFixed(1)} ms in the WebAssembly core${shown.worker ? ' (in a Web Worker)' : ''}.`);
-      this.#renderNow();
+      this.#setStatus(explorer.result ? 'computing' : 'loading', explorer.result ? 'Computing…' : 'Loading the WebAssembly attention core…');
+      // the attributes are read after this task: events never fire from inside attribute changes or connectedCallback
+      const problems = await this.#withProgress('Computing', () => Promise.all([
+        Promise.resolve().then(() => explorer.setState(this.#wanted())), loadView(this.view)]).then(([p]) => p));
+      if (generation !== this.#generation) return; // superseded by a newer change
+      const problem = problems.find((p) => p.field !== 'view' && p.field !== 'worker');
+      if (problem || !explorer.result) throw new Error(problem ? problemText(problem) : 'nothing was computed');
+      this.#error = null;
+      this.#setStatus('ready', elementStatus(explorer));
+      this.#showHeads();
       this.#emit('computed', this.result);
     } catch (error) {
-      if (stale()) return;
+      if (generation !== this.#generation) return;
       const message = error && error.message ? error.message : String(error);
+      this.#error = message;
       this.#setStatus('error', `Cannot show this: ${message}`, true);
       this.#ui.content.replaceChildren();
       this.#ui.tabs.replaceChildren();
       this.#ui.tabs.dataset.names = '';
-      this.#shown = null;
-      this.#emit('error', { message });
+      this.#emit('error', { message }, false);
     }
   }
 
-  async #compute(stale) {
-    const { key, make, early } = await sourceFor(this, (p) => this.#showDownload(p));
-    if (stale()) return null;
-    // tokens need no core (but a model's own tokenizer): the source in use gives them when it shows the same heads
-    const same = this.#source !== null && this.#sourceKey.startsWith(`${key}\u0000`);
-    if (early && !same) {
-      const source = make();
-      await source.load(await loadMha());
-      if (stale()) { source.dispose(); return null; }
-      this.#releaseSource();
-      this.#source = source;
-      this.#sourceKey = `${key}\u0000false`;
-    }
-    const candidate = same || early ? this.#source : make();
-    const sentence = await candidate.sentence(this.sentence);
-    if (stale()) return null;
-    const L = sentence.tokens.length;
-    const E = candidate.embedDim;
-    const mode = this.getAttribute('worker') ?? 'auto';
-    const work = L * E * E * 4 + 2 * L * L * E; // multiply-adds: projections and the two attention products
-    const onWorker = !early && (mode === 'always' || (mode !== 'never' && work > WORKER_THRESHOLD));
-    const fullKey = `${key}\u0000${onWorker}`;
-    if (fullKey !== this.#sourceKey) {
-      const mha = onWorker ? await sharedWorker() : await loadMha();
-      const source = same ? make() : candidate; // the same heads in the other core: a source of its own
-      await source.load(mha);
-      if (stale()) { source.dispose(); return null; }
-      this.#releaseSource();
-      this.#source = source;
-      this.#sourceKey = fullKey;
-    }
-    const source = this.#source;
-    const started = performance.now(); // the forward pass and the statistics
-    const result = await source.compute(sentence, { parts: false });
-    const ms = performance.now() - started;
-    if (stale()) return null;
-    return { sentence, result, source, worker: onWorker, ms };
+  /** The selected and compared heads of the attributes, on the explorer; then draw. */
+  #showHeads() {
+    if (!this.#shown()) return;
+    const explorer = this.#explorer;
+    const a = this.selectedHead - 1;
+    const b = this.compareHead - 1;
+    if (explorer.selectedHead !== a) explorer.selectHead(a);
+    explorer.setPair(a, b);
+    explorer.setView(this.view);
+    this.#renderNow();
   }
 
   // -- rendering -------------------------------------------------------------------------------
 
   #scheduleRender() {
-    if (!this.#shown) return;
+    if (!this.#shown()) return;
     cancelAnimationFrame(this.#frame);
     this.#frame = requestAnimationFrame(() => this.#renderNow());
   }
@@ -355,7 +337,7 @@ export class MhaExplorerElement extends HTMLElement {
 
   #renderNow() {
     cancelAnimationFrame(this.#frame);
-    if (!this.#shown) return;
+    if (!this.#shown()) return;
     const view = this.view;
     loadView(view).then((views) => {
       this.#views = views;
@@ -364,10 +346,10 @@ export class MhaExplorerElement extends HTMLElement {
   }
 
   #draw(view) {
-    if (!this.#shown || view !== this.view) return;
+    if (!this.#shown() || view !== this.view) return;
     const views = this.#views;
     for (const b of this.#ui.views.querySelectorAll('button')) b.setAttribute('aria-pressed', String(b.dataset.view === view));
-    const { source } = this.#shown;
+    const { source } = this.#explorer;
     this.#ui.tabs.hidden = view === 'grid';
     if (view !== 'grid') {
       views.renderHeadTabs(this.#ui.tabs, {
@@ -385,20 +367,18 @@ export class MhaExplorerElement extends HTMLElement {
   }
 
   #selectHead(head, focus = false) {
-    if (head !== this.selectedHead) {
-      this.selectedHead = head;
-      this.#renderNow();
-    }
+    if (head !== this.selectedHead) this.selectedHead = head; // the attribute change draws it
     if (focus) this.#views?.focusHeadTab?.(this.#ui.tabs, head - 1);
-    this.#emit('head-selected', { head, index: head - 1, name: this.#shown.source.title(head - 1) });
+    this.#emit('head-selected', { head, index: head - 1, name: this.#explorer.source.title(head - 1) });
   }
 
   #renderSingle(views, theme, width) {
-    const { sentence, result, source } = this.#shown;
+    const explorer = this.#explorer;
+    const { sentence, result } = explorer;
     if (!this.#pointerFollowed) {
       this.#pointerFollowed = true;
       views.followPointer(this.#ui.canvas, this.#ui.tooltip, {
-        labels: () => this.#shown.sentence.tokens.map((t) => t.text),
+        labels: () => this.#explorer.sentence.tokens.map((t) => t.text),
         onCell: (cell) => { this.#hoverCell = cell; this.#scheduleRender(); },
       });
     }
@@ -406,21 +386,16 @@ export class MhaExplorerElement extends HTMLElement {
     const wide = width >= 620;
     const labels = sentence.tokens.map((t) => t.text);
     const hover = this.#hoverCell;
+    const text = headText(explorer, h);
     views.renderHeadMap(this.#ui.canvas, {
       values: headMap(result.weights, h), labels, width: wide ? Math.min(width - 250, 640) : width, maxCell: 44, theme,
-      title: source.title(h), hoverCell: hover, highlightRow: hover ? hover.row : -1,
+      title: text.title, hoverCell: hover, highlightRow: hover ? hover.row : -1,
     });
-    const s = result.stats[h];
-    const text = source.describe(h, s, sentence);
-    views.renderHeadInfo(this.#ui.info, {
-      title: source.title(h), focus: text.focus, typical: text.typical,
-      statistics: views.statisticsRows(s, { length: labels.length, causal: source.causal }),
-      check: source.check(h, headMap(result.weights, h), sentence, s) ?? null,
-    });
+    views.renderHeadInfo(this.#ui.info, { title: text.title, focus: text.focus, typical: text.typical, statistics: text.statistics, check: text.check });
   }
 
   #renderGrid(views, theme, width) {
-    const { sentence, result, source } = this.#shown;
+    const { sentence, result, source } = this.#explorer;
     views.renderHeadGrid(this.#ui.grid, {
       maps: headMaps(result.weights), length: sentence.tokens.length, selected: this.selectedHead - 1, width, maxCell: 24, theme,
       shortOf: (h) => source.short(h), onSelect: (h) => this.#selectHead(h + 1),
@@ -428,7 +403,7 @@ export class MhaExplorerElement extends HTMLElement {
   }
 
   #renderCompare(views, theme, width) {
-    const { sentence, result, source } = this.#shown;
+    const { sentence, result, source } = this.#explorer;
     views.renderCompare(this.#ui.compare, {
       maps: headMaps(result.weights), length: sentence.tokens.length, labels: sentence.tokens.map((t) => t.text),
       a: this.selectedHead - 1, b: this.compareHead - 1, similarity: result.similarity, width, theme,
@@ -439,6 +414,13 @@ export class MhaExplorerElement extends HTMLElement {
       },
     });
   }
+}
+
+/** A problem the explorer had with the attributes, in the attributes' words. */
+function problemText(p) {
+  if (p.field === 'layer') return `layer must be ${p.expected}, got "${p.value}"`;
+  if (p.message) return p.message;
+  return `${p.field} ${JSON.stringify(p.value)} is not ${p.expected}`;
 }
 
 if (!customElements.get('mha-explorer')) customElements.define('mha-explorer', MhaExplorerElement);

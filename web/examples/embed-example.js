@@ -7,14 +7,12 @@ function note(text) {
   log.prepend(item);
 }
 
-document.addEventListener('computed', (event) => {
+document.addEventListener('mha-computed', (event) => {
   const d = event.detail;
   note(`#${event.target.id} computed: ${d.numHeads} heads × ${d.tokens.length} tokens, d_model ${d.dModel}, ${d.ms.toFixed(1)} ms${d.worker ? ' in a Web Worker' : ''}`);
 });
-document.addEventListener('head-selected', (event) => note(`#${event.target.id} head-selected: ${event.detail.name}`));
-document.addEventListener('error', (event) => {
-  if (event.target instanceof HTMLElement && event.target.localName === 'mha-explorer') note(`#${event.target.id} error: ${event.detail.message}`);
-});
+document.addEventListener('mha-head-selected', (event) => note(`#${event.target.id} head-selected: ${event.detail.name}`));
+document.addEventListener('mha-error', (event) => note(`#${event.target.id} error: ${event.detail.message}`));
 
 // A counter driven by requestAnimationFrame: it stalls if the main thread is blocked.
 const ticker = document.getElementById('ticker');

@@ -49,6 +49,13 @@ export class PretrainedSource {
     this.encoder = null;
     this.roles = null;
     this.outProjections = new Map();
+    this.sentenceSet = 'lesson';
+    this.runsInWorker = false;
+  }
+
+  /** What loading it does, while it loads. */
+  loadingNote() {
+    return `Loading the ${this.name} and measuring its heads on the corpus…`;
   }
 
   get numLayers() { return this.encoder ? this.encoder.config.numLayers : 2; }

@@ -77,6 +77,10 @@ export class TokenFeatureSource {
     this.causal = false;
     this.maxTokens = MAX_TOKENS;
     this.outProjection = null;
+    /** The lesson's example sentences; a typed one is tagged without the core. */
+    this.sentenceSet = 'lesson';
+    /** One attention layer: its forward pass can run in a Web Worker. */
+    this.runsInWorker = true;
   }
 
   get numHeads() { return this.config.numHeads; }

@@ -77,6 +77,14 @@ export class TrainedSource {
     this.threshold = NaN;
     this.layer = layer;
     this.causal = true;
+    /** Its own sentences, of the grammar it was trained on. */
+    this.sentenceSet = 'grammar';
+    this.runsInWorker = false;
+  }
+
+  /** What loading it does, while it loads. */
+  loadingNote() {
+    return `Loading the trained model and measuring its heads on ${HELD_OUT} held-out sentences…`;
   }
 
   get numHeads() { return this.trainer ? this.trainer.numHeads : 8; }

@@ -161,7 +161,7 @@ function exporter(explorer, status) {
  * the explorer's figure saves PNG and CSV itself (#save-png, #save-csv in an .export-row), only
  * the SVG picture and the JSON numbers are added beside them. Without the explorer's figure the
  * bar is returned for the caller to place.
- * @param {import('../explorer-state.js').ExplorerState} explorer read at the moment of each click
+ * @param {import('../../explorer/controller.js').Explorer} explorer read at the moment of each click
  * @returns {HTMLElement|null} the bar to place, or null when the buttons went into the explorer
  */
 export function attachExport(explorer) {

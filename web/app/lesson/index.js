@@ -48,7 +48,7 @@ function mountExport(root, explorer) {
 
 /**
  * @param {HTMLElement} root  <section id="lesson">
- * @param {{ explorer?: import('../explorer-state.js').ExplorerState }} context  the explorer's state, for the exports
+ * @param {{ explorer?: import('../../explorer/controller.js').Explorer }} context  the explorer's state, for the exports
  */
 export async function mount(root, { explorer } = {}) {
   const started = performance.now();

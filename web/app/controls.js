@@ -1,0 +1,168 @@
+// The explorer page's controls, bound to its explorer (web/explorer/controller.js): each control
+// calls the explorer; each 'change' of the explorer sets the controls and the texts that show
+// its state. Nothing here decides what is shown; the explorer does.
+import { el, saveBlob, showError } from '../views/dom.js';
+import { renderTokenStrip } from '../views/token-strip.js';
+import { renderRolesTable } from '../views/roles-table.js';
+import { renderSimilarity } from '../views/similarity.js';
+import { renderAblation } from '../views/ablation.js';
+import { D_MODEL } from '../sources/embeddings.js';
+import { concatFormula, countWord, progressText } from '../explorer/present.js';
+import { MAX_SEED } from '../explorer/sources.js';
+import { explorer } from './explorer.js';
+import { setHoverToken } from './draw.js';
+
+const $ = (id) => document.getElementById(id);
+
+/** The spec a source radio stands for (random: with the seed box's seed). */
+export function specOfRadio(id) {
+  if (id === 'random') return { id, seed: Number($('seed').value) };
+  return { id };
+}
+
+/** Show or hide a message paragraph. */
+function message(node, text) {
+  if (text) showError(node, new Error(text));
+  else node.hidden = true;
+}
+
+export async function downloadWeights() {
+  const { source } = explorer;
+  const { stateDictToJson } = await import('../sources/file.js');
+  const json = await stateDictToJson(source.attention, source.id === 'designed' ? 'designed heads of the MHA Explorer' : source.name);
+  saveBlob(new Blob([json], { type: 'application/json' }), `mha-explorer-${source.id}-weights.json`);
+}
+
+/** The seed box: a whole number from 0, else a message and nothing changes. */
+export function seedChanged() {
+  const text = $('seed').value;
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isInteger(value) || value > MAX_SEED) {
+    showError($('source-error'), new Error(`The seed must be a whole number from 0 to ${MAX_SEED}, got "${text}".`));
+    return;
+  }
+  explorer.useSource({ id: 'random', seed: value });
+}
+
+export async function weightsFilePicked(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  await explorer.loadWeightsFile(bytes, file.name, { width: D_MODEL });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The controls, from the explorer's state
+
+/** Where the heads come from: the radios, the seed, the layer, the notes and the progress bar. */
+export function showSourceControls() {
+  const { source, spec, loading, progress, file } = explorer;
+  $('source-file').disabled = !file;
+  $('loaded-name').textContent = file ? `(${file.name})` : '';
+  const bar = $('source-progress-bar');
+  $('source-progress').hidden = !(loading && progress);
+  if (loading && progress) {
+    bar.max = progress.total || 1;
+    bar.value = progress.loaded;
+    $('source-progress-text').textContent = progressText(progress);
+  }
+  if (loading) {
+    if (loading.note) $('source-note').textContent = loading.note;
+    return;
+  }
+  if (!source) return;
+  document.querySelectorAll('input[name="source"]').forEach((r) => { r.checked = r.value === source.id; });
+  if (spec.id === 'random' && $('seed').value !== String(spec.seed)) $('seed').value = String(spec.seed);
+  $('source-note').textContent = source.note();
+  $('download-weights').disabled = !source.attention;
+  $('layer-picker').hidden = source.numLayers <= 1;
+  const select = $('layer');
+  if (select.options.length !== source.numLayers) {
+    select.replaceChildren(...Array.from({ length: source.numLayers }, (_, l) => el('option', { value: String(l), text: String(l) })));
+  }
+  select.value = String(source.layer);
+  const measured = !!source.roles;
+  $('roles-panel').hidden = !measured;
+  $('similarity-panel').hidden = !source.similarity;
+  if (measured) {
+    $('roles-count').textContent = String(source.roles.sentences);
+    import('../sources/head-roles.js').then((roles) => renderRolesTable($('roles-view'), {
+      table: source.roles, roles: roles.ROLES, roleNames: roles.ROLE_NAMES, relations: roles.RELATIONS, relationNames: roles.RELATION_NAMES, layer: source.layer,
+    }));
+  }
+}
+
+/** Counts and formulas in the page's text that follow the heads shown. */
+export function showCounts() {
+  const H = explorer.numHeads;
+  for (const node of document.querySelectorAll('[data-count="heads-word"]')) node.textContent = countWord(H);
+  for (const node of document.querySelectorAll('[data-count="heads"]')) node.textContent = String(H);
+  for (const node of document.querySelectorAll('[data-formula="concat"]')) node.textContent = concatFormula(H);
+}
+
+const FREE_TEXT = { help: null, placeholder: '' };
+
+/** Remember the free-text box's own help, for the sources that do not bring their own. */
+export function keepFreeTextHelp() {
+  FREE_TEXT.help = [...$('free-text-help').childNodes].map((n) => n.cloneNode(true));
+  FREE_TEXT.placeholder = $('free-text').placeholder;
+}
+
+/** The example sentences, the note on the one shown, the free-text help and the tokens. */
+export function showSentenceControls() {
+  const { source, sentence } = explorer;
+  if (!source || !sentence) return;
+  const examples = source.examples();
+  const list = $('sentence-list');
+  const texts = examples.map((e) => e.text).join('\u0000');
+  if (list.dataset.texts !== texts) {
+    list.dataset.texts = texts;
+    list.replaceChildren(...examples.map((example, i) => el('button', {
+      type: 'button', role: 'radio', 'aria-checked': 'false', class: 'sentence', text: example.text, onclick: () => explorer.selectSentence(i),
+    })));
+  }
+  list.querySelectorAll('[role="radio"]').forEach((b, i) => {
+    b.setAttribute('aria-checked', String(i === sentence.example));
+    b.tabIndex = i === Math.max(0, sentence.example) ? 0 : -1;
+  });
+  $('sentence-note').textContent = source.sentenceNote ? source.sentenceNote(sentence)
+    : sentence.example >= 0 ? `Shows ${examples[sentence.example].shows}.` : `Your sentence: ${sentence.tokens.length} tokens.`;
+  const help = source.textHelp ? source.textHelp() : null;
+  if (help) {
+    $('free-text-help').textContent = help.help;
+    $('free-text').placeholder = help.placeholder;
+  } else {
+    $('free-text-help').replaceChildren(...FREE_TEXT.help.map((n) => n.cloneNode(true)));
+    $('free-text').placeholder = FREE_TEXT.placeholder;
+  }
+  renderTokenStrip($('token-strip'), { tokens: sentence.tokens, onHover: setHoverToken, onPick: (i) => { explorer.setFocusToken(i); setHoverToken(i); } });
+  $('parse-summary').textContent = sentence.summary || '';
+}
+
+/** The messages of what went wrong, each where it belongs. */
+export function showErrors() {
+  const { errors } = explorer;
+  message($('source-error'), errors.source);
+  message($('free-text-error'), errors.sentence);
+  message($('similarity-error'), errors.similarity);
+}
+
+/** The ablation panel: the heads switched off, and how far each token moves. */
+export function showAblation() {
+  const { source, sentence, ablation } = explorer;
+  if (!source || !sentence || !ablation) return;
+  renderAblation($('ablation-view'), {
+    numHeads: source.numHeads, off: new Set(ablation.heads), shortOf: (h) => source.short(h), labels: sentence.tokens.map((t) => t.text),
+    rows: ablation.rows, what: ablation.what,
+    missing: `The ${source.name} cannot have its heads switched off here.`,
+    onToggle: (h, off) => {
+      const next = new Set(explorer.ablated);
+      if (off) next.add(h); else next.delete(h);
+      explorer.setAblated(next);
+    },
+  });
+}
+
+/** The similarity panel's last result. */
+export function showSimilarity() {
+  const { similarity } = explorer;
+  if (similarity) renderSimilarity($('similarity-view'), { a: similarity.a, b: similarity.b, result: similarity });
+}

@@ -1,0 +1,8 @@
+// The page's explorer (web/explorer/controller.js): the parts of the page a link can name are its
+// views. The lesson, the exports and the tests read it.
+import { Explorer } from '../explorer/controller.js';
+
+/** The panels a link's view= scrolls to. */
+export const PAGE_VIEWS = { single: '#head-panel', grid: '#small-multiples', compare: '#compare-view', wo: '#wo-view' };
+
+export const explorer = new Explorer({ views: Object.keys(PAGE_VIEWS), worker: 'never', fallback: { id: 'designed' } });

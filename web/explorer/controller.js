@@ -1,0 +1,435 @@
+// The explorer: one controller for the lesson page, <mha-explorer> and a shared link. It holds
+// what is shown (the source of heads, its layer, the sentence, the selected and compared heads,
+// the view, the heads switched off) and what the core computed for it; it chooses and loads the
+// source (web/explorer/sources.js) and computes, in the page or in a Web Worker. The page and the
+// element bind the DOM to it: they call its methods and draw what it holds when it says, with a
+// 'change' event (detail.keys: the fields that changed), that something did.
+//
+//   const explorer = new Explorer({ views: ['single', 'grid', 'compare'] });
+//   await explorer.start({ source: { id: 'random', seed: 3 }, sentence: 'The dog ran.', head: 2 });
+//   explorer.addEventListener('change', (e) => draw(e.detail.keys));
+//   explorer.selectHead(4);
+//
+// setState is the one way in for several things at once (a link, an element's attributes): it
+// checks each against the source it ends with, loads and computes once, and returns what it
+// could not use, as problems { field, value, expected } or { field, message }.
+
+import { loadMha } from '../lib/index.js';
+import { headMap } from '../sources/source.js';
+import { createSource, readPickedWeights, specKey, SpecError } from './sources.js';
+
+/** Multiply-adds of a forward pass above which worker: 'auto' computes in a Web Worker. */
+export const WORKER_THRESHOLD = 2e7;
+
+let workerCore = null;
+/** One Web Worker core for every explorer of the page, started when one first needs it. */
+function sharedWorkerCore() {
+  if (!workerCore) {
+    workerCore = import('../lib/worker.js').then((m) => m.createWorkerMha());
+    workerCore.catch(() => { workerCore = null; });
+  }
+  return workerCore;
+}
+
+const messageOf = (error) => (error && error.message ? error.message : String(error));
+
+export class Explorer extends EventTarget {
+  /**
+   * @param {{ views?: string[], worker?: 'never' | 'auto' | 'always' | (() => string), fallback?: object | null }} [options]
+   *   views: the names setState accepts for `view`; worker: where forward passes run (auto: large
+   *   ones in a worker; a function is asked each time); fallback: the spec shown when a source
+   *   cannot be loaded (null: none, the explorer is then in error)
+   */
+  constructor({ views = [], worker = 'never', fallback = { id: 'designed' } } = {}) {
+    super();
+    /** 'loading' | 'computing' | 'ready' | 'error' */
+    this.status = 'loading';
+    /** The spec of the source shown (sources.js). */
+    this.spec = null;
+    /** The HeadSource shown, loaded, and its layer shown (0-based). */
+    this.source = null;
+    this.layer = 0;
+    /** The spec being loaded, while it loads. */
+    this.loading = null;
+    /** A model's download while a source loads: { file, loaded, total }. */
+    this.progress = null;
+    /** { text, example, tokens, … } from source.sentence(). */
+    this.sentence = null;
+    /** The source's HeadResult for the sentence and layer shown (with wo where there are head outputs). */
+    this.result = null;
+    /** Whether that result was computed in a Web Worker. */
+    this.worker = false;
+    this.selectedHead = 0;
+    this.pair = { a: 0, b: 1 };
+    /** The part of the explorer in view (one of options.views), or null. */
+    this.view = null;
+    /** The token whose row is highlighted (hover or focus), or -1. */
+    this.hoverToken = -1;
+    /** The token followed when none is hovered. */
+    this.focusToken = 0;
+    /** The heads switched off (of the layer shown), and how far each token moves then. */
+    this.ablated = new Set();
+    this.ablation = null;
+    /** The similarity panel's last result: { a, b, similarity, heads }. */
+    this.similarity = null;
+    /** What went wrong, by where it is shown: { core, source, sentence, similarity } (messages or null). */
+    this.errors = { core: null, source: null, sentence: null, similarity: null };
+    /** The last weights file read ({ name, config, stateDict, note }), which the file source shows. */
+    this.file = null;
+    /** Updates in flight. */
+    this.busy = 0;
+    this.timings = { lastUpdateMs: NaN, lastComputeMs: NaN, lastDrawMs: NaN, scriptStartMs: NaN, coreLoadedMs: NaN, readyMs: NaN, parts: {} };
+    this.#views = views;
+    this.#workerMode = worker;
+    this.#fallback = fallback;
+  }
+
+  #views;
+  #workerMode;
+  #fallback;
+  #core = null;
+  #generation = 0;
+  #sourceCore = null; // the core the shown source is loaded in: 'direct' | 'worker'
+  #layers = new Map(); // source id -> the layer last shown
+  #sentences = new Map(); // sentence set -> the sentence last shown with it (example index or text)
+  #ablationRun = 0;
+
+  // -- reading ---------------------------------------------------------------------------------
+
+  get numHeads() { return this.source ? this.source.numHeads : 0; }
+  get numLayers() { return this.source ? this.source.numLayers : 0; }
+
+  /** Head h's (L, L) map as computed, or null before the first result. */
+  map(h = this.selectedHead) {
+    return this.result ? headMap(this.result.weights, h) : null;
+  }
+
+  /** Names what the head views show (source, layer, head, sentence): a view drawn later says which it drew. */
+  shownKey() {
+    return this.source && this.sentence ? `${this.source.id}:${this.source.layer}:${this.selectedHead}:${this.sentence.text}` : '';
+  }
+
+  /** The selected head as an export needs it: title, sentence, tokens and its weights. */
+  selectedHeadMap() {
+    const head = this.selectedHead;
+    return {
+      head, title: this.source.title(head), sentence: this.sentence.text, source: this.source.id,
+      tokens: this.sentence.tokens.map((t) => t.text), values: Array.from(this.map(head)),
+    };
+  }
+
+  // -- changing --------------------------------------------------------------------------------
+
+  /** Set fields and tell listeners which changed. */
+  #update(patch) {
+    const keys = Object.keys(patch).filter((k) => this[k] !== patch[k]);
+    Object.assign(this, patch);
+    if (keys.length) this.dispatchEvent(new CustomEvent('change', { detail: { keys } }));
+  }
+
+  #setError(where, message) {
+    if (this.errors[where] === message) return;
+    this.#update({ errors: { ...this.errors, [where]: message } });
+  }
+
+  async #busy(work) {
+    this.#update({ busy: this.busy + 1 });
+    try {
+      return await work();
+    } finally {
+      this.#update({ busy: this.busy - 1 });
+    }
+  }
+
+  /** The page's core (loadMha), loaded once. */
+  async #directCore() {
+    if (!this.#core) {
+      this.#core = loadMha();
+      this.#core.catch(() => { this.#core = null; });
+    }
+    return this.#core;
+  }
+
+  /**
+   * Load the core and show `want` (setState's fields; the designed heads and the first example
+   * where it says nothing). Resolves to setState's problems.
+   */
+  async start(want = {}) {
+    try {
+      await this.#directCore();
+      this.timings.coreLoadedMs = performance.now();
+    } catch (error) {
+      this.#setError('core', messageOf(error));
+      this.#update({ status: 'error' });
+      return [{ field: 'core', message: messageOf(error) }];
+    }
+    const problems = await this.setState({ source: { id: 'designed' }, ...want });
+    this.timings.readyMs = performance.now();
+    return problems;
+  }
+
+  /**
+   * Show several things at once: { source: spec, layer, sentence: text or example index, head,
+   * pair: [a, b], view } (0-based heads and layers; a field left out keeps what is shown). Each is
+   * checked against the source shown at the end; what cannot be used is left at its default and
+   * returned as a problem. Loads and computes once.
+   */
+  async setState(want) {
+    return this.#busy(async () => {
+      const run = ++this.#generation;
+      const problems = [];
+      let { spec, source } = this;
+      // the source (with its layer), or the fallback when it cannot be loaded
+      if (want.source && (specKey(want.source) !== specKey(this.spec) || !source)) {
+        const loaded = await this.#loadSource(want.source, problems);
+        if (run !== this.#generation) {
+          if (loaded && loaded.source !== this.source) loaded.source.dispose();
+          return problems;
+        }
+        if (loaded) ({ spec, source } = loaded);
+      }
+      if (!source) return problems;
+      const layer = this.#checkedLayer(source, want, problems);
+      // the sentence: the one asked for, or the one shown if the source takes the same sentences
+      const set = source.sentenceSet;
+      const keep = this.sentence && this.source && this.source.sentenceSet === set ? keyOf(this.sentence) : undefined;
+      const wanted = want.sentence ?? keep ?? this.#sentences.get(set) ?? 0;
+      let sentence = null;
+      if (want.sentence !== undefined) this.#setError('sentence', null);
+      try {
+        sentence = await source.sentence(wanted);
+      } catch (error) {
+        problems.push({ field: 'sentence', value: want.sentence, message: messageOf(error) });
+        if (want.sentence !== undefined) this.#setError('sentence', messageOf(error));
+        if (source === this.source && this.sentence) sentence = this.sentence;
+        else sentence = await source.sentence(0);
+      }
+      if (run !== this.#generation) return problems;
+      const H = source.numHeads;
+      const head = this.#checkedHead(want.head, H, 'head', problems) ?? (want.head === undefined && this.selectedHead < H ? this.selectedHead : 0);
+      const pair = this.#checkedPair(want.pair, H, problems);
+      const view = this.#checkedView(want.view, problems);
+      return this.#show({ spec, source, layer, sentence, head, pair, view }, run, problems);
+    });
+  }
+
+  /** Load a spec's source in the page's core; on failure the fallback's (or none). */
+  async #loadSource(spec, problems) {
+    this.#setError('source', null);
+    this.#update({ loading: { spec, note: '' }, progress: null });
+    try {
+      const source = await this.#make(spec);
+      if (source.loadingNote) this.#update({ loading: { spec, note: source.loadingNote() } });
+      await source.load(await this.#directCore());
+      this.#setError('source', null);
+      return { spec, source };
+    } catch (error) {
+      const message = messageOf(error);
+      problems.push({ field: 'source', value: spec.id, message });
+      this.#setError('source', message);
+      const fallback = this.#fallback;
+      if (fallback && specKey(fallback) !== specKey(spec) && (!this.source || specKey(this.spec) !== specKey(fallback))) {
+        try {
+          const source = await this.#make(fallback);
+          await source.load(await this.#directCore());
+          return { spec: fallback, source };
+        } catch (again) {
+          problems.push({ field: 'source', value: fallback.id, message: messageOf(again) });
+        }
+      }
+      if (!this.source) this.#update({ status: 'error' });
+      return null;
+    } finally {
+      this.#update({ loading: null, progress: null });
+    }
+  }
+
+  async #make(spec) {
+    return createSource(spec, { onProgress: (p) => { if (this.loading) this.#update({ progress: p }); } });
+  }
+
+  #checkedLayer(source, want, problems) {
+    const remembered = this.#layers.get(source.id) ?? 0;
+    if (want.layer === undefined) return source === this.source ? source.layer : Math.min(remembered, source.numLayers - 1);
+    if (Number.isInteger(want.layer) && want.layer >= 0 && want.layer < source.numLayers) return want.layer;
+    problems.push({ field: 'layer', value: want.layer, expected: source.numLayers > 1 ? `a layer from 0 to ${source.numLayers - 1}` : 'a layer of these heads (they have one)' });
+    return 0;
+  }
+
+  #checkedHead(head, H, field, problems) {
+    if (head === undefined) return undefined;
+    if (Number.isInteger(head) && head >= 0 && head < H) return head;
+    problems.push({ field, value: head, expected: `a head from 1 to ${H}` });
+    return 0;
+  }
+
+  #checkedPair(pair, H, problems) {
+    const clamp = () => ({ a: Math.min(this.pair.a, H - 1), b: Math.min(this.pair.b, H - 1) });
+    if (pair === undefined) return clamp();
+    if (Array.isArray(pair) && pair.length === 2 && pair.every((h) => Number.isInteger(h) && h >= 0 && h < H)) return { a: pair[0], b: pair[1] };
+    problems.push({ field: 'pair', value: pair, expected: `two heads from 1 to ${H}` });
+    return { a: 0, b: Math.min(1, H - 1) };
+  }
+
+  #checkedView(view, problems) {
+    if (view === undefined) return this.view;
+    if (view === null || this.#views.includes(view)) return view;
+    problems.push({ field: 'view', value: view, expected: `one of ${this.#views.join(', ')}` });
+    return null;
+  }
+
+  /**
+   * Compute and show: the sentence in the source's layer, in the core the work calls for (a
+   * worker above WORKER_THRESHOLD with worker: 'auto').
+   */
+  async #show({ spec, source, layer, sentence, head, pair, view }, run, problems) {
+    let shown = source;
+    let core = source === this.source ? this.#sourceCore : 'direct';
+    const onWorker = this.#wantsWorker(source, sentence);
+    if (onWorker !== (core === 'worker')) {
+      // the same heads in the other core: a source of its own
+      try {
+        shown = await this.#make(spec);
+        await shown.load(onWorker ? await sharedWorkerCore() : await this.#directCore());
+        core = onWorker ? 'worker' : 'direct';
+        if (shown !== source && source !== this.source) source.dispose();
+      } catch (error) {
+        problems.push({ field: 'worker', message: messageOf(error) });
+        shown = source;
+      }
+    }
+    if (run !== this.#generation) { if (shown !== this.source) shown.dispose(); return problems; }
+    shown.layer = layer;
+    this.#update({ status: this.result ? 'computing' : 'loading' });
+    const t0 = performance.now();
+    let result;
+    try {
+      result = await shown.compute(sentence);
+      if (result.headOutputs && shown.outProjectionWeight) result.wo = await shown.outProjectionWeight();
+    } catch (error) {
+      if (run !== this.#generation) return problems;
+      problems.push({ field: 'compute', message: messageOf(error) });
+      this.#setError('sentence', messageOf(error));
+      this.#update({ status: this.result ? 'ready' : 'error' });
+      return problems;
+    }
+    if (run !== this.#generation) { if (shown !== this.source) shown.dispose(); return problems; }
+    const t1 = performance.now();
+    const previous = this.source;
+    if (previous && previous.sentenceSet !== shown.sentenceSet && this.sentence) this.#sentences.set(previous.sentenceSet, keyOf(this.sentence));
+    this.#layers.set(shown.id, layer);
+    this.#sourceCore = core;
+    this.timings.lastComputeMs = t1 - t0;
+    const sameSentence = this.sentence && this.sentence.text === sentence.text && previous === shown;
+    this.#update({
+      spec, source: shown, layer, sentence, result, worker: core === 'worker', selectedHead: head, pair, view,
+      focusToken: sameSentence ? this.focusToken : sentence.focus, hoverToken: sameSentence ? this.hoverToken : -1,
+      ablated: previous === shown ? this.ablated : new Set(), status: 'ready',
+    });
+    if (previous && previous !== shown) previous.dispose();
+    this.#refreshAblation();
+    return problems;
+  }
+
+  #wantsWorker(source, sentence) {
+    const mode = typeof this.#workerMode === 'function' ? this.#workerMode() : this.#workerMode;
+    if (mode === 'never' || !source.runsInWorker) return false;
+    if (mode === 'always') return true;
+    const L = sentence.tokens.length;
+    const E = source.embedDim;
+    return L * E * E * 4 + 2 * L * L * E > WORKER_THRESHOLD; // multiply-adds: projections and the two attention products
+  }
+
+  // -- one thing at a time ---------------------------------------------------------------------
+
+  /** Show another source (a spec); the file source shows the last file read. */
+  useSource(spec) {
+    if (spec.id === 'file' && !spec.file && !spec.url) {
+      if (!this.file) {
+        this.#setError('source', 'Load a state_dict file first.');
+        return Promise.resolve([{ field: 'source', value: 'file', message: 'Load a state_dict file first.' }]);
+      }
+      return this.setState({ source: { id: 'file', file: this.file } });
+    }
+    return this.setState({ source: spec });
+  }
+
+  /** Read weights a user picked (bytes and the file's name) and show them. */
+  async loadWeightsFile(bytes, name, { width } = {}) {
+    try {
+      this.#update({ file: await readPickedWeights(bytes, name, { width }) });
+    } catch (error) {
+      this.#setError('source', messageOf(error));
+      return [{ field: 'source', value: 'file', message: messageOf(error) }];
+    }
+    return this.setState({ source: { id: 'file', file: this.file } });
+  }
+
+  selectLayer(layer) { return this.setState({ layer }); }
+
+  /** An example (its index) or typed text. */
+  selectSentence(input) { return this.setState({ sentence: input }); }
+
+  /** Select head h (0-based): nothing to compute. */
+  selectHead(h) {
+    if (!Number.isInteger(h) || h < 0 || h >= this.numHeads) throw new SpecError(`expected a head from 0 to ${this.numHeads - 1}, got ${h}`);
+    this.#update({ selectedHead: h });
+  }
+
+  /** The two heads compared (0-based). */
+  setPair(a, b) {
+    const H = this.numHeads;
+    if (![a, b].every((h) => Number.isInteger(h) && h >= 0 && h < H)) throw new SpecError(`expected two heads from 0 to ${H - 1}, got ${a} and ${b}`);
+    if (a !== this.pair.a || b !== this.pair.b) this.#update({ pair: { a, b } });
+  }
+
+  setView(view) {
+    if (view !== null && !this.#views.includes(view)) throw new SpecError(`expected one of ${this.#views.join(', ')}, got "${view}"`);
+    this.#update({ view });
+  }
+
+  setHoverToken(i) { this.#update({ hoverToken: i }); }
+  setFocusToken(i) { this.#update({ focusToken: i }); }
+
+  /** Switch heads off (or on again): how far each token moves is computed by the core. */
+  setAblated(heads) {
+    this.#update({ ablated: new Set(heads) });
+    return this.#refreshAblation();
+  }
+
+  async #refreshAblation() {
+    const { source, sentence } = this;
+    const run = ++this.#ablationRun;
+    const heads = [...this.ablated].filter((h) => h < source.numHeads).sort((a, b) => a - b);
+    const shown = source.ablation ? await source.ablation(sentence, heads) : null;
+    if (run !== this.#ablationRun || source !== this.source || sentence !== this.sentence) return;
+    this.#update({ ablation: shown ? { heads, rows: shown.rows, what: shown.what } : { heads, rows: null, what: '' } });
+  }
+
+  /** Two sentences through a model that embeds them, each head switched off in turn. */
+  async compareSentences(a, b) {
+    return this.#busy(async () => {
+      this.#setError('similarity', null);
+      try {
+        if (!a.trim() || !b.trim()) throw new SpecError('Type two sentences to compare.');
+        if (!this.source.similarity) throw new SpecError(`The ${this.source.name} do not embed sentences.`);
+        const result = await this.source.similarity(a, b);
+        this.#update({ similarity: { a, b, ...result } });
+      } catch (error) {
+        this.#setError('similarity', messageOf(error));
+      }
+    });
+  }
+
+  /** Stop: what is being computed is dropped, the source let go. */
+  dispose() {
+    this.#generation += 1;
+    const { source } = this;
+    this.source = null;
+    this.result = null;
+    if (source) source.dispose();
+  }
+}
+
+/** What names a sentence in its set: an example's index, or the typed text. */
+const keyOf = (sentence) => (sentence.example >= 0 ? sentence.example : sentence.text);

@@ -1,0 +1,70 @@
+// What the explorer's state says in words and numbers, for the page and the element alike: a
+// head's title and text, progress, status lines, counts and formulas that follow the source's
+// numbers of heads and layers. Pure functions of the controller's state (controller.js).
+
+import { statisticsRows } from '../views/head-text.js';
+
+const WORDS = ['No', 'One', 'Two', 'Three', 'Four', 'Five', 'Six', 'Seven', 'Eight', 'Nine', 'Ten', 'Eleven', 'Twelve'];
+
+/** "Eight" for 8, "16" for 16: a count at the start of a sentence. */
+export function countWord(n) {
+  return WORDS[n] ?? String(n);
+}
+
+const SUBSCRIPTS = '₀₁₂₃₄₅₆₇₈₉';
+/** head₁ … head₁₂: a subscript of any number. */
+export function subscript(n) {
+  return String(n).replace(/\d/g, (d) => SUBSCRIPTS[Number(d)]);
+}
+
+/** "Concat(head₁, …, head₄) × W_O" for a source of four heads. */
+export function concatFormula(numHeads) {
+  return `Concat(head₁, …, head${subscript(numHeads)})`;
+}
+
+/** What a head of the source shown is and does, on the sentence shown: for the head views. */
+export function headText(explorer, h) {
+  const { source, sentence, result } = explorer;
+  const stats = result.stats[h];
+  const map = explorer.map(h);
+  const text = source.describe(h, stats, sentence);
+  return {
+    title: source.title(h),
+    short: source.short(h),
+    focus: text.focus,
+    typical: text.typical,
+    how: text.how || '',
+    statistics: statisticsRows(stats, { length: sentence.tokens.length, causal: source.causal }),
+    check: source.check(h, map, sentence, stats) ?? null,
+  };
+}
+
+/** A model's download in words: "weights.bin: 1.2 of 14.0 MB". */
+export function progressText({ file, loaded, total }) {
+  return `${file}: ${(loaded / 1e6).toFixed(1)} of ${total ? (total / 1e6).toFixed(1) : '?'} MB`;
+}
+
+/** The page's status line once the explorer has computed. */
+export function pageStatus(explorer) {
+  if (explorer.errors.core) return `The WebAssembly core could not be loaded: ${explorer.errors.core}. Build it with "npm run build".`;
+  return `Ready: the WebAssembly core computed ${explorer.numHeads} heads in ${explorer.timings.lastComputeMs.toFixed(1)} ms.`;
+}
+
+/** The element's status line for what it shows. */
+export function elementStatus(explorer) {
+  const [H, L] = explorer.result.weights.shape;
+  const { source } = explorer;
+  const layer = source.numLayers > 1 ? `, layer ${source.layer}` : '';
+  return `${H} heads × ${L} tokens, d_model ${source.embedDim}, ${source.name}${layer}: ${explorer.timings.lastComputeMs.toFixed(1)} ms in the WebAssembly core${explorer.worker ? ' (in a Web Worker)' : ''}.`;
+}
+
+/** The lesson page's opening line, for the heads shown. */
+export function headsLede(explorer) {
+  const H = explorer.numHeads;
+  return `${countWord(H)} attention head${H === 1 ? '' : 's'}`;
+}
+
+/** The W_O panel's title, for the heads shown. */
+export function woTitle(explorer) {
+  return `Combining the heads: ${concatFormula(explorer.numHeads)} × W`;
+}

@@ -1,0 +1,122 @@
+// Where the explorer's heads come from, chosen in one place for the page, the element and a link.
+// A spec says what was asked for; createSource makes the HeadSource (web/sources) it names, not
+// loaded yet. Specs:
+//
+//   { id: 'designed' }                                    the eight designed heads (64 wide)
+//   { id: 'random', seed, embedDim?, numHeads? }          PyTorch's initialisation from a seed
+//   { id: 'file', file }                                   weights read by readWeightsFile (bytes a user picked)
+//   { id: 'file', url, numHeads? }                         weights fetched from a URL
+//   { id: 'trained' }                                      the small model trained on the grammar
+//   { id: 'pretrained', modelUrl? }                        Universal Sentence Encoder lite
+//
+// The layer shown is not part of a spec: a source has its layers once loaded (explorer.layer).
+
+import { D_MODEL } from '../sources/embeddings.js';
+import { NUM_HEADS } from '../sources/designed-heads.js';
+
+export const SOURCE_IDS = ['designed', 'random', 'file', 'trained', 'pretrained'];
+export const MAX_SEED = 2147483647;
+
+/** A problem with what was asked for, said in words (an Error the views show as it is). */
+export class SpecError extends Error {}
+
+/** A whole number n >= 1 from an attribute's text; the fallback when there is none; NaN when it is not one. */
+export function positiveInteger(value, fallback) {
+  if (value === null || value === undefined || value === '') return fallback;
+  const n = Number(value);
+  return Number.isInteger(n) && n > 0 ? n : NaN;
+}
+
+/**
+ * The spec an element's attributes ask for: heads (designed | random | random:SEED | trained |
+ * pretrained | a weights URL), d-model, num-heads, model-url. `base`: what URLs are relative to.
+ */
+export function specFromAttributes(get, base) {
+  const heads = (get('heads') ?? 'designed').trim();
+  if (heads === '' || heads === 'designed') return sized({ id: 'designed' }, get);
+  if (heads === 'trained') return { id: 'trained' };
+  if (heads === 'pretrained') {
+    const modelUrl = get('model-url');
+    return modelUrl ? { id: 'pretrained', modelUrl: new URL(modelUrl, base).href } : { id: 'pretrained' };
+  }
+  const random = /^random(?::(\d+))?$/.exec(heads);
+  if (random) {
+    const seed = random[1] === undefined ? 0 : Number(random[1]);
+    if (seed > MAX_SEED) throw new SpecError(`heads: the seed must be a whole number from 0 to ${MAX_SEED}, got ${random[1]}`);
+    return sized({ id: 'random', seed }, get);
+  }
+  const numHeads = get('num-heads');
+  return numHeads === null || numHeads === undefined
+    ? { id: 'file', url: new URL(heads, base).href }
+    : { id: 'file', url: new URL(heads, base).href, numHeads: checkedCount('num-heads', numHeads) };
+}
+
+function checkedCount(name, text) {
+  const n = positiveInteger(text, NaN);
+  if (!(n > 0)) throw new SpecError(`${name} must be a positive integer, got "${text}"`);
+  return n;
+}
+
+/** d-model and num-heads for the heads over the token features (designed or random). */
+function sized(spec, get) {
+  const embedDim = positiveInteger(get('d-model'), D_MODEL);
+  const numHeads = positiveInteger(get('num-heads'), NUM_HEADS);
+  if (!(embedDim > 0) || !(numHeads > 0)) {
+    throw new SpecError(`d-model and num-heads must be positive integers, got "${get('d-model')}" and "${get('num-heads')}"`);
+  }
+  if (embedDim % numHeads !== 0) throw new SpecError(`num-heads ${numHeads} must divide d-model ${embedDim}`);
+  if (spec.id === 'designed') {
+    if (embedDim !== D_MODEL || numHeads !== NUM_HEADS) {
+      throw new SpecError(`the designed heads are ${NUM_HEADS} heads of a ${D_MODEL}-wide model (got d-model ${embedDim}, num-heads ${numHeads}); use heads="random:SEED" for other sizes`);
+    }
+    return spec;
+  }
+  return embedDim === D_MODEL && numHeads === NUM_HEADS ? spec : { ...spec, embedDim, numHeads };
+}
+
+/** The name of a spec's heads: the same key, the same weights (nothing to load again). */
+export function specKey(spec) {
+  if (!spec) return '';
+  const { file, ...rest } = spec;
+  return JSON.stringify(file ? { ...rest, file: file.name, stamp: file.stamp } : rest);
+}
+
+/** The HeadSource a spec names, not loaded yet; a SpecError when the spec is not one. */
+export async function createSource(spec, { onProgress } = {}) {
+  switch (spec?.id) {
+    case 'designed': {
+      const { DesignedSource } = await import('../sources/designed.js');
+      return new DesignedSource();
+    }
+    case 'random': {
+      if (!Number.isInteger(spec.seed) || spec.seed < 0 || spec.seed > MAX_SEED) {
+        throw new SpecError(`The seed must be a whole number from 0 to ${MAX_SEED}, got "${spec.seed}".`);
+      }
+      const { RandomSource } = await import('../sources/random.js');
+      return new RandomSource({ seed: spec.seed, embedDim: spec.embedDim, numHeads: spec.numHeads });
+    }
+    case 'file': {
+      const { FileSource, fetchWeights, readWeightsFile } = await import('../sources/file.js');
+      if (spec.file) return new FileSource({ file: spec.file });
+      if (!spec.url) throw new SpecError('Load a state_dict file first.');
+      const bytes = await fetchWeights(spec.url);
+      return new FileSource({ file: { name: spec.url, ...readWeightsFile(bytes, spec.url, { numHeads: spec.numHeads }) } });
+    }
+    case 'trained': {
+      const { TrainedSource } = await import('../sources/trained.js');
+      return new TrainedSource();
+    }
+    case 'pretrained': {
+      const { PretrainedSource } = await import('../sources/pretrained.js');
+      return new PretrainedSource({ ...(spec.modelUrl ? { modelUrl: spec.modelUrl } : {}), onProgress });
+    }
+    default:
+      throw new SpecError(`There is no source of heads called "${spec?.id}" (expected one of ${SOURCE_IDS.join(', ')}).`);
+  }
+}
+
+/** Weights a user picked, read for the heads over the page's token features (64 wide). */
+export async function readPickedWeights(bytes, name, { width } = {}) {
+  const { readWeightsFile } = await import('../sources/file.js');
+  return { name, stamp: `${bytes.length}:${Date.now()}`, ...readWeightsFile(bytes, name, { width }) };
+}

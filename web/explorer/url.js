@@ -1,0 +1,105 @@
+// The explorer's state as a link, so that a link opens the same view:
+//
+//   ?source=random&seed=3&sentence=The%20dog%20ran.&head=5&compare=5,2&layer=1&view=compare
+//
+// source (designed | random | trained | pretrained; a weights file cannot come from a link),
+// seed (random), layer, sentence (an example or typed text), head (the selected head, from 1),
+// compare (heads A and B, from 1), view (the part of the explorer in view). readLink turns a
+// query into what setState takes (controller.js) and the problems it already sees; followLink
+// applies it through the controller, which checks the rest against the source; linkOf writes the
+// state back. A parameter that is bad or hostile gives a message and its default.
+
+import { MAX_SEED, SOURCE_IDS } from './sources.js';
+
+export const LINK_PARAMETERS = ['source', 'seed', 'layer', 'sentence', 'head', 'compare', 'view'];
+export const MAX_SENTENCE = 600;
+
+/** Integer n with min <= n <= max from a parameter, or null. */
+function integer(text, min, max) {
+  if (!/^\d{1,10}$/.test(text)) return null;
+  const n = Number(text);
+  return n >= min && n <= max ? n : null;
+}
+
+const quoted = (value) => JSON.stringify(String(value).slice(0, 80));
+
+/**
+ * What a query asks for, as setState's fields (0-based heads), and the problems of its syntax.
+ * @param {URLSearchParams} params
+ */
+export function readLink(params) {
+  const problems = [];
+  const want = { source: { id: 'designed' }, sentence: 0, head: 0, pair: [0, 1], view: null };
+  const bad = (name, expected) => problems.push(`${name}=${quoted(params.get(name))} is not ${expected}; showing the default`);
+  for (const name of new Set(params.keys())) if (!LINK_PARAMETERS.includes(name)) problems.push(`the parameter ${JSON.stringify(name.slice(0, 40))} is not one this page reads`);
+
+  let id = params.get('source') ?? 'designed';
+  if (!SOURCE_IDS.includes(id)) { bad('source', `one of ${SOURCE_IDS.join(', ')}`); id = 'designed'; }
+  if (id === 'file') { problems.push('a weights file cannot be opened from a link (load it again); showing the designed heads'); id = 'designed'; }
+  if (id === 'random') {
+    const seed = params.has('seed') ? integer(params.get('seed'), 0, MAX_SEED) : 0;
+    if (seed === null) bad('seed', `a whole number from 0 to ${MAX_SEED}`);
+    want.source = { id, seed: seed ?? 0 };
+  } else {
+    want.source = { id };
+  }
+  if (params.has('layer')) {
+    const layer = integer(params.get('layer'), 0, 1000);
+    want.layer = layer === null ? params.get('layer') : layer; // the controller knows the source's layers
+  } else {
+    want.layer = 0;
+  }
+  const text = params.get('sentence');
+  if (text !== null && text.length > MAX_SENTENCE) bad('sentence', `a sentence of at most ${MAX_SENTENCE} characters`);
+  else if (text !== null && text.trim()) want.sentence = text;
+  if (params.has('head')) {
+    const head = integer(params.get('head'), 1, 1000);
+    want.head = head === null ? params.get('head') : head - 1;
+  }
+  if (params.has('compare')) {
+    const parts = params.get('compare').split(',');
+    const heads = parts.map((p) => integer(p, 1, 1000));
+    want.pair = parts.length === 2 && !heads.includes(null) ? heads.map((h) => h - 1) : params.get('compare');
+  }
+  if (params.has('view')) want.view = params.get('view');
+  return { want, problems };
+}
+
+/** The controller's problems with a link, in the link's words. */
+export function linkProblems(problems, params, explorer) {
+  const H = explorer.numHeads;
+  return problems.map((p) => {
+    switch (p.field) {
+      case 'head': return `head=${quoted(params.get('head'))} is not a head from 1 to ${H}; showing the default`;
+      case 'pair': return `compare=${quoted(params.get('compare'))} is not two heads from 1 to ${H}, e.g. compare=1,2; showing the default`;
+      case 'layer': return `layer=${quoted(params.get('layer'))} is not ${p.expected}; showing the default`;
+      case 'view': return `view=${quoted(params.get('view'))} is not ${p.expected}; showing the default`;
+      case 'sentence': return `the sentence could not be shown: ${p.message}`;
+      case 'source': return `the ${p.value} heads could not be loaded: ${p.message}`;
+      default: return p.message;
+    }
+  });
+}
+
+/** Show what a query names; resolves to the messages for what could not be used. */
+export async function followLink(explorer, search) {
+  const params = new URLSearchParams(search);
+  const { want, problems } = readLink(params);
+  const later = await explorer.setState(want);
+  return [...problems, ...linkProblems(later, params, explorer)];
+}
+
+/** What is shown, as a query (defaults left out). */
+export function linkOf(explorer) {
+  const params = new URLSearchParams();
+  const { spec, source, sentence } = explorer;
+  if (!source || !sentence) return params;
+  if (source.id !== 'designed') params.set('source', source.id);
+  if (source.id === 'random') params.set('seed', String(spec.seed));
+  if (source.numLayers > 1) params.set('layer', String(source.layer));
+  if (sentence.example !== 0) params.set('sentence', sentence.text);
+  if (explorer.selectedHead !== 0) params.set('head', String(explorer.selectedHead + 1));
+  if (explorer.pair.a !== 0 || explorer.pair.b !== 1) params.set('compare', `${explorer.pair.a + 1},${explorer.pair.b + 1}`);
+  if (explorer.view) params.set('view', explorer.view);
+  return params;
+}
