@@ -717,8 +717,8 @@ def make_models():
         write_json(os.path.join(directory, "config.json"), config)
         write_json(os.path.join(directory, "tokenizer.json"), tok)
         files = {"F32": "model.safetensors", "F16": "model.f16.safetensors", "BF16": "model.bf16.safetensors"}
-        state = saved_state_dict(model, tied)
         master = {k: v.clone() for k, v in model.state_dict().items()}
+        state = {k: master[k] for k in saved_state_dict(model, tied)}
         golden = {"name": name, "family": family, "config": config, "dtypes": {}}
         for dtype in dtypes:
             write_safetensors(os.path.join(directory, files[dtype]), state, dtype)
