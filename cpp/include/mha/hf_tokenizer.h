@@ -49,6 +49,8 @@ class HfTokenizer {
 
  private:
   HfTokenizer() = default;
+  struct Builder;  // tokenizer.json's sections, read one function each (hf_tokenizer.cpp)
+  friend struct Builder;
   struct Added {
     std::u32string content;
     int32_t id;

@@ -181,77 +181,61 @@ const std::string& HfTokenizer::token(int32_t id) const {
   return id >= 0 && id < static_cast<int32_t>(tokens_.size()) ? tokens_[static_cast<size_t>(id)] : none;
 }
 
-Status HfTokenizer::FromJson(std::string_view json_text, const std::string& file, std::unique_ptr<HfTokenizer>* out) {
-  const json j = json::parse(json_text.begin(), json_text.end(), nullptr, false);
-  if (j.is_discarded()) return bad(file, "not valid JSON");
-  if (!j.is_object()) return bad(file, "expected a JSON object");
-  if (!j.contains("model") || !j["model"].is_object()) return bad(file, "field 'model' is missing");
-  const json& m = j["model"];
-  if (!m.contains("type") || !m["type"].is_string()) return bad(file, "field 'model.type' is missing");
-  std::unique_ptr<HfTokenizer> t(new HfTokenizer());
-  const std::string type = m["type"].get<std::string>();
-  if (type == "BPE") {
-    t->kind_ = Kind::kByteLevelBpe;
-  } else if (type == "WordPiece") {
-    t->kind_ = Kind::kWordPiece;
-  } else {
-    return bad(file, "field 'model.type' is '" + type + "': not supported (BPE and WordPiece are)");
-  }
-
-  // Vocabulary: token -> id, ids unique and non-negative.
-  if (!m.contains("vocab") || !m["vocab"].is_object()) return bad(file, "field 'model.vocab' must be an object of token: id");
-  int32_t max_id = -1;
-  for (auto it = m["vocab"].begin(); it != m["vocab"].end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > (1 << 24)) {
-      return bad(file, "field 'model.vocab': the id of '" + it.key() + "' is not an integer from 0 to 16777216");
-    }
-    const int32_t id = it.value().get<int32_t>();
-    t->vocab_[it.key()] = id;
-    max_id = std::max(max_id, id);
-  }
-  if (j.contains("added_tokens") && !j["added_tokens"].is_null()) {
-    if (!j["added_tokens"].is_array()) return bad(file, "field 'added_tokens' must be a list");
-    for (const json& a : j["added_tokens"]) {
-      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
-          !a["content"].is_string() || a["id"].get<int64_t>() < 0 || a["id"].get<int64_t>() > (1 << 24)) {
-        return bad(file, "field 'added_tokens': each entry needs an integer 'id' and a string 'content'");
-      }
-      const auto flag = [&](const char* key) { return a.contains(key) && a[key].is_boolean() && a[key].get<bool>(); };
-      Added added;
-      const std::string content = a["content"].get<std::string>();
-      if (decode_utf8(content, &added.content) != std::string_view::npos || added.content.empty()) {
-        return bad(file, "field 'added_tokens': a content is empty or not UTF-8");
-      }
-      added.id = a["id"].get<int32_t>();
-      added.lstrip = flag("lstrip");
-      added.rstrip = flag("rstrip");
-      added.normalized = flag("normalized");
-      t->vocab_[content] = added.id;
-      max_id = std::max(max_id, added.id);
-      t->added_.push_back(std::move(added));
-    }
-  }
-  t->vocab_size_ = max_id + 1;
-  t->tokens_.assign(static_cast<size_t>(t->vocab_size_), "");
-  for (const auto& [token, id] : t->vocab_) t->tokens_[static_cast<size_t>(id)] = token;
-  if (!is_string_or_null(m, "unk_token")) return bad(file, "field 'model.unk_token' must be a string or null");
-  if (m.contains("unk_token") && m["unk_token"].is_string()) {
-    t->unk_id_ = t->token_id(m["unk_token"].get<std::string>());
-    if (t->unk_id_ < 0) return bad(file, "field 'model.unk_token' names a token the vocabulary does not have");
-  }
-
-  const json null_value;
-  const json& normalizer = j.contains("normalizer") ? j["normalizer"] : null_value;
-  const json& pre = j.contains("pre_tokenizer") ? j["pre_tokenizer"] : null_value;
-  const json& post = j.contains("post_processor") ? j["post_processor"] : null_value;
-  const auto type_of = [](const json& v) {
+struct HfTokenizer::Builder {
+  static std::string type_of(const json& v) {
     return v.is_object() && v.contains("type") && v["type"].is_string() ? v["type"].get<std::string>() : std::string();
-  };
-  const auto flag = [](const json& v, const char* key, bool fallback) {
+  }
+  static bool flag(const json& v, const char* key, bool fallback) {
     return v.contains(key) && v[key].is_boolean() ? v[key].get<bool>() : fallback;
-  };
+  }
 
-  if (t->kind_ == Kind::kByteLevelBpe) {
+  // model.vocab and added_tokens: token -> id, ids non-negative; the unknown token.
+  static Status vocabulary(const json& j, const json& m, const std::string& file, HfTokenizer* t) {
+    if (!m.contains("vocab") || !m["vocab"].is_object()) return bad(file, "field 'model.vocab' must be an object of token: id");
+    int32_t max_id = -1;
+    for (auto it = m["vocab"].begin(); it != m["vocab"].end(); ++it) {
+      if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > (1 << 24)) {
+        return bad(file, "field 'model.vocab': the id of '" + it.key() + "' is not an integer from 0 to 16777216");
+      }
+      const int32_t id = it.value().get<int32_t>();
+      t->vocab_[it.key()] = id;
+      max_id = std::max(max_id, id);
+    }
+    if (j.contains("added_tokens") && !j["added_tokens"].is_null()) {
+      if (!j["added_tokens"].is_array()) return bad(file, "field 'added_tokens' must be a list");
+      for (const json& a : j["added_tokens"]) {
+        if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
+            !a["content"].is_string() || a["id"].get<int64_t>() < 0 || a["id"].get<int64_t>() > (1 << 24)) {
+          return bad(file, "field 'added_tokens': each entry needs an integer 'id' and a string 'content'");
+        }
+        Added added;
+        const std::string content = a["content"].get<std::string>();
+        if (decode_utf8(content, &added.content) != std::string_view::npos || added.content.empty()) {
+          return bad(file, "field 'added_tokens': a content is empty or not UTF-8");
+        }
+        added.id = a["id"].get<int32_t>();
+        added.lstrip = flag(a, "lstrip", false);
+        added.rstrip = flag(a, "rstrip", false);
+        added.normalized = flag(a, "normalized", false);
+        t->vocab_[content] = added.id;
+        max_id = std::max(max_id, added.id);
+        t->added_.push_back(std::move(added));
+      }
+    }
+    t->vocab_size_ = max_id + 1;
+    t->tokens_.assign(static_cast<size_t>(t->vocab_size_), "");
+    for (const auto& [token, id] : t->vocab_) t->tokens_[static_cast<size_t>(id)] = token;
+    if (!is_string_or_null(m, "unk_token")) return bad(file, "field 'model.unk_token' must be a string or null");
+    if (m.contains("unk_token") && m["unk_token"].is_string()) {
+      t->unk_id_ = t->token_id(m["unk_token"].get<std::string>());
+      if (t->unk_id_ < 0) return bad(file, "field 'model.unk_token' names a token the vocabulary does not have");
+    }
+    return Status::Ok();
+  }
+
+  // Byte-level BPE: no normalizer, the ByteLevel pre-tokenizer, merges as "a b" or ["a", "b"].
+  static Status bpe(const json& m, const json& normalizer, const json& pre, const json& post, const std::string& file,
+                    HfTokenizer* t) {
     if (!normalizer.is_null()) return bad(file, "field 'normalizer' is '" + type_of(normalizer) + "': not supported for BPE (null is)");
     if (type_of(pre) != "ByteLevel") return bad(file, "field 'pre_tokenizer' must be ByteLevel for BPE");
     t->add_prefix_space_ = flag(pre, "add_prefix_space", false);
@@ -271,13 +255,13 @@ Status HfTokenizer::FromJson(std::string_view json_text, const std::string& file
     int32_t rank = 0;
     for (const json& merge : m["merges"]) {
       std::string a, b;
-      if (merge.is_string()) {  // "a b"
+      if (merge.is_string()) {
         const std::string s = merge.get<std::string>();
         const size_t space = s.find(' ');
         if (space == std::string::npos) return bad(file, "field 'model.merges': merge " + std::to_string(rank) + " has no space");
         a = s.substr(0, space);
         b = s.substr(space + 1);
-      } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {  // ["a", "b"]
+      } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
         a = merge[0].get<std::string>();
         b = merge[1].get<std::string>();
       } else {
@@ -292,7 +276,11 @@ Status HfTokenizer::FromJson(std::string_view json_text, const std::string& file
       decode_utf8(b, &ub);
       t->merge_ranks_.emplace(std::make_pair(ua, ub), rank++);
     }
-  } else {
+    return Status::Ok();
+  }
+
+  // WordPiece: BertNormalizer or none, BertPreTokenizer or none, the subword prefix.
+  static Status wordpiece(const json& m, const json& normalizer, const json& pre, const std::string& file, HfTokenizer* t) {
     if (!normalizer.is_null()) {
       if (type_of(normalizer) != "BertNormalizer") {
         return bad(file, "field 'normalizer' is '" + type_of(normalizer) + "': not supported for WordPiece (BertNormalizer is)");
@@ -302,8 +290,7 @@ Status HfTokenizer::FromJson(std::string_view json_text, const std::string& file
       t->handle_chinese_chars_ = flag(normalizer, "handle_chinese_chars", true);
       t->lowercase_ = flag(normalizer, "lowercase", true);
       // strip_accents null follows lowercase
-      const bool strip_set = normalizer.contains("strip_accents") && normalizer["strip_accents"].is_boolean();
-      t->strip_accents_ = strip_set ? normalizer["strip_accents"].get<bool>() : t->lowercase_;
+      t->strip_accents_ = flag(normalizer, "strip_accents", t->lowercase_);
     }
     if (!pre.is_null() && type_of(pre) != "BertPreTokenizer") {
       return bad(file, "field 'pre_tokenizer' is '" + type_of(pre) + "': not supported for WordPiece (BertPreTokenizer is)");
@@ -317,6 +304,12 @@ Status HfTokenizer::FromJson(std::string_view json_text, const std::string& file
       t->max_input_chars_per_word_ = m["max_input_chars_per_word"].get<int64_t>();
     }
     if (t->unk_id_ < 0) return bad(file, "field 'model.unk_token' is missing (WordPiece needs one)");
+    return Status::Ok();
+  }
+
+  // The special tokens before and after a text: TemplateProcessing's single, BertProcessing's
+  // cls and sep, or none.
+  static Status post_processor(const json& post, const std::string& file, HfTokenizer* t) {
     const std::string post_type = type_of(post);
     const auto special = [&](const std::string& token, std::vector<int32_t>* ids) -> Status {
       const int32_t id = t->token_id(token);
@@ -330,26 +323,26 @@ Status HfTokenizer::FromJson(std::string_view json_text, const std::string& file
       for (const json& item : post["single"]) {
         if (item.contains("Sequence")) {
           seen_sequence = true;
-        } else if (item.contains("SpecialToken") && item["SpecialToken"].contains("id") && item["SpecialToken"]["id"].is_string()) {
-          const std::string name = item["SpecialToken"]["id"].get<std::string>();
-          std::vector<int32_t>* ids = seen_sequence ? &t->suffix_ids_ : &t->prefix_ids_;
-          // special_tokens maps the name to its ids
-          const json* entry = nullptr;
-          if (post.contains("special_tokens") && post["special_tokens"].is_object() && post["special_tokens"].contains(name)) {
-            entry = &post["special_tokens"][name];
-          }
-          if (entry != nullptr && entry->contains("ids") && (*entry)["ids"].is_array()) {
-            for (const json& id : (*entry)["ids"]) {
-              if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= t->vocab_size_) {
-                return bad(file, "field 'post_processor.special_tokens." + name + ".ids' holds an id outside the vocabulary");
-              }
-              ids->push_back(id.get<int32_t>());
-            }
-          } else {
-            MHA_RETURN_IF_ERROR(special(name, ids));
-          }
-        } else {
+          continue;
+        }
+        if (!item.contains("SpecialToken") || !item["SpecialToken"].contains("id") || !item["SpecialToken"]["id"].is_string()) {
           return bad(file, "field 'post_processor.single': an item is neither Sequence nor SpecialToken");
+        }
+        const std::string name = item["SpecialToken"]["id"].get<std::string>();
+        std::vector<int32_t>* ids = seen_sequence ? &t->suffix_ids_ : &t->prefix_ids_;
+        // special_tokens maps the name to its ids
+        const bool listed = post.contains("special_tokens") && post["special_tokens"].is_object() &&
+                            post["special_tokens"].contains(name) && post["special_tokens"][name].contains("ids") &&
+                            post["special_tokens"][name]["ids"].is_array();
+        if (!listed) {
+          MHA_RETURN_IF_ERROR(special(name, ids));
+          continue;
+        }
+        for (const json& id : post["special_tokens"][name]["ids"]) {
+          if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= t->vocab_size_) {
+            return bad(file, "field 'post_processor.special_tokens." + name + ".ids' holds an id outside the vocabulary");
+          }
+          ids->push_back(id.get<int32_t>());
         }
       }
     } else if (post_type == "BertProcessing") {
@@ -364,6 +357,36 @@ Status HfTokenizer::FromJson(std::string_view json_text, const std::string& file
       return bad(file, "field 'post_processor' is '" + post_type +
                            "': not supported for WordPiece (TemplateProcessing, BertProcessing or null is)");
     }
+    return Status::Ok();
+  }
+};
+
+Status HfTokenizer::FromJson(std::string_view json_text, const std::string& file, std::unique_ptr<HfTokenizer>* out) {
+  const json j = json::parse(json_text.begin(), json_text.end(), nullptr, false);
+  if (j.is_discarded()) return bad(file, "not valid JSON");
+  if (!j.is_object()) return bad(file, "expected a JSON object");
+  if (!j.contains("model") || !j["model"].is_object()) return bad(file, "field 'model' is missing");
+  const json& m = j["model"];
+  if (!m.contains("type") || !m["type"].is_string()) return bad(file, "field 'model.type' is missing");
+  std::unique_ptr<HfTokenizer> t(new HfTokenizer());
+  const std::string type = m["type"].get<std::string>();
+  if (type == "BPE") {
+    t->kind_ = Kind::kByteLevelBpe;
+  } else if (type == "WordPiece") {
+    t->kind_ = Kind::kWordPiece;
+  } else {
+    return bad(file, "field 'model.type' is '" + type + "': not supported (BPE and WordPiece are)");
+  }
+  MHA_RETURN_IF_ERROR(Builder::vocabulary(j, m, file, t.get()));
+  const json null_value;
+  const json& normalizer = j.contains("normalizer") ? j["normalizer"] : null_value;
+  const json& pre = j.contains("pre_tokenizer") ? j["pre_tokenizer"] : null_value;
+  const json& post = j.contains("post_processor") ? j["post_processor"] : null_value;
+  if (t->kind_ == Kind::kByteLevelBpe) {
+    MHA_RETURN_IF_ERROR(Builder::bpe(m, normalizer, pre, post, file, t.get()));
+  } else {
+    MHA_RETURN_IF_ERROR(Builder::wordpiece(m, normalizer, pre, file, t.get()));
+    MHA_RETURN_IF_ERROR(Builder::post_processor(post, file, t.get()));
   }
   *out = std::move(t);
   return Status::Ok();
