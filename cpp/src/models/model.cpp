@@ -129,9 +129,12 @@ Status Model::set_weights(std::map<std::string, LoadedTensor>* tensors, const st
   const ModelConfig& c = config_;
   const int64_t E = c.hidden, I = c.intermediate, V = c.vocab_size, P = c.max_positions;
   Take take(tensors, file, c.architecture);
-  const auto norm = [&](const std::string& name, Norm* n, const char* weight = "weight", const char* bias = "bias") {
-    MHA_RETURN_IF_ERROR(take(name + "." + weight, {E}, &n->weight));
-    return take(name + "." + bias, {E}, &n->bias);
+  // LayerNorm weight and bias; checkpoints converted from the original BERT name them gamma and
+  // beta (transformers renames them when it loads).
+  const auto norm = [&](const std::string& name, Norm* n) {
+    const bool legacy = !take.has(name + ".weight") && take.has(name + ".gamma");
+    MHA_RETURN_IF_ERROR(take(name + (legacy ? ".gamma" : ".weight"), {E}, &n->weight));
+    return take(name + (legacy ? ".beta" : ".bias"), {E}, &n->bias);
   };
   // A linear layer from a weight (out, in) and a bias (out) or none.
   const auto linear = [](Linear* lin, const std::vector<float>& weight, std::vector<float> bias, int64_t out_dim,

@@ -72,6 +72,13 @@ TEST_F(BadFiles, TheGoodFilesLoad) {
   auto g = gpt2_;
   g["transformer.h.0.attn.bias"] = {"F32", {1, 1, 2, 2}, {1, 0, 1, 1}};
   EXPECT_TRUE(Model::Load(gpt2_config_, "config.json", write_f32(g), "model.safetensors", LoadLimits(), &model).ok());
+  // LayerNorm's gamma and beta, as checkpoints converted from the original BERT name them
+  auto b = bert_;
+  b["bert.embeddings.LayerNorm.gamma"] = b["bert.embeddings.LayerNorm.weight"];
+  b["bert.embeddings.LayerNorm.beta"] = b["bert.embeddings.LayerNorm.bias"];
+  b.erase("bert.embeddings.LayerNorm.weight");
+  b.erase("bert.embeddings.LayerNorm.bias");
+  EXPECT_TRUE(Model::Load(bert_config_, "config.json", write_f32(b), "model.safetensors", LoadLimits(), &model).ok());
 }
 
 TEST_F(BadFiles, MissingTensor) {
