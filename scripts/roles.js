@@ -11,8 +11,9 @@
 //   npm run roles -- --source trained             the trained model (web/sources/weights/trained-seed1.bin)
 //   npm run roles -- --corpus FILE                the pretrained model's pronounAntecedent on JSON lines
 //                                                 {"text", "pronoun", "antecedent"} (odd lines dev, even test)
-//   npm run roles -- --write                      also write web/data/roles/<source>-roles.json (what the
-//                                                 page reads) and, for the pretrained model, docs/pretrained.md's table
+//   npm run roles -- --write                      also write the table of docs/pretrained.md (or, with
+//                                                 --source trained, docs/training.md) and, for the pretrained
+//                                                 model, web/data/roles/pretrained-roles.json, which the page reads
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +21,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SOURCES = ['pretrained', 'trained'];
+/** The table the page reads (the trained model's, quick to compute, is measured as the page loads). */
+export const PRETRAINED_TABLE = 'web/data/roles/pretrained-roles.json';
+/** The docs page whose table `--write` replaces, per source. */
+export const DOCS = { pretrained: 'docs/pretrained.md', trained: 'docs/training.md' };
 const USAGE = 'usage: npm run roles -- [--json] [--source pretrained|trained] [--corpus FILE] [--write]';
 
 class UsageError extends Error {}
@@ -111,15 +116,14 @@ async function main() {
   ensureBuilt(o.source);
   const result = await computeRoles(o, { evidence: o.write });
   if (o.write) {
-    const file = path.join(root, `web/data/roles/${o.source}-roles.json`);
-    fs.writeFileSync(file, `${JSON.stringify(result)}\n`);
-    console.error(`[roles] wrote ${path.relative(root, file)}`);
     if (o.source === 'pretrained') {
-      const { replaceDocsTable } = await import('../web/roles/table.js');
-      const docs = path.join(root, 'docs/pretrained.md');
-      fs.writeFileSync(docs, replaceDocsTable(fs.readFileSync(docs, 'utf8'), result));
-      console.error('[roles] wrote docs/pretrained.md\'s table');
+      fs.writeFileSync(path.join(root, PRETRAINED_TABLE), `${JSON.stringify(result)}\n`);
+      console.error(`[roles] wrote ${PRETRAINED_TABLE}`);
     }
+    const { replaceDocsTable } = await import('../web/roles/table.js');
+    const docs = path.join(root, DOCS[o.source]);
+    fs.writeFileSync(docs, replaceDocsTable(fs.readFileSync(docs, 'utf8'), result));
+    console.error(`[roles] wrote ${DOCS[o.source]}'s table`);
   }
   if (o.json) process.stdout.write(`${JSON.stringify(summary(result))}\n`);
   else {

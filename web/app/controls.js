@@ -83,12 +83,20 @@ export function showSourceControls() {
   $('roles-panel').hidden = !measured;
   $('similarity-panel').hidden = !source.similarity;
   if (measured) {
-    $('roles-count').textContent = String(source.roles.sentences);
-    import('../sources/head-roles.js').then((roles) => renderRolesTable($('roles-view'), {
-      table: source.roles, roles: roles.ROLES, roleNames: roles.ROLE_NAMES, relations: roles.RELATIONS, relationNames: roles.RELATION_NAMES, layer: source.layer,
-    }));
+    $('roles-count').textContent = String(source.roles.corpus.split.test);
+    $('roles-what').textContent = source.id === 'trained' ? 'sentences of its grammar' : 'hand-annotated sentences';
+    // drawn again only when the table or the layer changes, so that an open item list or a
+    // measurement under way stays
+    const view = $('roles-view');
+    const shown = rolesShown.get(view);
+    if (!shown || shown.table !== source.roles || shown.layer !== source.layer) {
+      rolesShown.set(view, { table: source.roles, layer: source.layer });
+      renderRolesTable(view, { table: source.roles, layer: source.layer, measure: source.remeasure ? (onProgress) => source.remeasure(onProgress) : null });
+    }
   }
 }
+
+const rolesShown = new WeakMap();
 
 /** Counts and formulas in the page's text that follow the heads shown. */
 export function showCounts() {

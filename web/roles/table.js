@@ -39,7 +39,7 @@ export function markdownTables(result) {
 export function replaceDocsTable(docs, result) {
   const a = docs.indexOf(DOCS_BEGIN);
   const b = docs.indexOf(DOCS_END);
-  if (a < 0 || b < a) throw new Error(`docs/pretrained.md: expected the markers ${DOCS_BEGIN} and ${DOCS_END}`);
+  if (a < 0 || b < a) throw new Error(`expected the markers ${DOCS_BEGIN} and ${DOCS_END} in the docs page`);
   return `${docs.slice(0, a + DOCS_BEGIN.length)}\n\n${markdownTables(result)}\n${docs.slice(b)}`;
 }
 

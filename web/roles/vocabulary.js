@@ -7,12 +7,12 @@
  * the model's tokens; word roles on words (a query word's pieces averaged, a key word's summed).
  */
 export const ROLES = {
-  previous: { name: 'previous piece', what: 'the token right before the query' },
-  next: { name: 'next piece', what: 'the token right after the query' },
+  previous: { name: 'previous token', what: 'the token right before the query' },
+  next: { name: 'next token', what: 'the token right after the query' },
   self: { name: 'itself', what: 'the query token itself' },
-  first: { name: 'first piece', what: 'the sentence\'s first token' },
+  first: { name: 'first token', what: 'the sentence\'s first token' },
   finalPunctuation: { name: 'final punctuation', what: 'the sentence\'s final punctuation mark' },
-  sameWord: { name: 'its own word', what: 'the other pieces of the query\'s own word' },
+  sameWord: { name: 'its own word', what: 'the other pieces (tokens) of the query\'s own word' },
   previousFew: { name: 'previous few words', what: 'the three words before the query word' },
   nouns: { name: 'nouns', what: 'the sentence\'s nouns and proper nouns, the query word aside' },
   subject: { name: 'subjects', what: 'the subjects of the sentence\'s verbs, the query word aside' },
