@@ -8,8 +8,7 @@ import { loadEncoder } from '../lib/encoder.js';
 import { EXAMPLES } from './examples.js';
 import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
-import { pieceText, pieceWords } from './head-roles.js';
-import { measureHead, pieceWords as ruleWords, wordTexts } from '../roles/evaluate.js';
+import { measureHead, pieceText, pieceWords, wordTexts } from '../roles/evaluate.js';
 import { PRETRAINED_ROLES_URL, DATA_URL, pretrainedRoles } from '../roles/measure.js';
 import { evidenceText } from '../roles/table.js';
 import { labelName } from '../roles/vocabulary.js';
@@ -174,7 +173,7 @@ export class PretrainedSource {
         : `Not named: ${evidenceText(e, this.roles.rule)}.` };
     }
     const pieces = sentence.tokens.map((t) => t.piece);
-    const tokenWord = ruleWords(pieces);
+    const tokenWord = pieceWords(pieces);
     const words = wordTexts(pieces, tokenWord);
     const m = measureHead(map, { tokens: pieces, tokenWord, words, nominal: words.map(() => false), subjects: null, instances: [] });
     const r = m.roles[e.label];
