@@ -243,3 +243,27 @@ test('npm run roles: an unknown source or option is named', () => {
   assert.equal(o.status, 2);
   assert.match(o.stderr, /unknown option "--bogus"/);
 });
+
+test('weights from a file: its heads named by the same rule on the annotated sentences the page tags; random weights are named by nothing', { timeout: 120_000 }, async () => {
+  const [{ loadMha }, { RandomSource }, { FileSource, readWeightsFile, stateDictToJson }, { tokenFeatureRoles }] = await Promise.all([
+    import('../../web/lib/index.js'), import('../../web/sources/random.js'), import('../../web/sources/file.js'), import('../../web/roles/measure.js')]);
+  const mha = await loadMha();
+  const random = new RandomSource({ seed: 5 });
+  await random.load(mha);
+  const bytes = new TextEncoder().encode(await stateDictToJson(random.attention, 'random seed 5'));
+  random.dispose();
+  const source = new FileSource({ file: { name: 'random.json', ...readWeightsFile(bytes, 'random.json') } });
+  await source.load(mha);
+  // a slice of the data, both halves, to keep the tagger's time short
+  const subset = async (name) => {
+    const data = read(name);
+    return name === 'pronouns.json' ? { ...data, items: data.items.slice(0, 60) } : { ...data, sentences: data.sentences.slice(0, 60) };
+  };
+  const result = await tokenFeatureRoles(source, subset, { evidence: false });
+  source.dispose();
+  console.log(`file weights: ${result.corpus.sentences} sentences (${result.corpus.skipped.length} left out), labels ${result.heads.map((e) => e.label).join(' ')}`);
+  checkShape(result, 'file');
+  assert.equal(result.heads.length, 8);
+  assert.ok(result.corpus.sentences >= 110, 'the tagger\'s tokens are the data\'s words');
+  for (const e of result.heads) assert.ok(e.kind === 'broad' || e.kind === 'mixed', `random head ${e.head + 1}: ${e.label}`);
+});

@@ -38,6 +38,14 @@ export async function measurePretrained(encoder, sentences, { corpus = false, ta
   return result;
 }
 
+/** A file of the annotated data, fetched from beside the page (a `read` for the functions below). */
+export async function fetchData(name) {
+  const url = new URL(name, DATA_URL);
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`The evaluation data could not be loaded from ${url.pathname}: HTTP ${response.status}.`);
+  return response.json();
+}
+
 /** The annotated data (pronouns.json, relations.json) as evaluate.js's sentences, read by `read(name)`. */
 export async function annotatedSentences(read) {
   const [pronouns, relations] = await Promise.all([read('pronouns.json'), read('relations.json')]);
@@ -125,4 +133,36 @@ export async function trainedRoles(trainer, { seeds = TRAINED_SEEDS, onProgress,
     onProgress?.({ done: n + 1, total: seeds.count });
   }
   return { source: 'trained', ...evaluateHeads(sentences, heads, { causal: true, evidence }) };
+}
+
+/**
+ * Heads over the lesson's token features (a weights file, web/sources/file.js): each annotated
+ * sentence tagged and embedded as the page does it (source.sentence), its maps computed by the
+ * core (source.compute); a sentence whose tagger tokens are not its words is left out.
+ * @param {{ sentence: Function, compute: Function }} source  a TokenFeatureSource, loaded
+ */
+export async function tokenFeatureRoles(source, read, { onProgress, evidence = true } = {}) {
+  const sentences = await annotatedSentences(read);
+  const kept = [];
+  const skipped = [];
+  const heads = [];
+  for (let i = 0; i < sentences.length; i += 1) {
+    const item = sentences[i];
+    const shown = await source.sentence(item.text);
+    const texts = shown.tokens.map((t) => t.text);
+    if (texts.length !== item.words.length || texts.some((t, k) => t.toLowerCase() !== item.words[k].toLowerCase())) {
+      skipped.push(item.id);
+    } else {
+      const s = { ...item, tokens: texts, tokenWord: texts.map((_, k) => k) };
+      kept.push(s);
+      const { weights } = await source.compute(shown, { parts: false });
+      const [H, T] = weights.shape;
+      if (!heads.length) for (let h = 0; h < H; h += 1) heads.push({ layer: 0, head: h, measured: [] });
+      for (const entry of heads) entry.measured.push(measureHead(weights.data.subarray(entry.head * T * T, (entry.head + 1) * T * T), s, false));
+    }
+    onProgress?.({ done: i + 1, total: sentences.length });
+  }
+  const result = evaluateHeads(kept, heads, { evidence });
+  result.corpus.skipped = skipped;
+  return { source: 'file', ...result };
 }

@@ -9,7 +9,7 @@ import { EXAMPLES } from './examples.js';
 import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
 import { measureHead, pieceText, pieceWords, wordTexts } from '../roles/evaluate.js';
-import { PRETRAINED_ROLES_URL, DATA_URL, pretrainedRoles } from '../roles/measure.js';
+import { PRETRAINED_ROLES_URL, fetchData, pretrainedRoles } from '../roles/measure.js';
 import { evidenceText } from '../roles/table.js';
 import { labelName } from '../roles/vocabulary.js';
 
@@ -83,12 +83,7 @@ export class PretrainedSource {
 
   /** Measure every head here, in this page, by the same code `npm run roles` ran; with onProgress({ done, total }). */
   async remeasure(onProgress) {
-    const read = async (name) => {
-      const response = await fetch(new URL(name, DATA_URL));
-      if (!response.ok) throw new Error(`The evaluation data could not be loaded from ${new URL(name, DATA_URL).pathname}: HTTP ${response.status}.`);
-      return response.json();
-    };
-    return pretrainedRoles(this.encoder, read, { onProgress });
+    return pretrainedRoles(this.encoder, fetchData, { onProgress });
   }
 
   examples() { return EXAMPLES; }
