@@ -4,37 +4,14 @@
 // where it did not. A button measures the table again in the page and says whether it agrees.
 import { el } from './dom.js';
 import { labelName, ROLES, RELATIONS } from '../roles/vocabulary.js';
+import { rolesSummary } from '../roles/table.js';
+
+export { rolesSummary };
 
 const f2 = (x) => x.toFixed(2);
 const interval = (v) => `${f2(v.score)} [${f2(v.ci[0])}, ${f2(v.ci[1])}]`;
 const headName = (e) => `L${e.layer} H${e.head + 1}`;
-const named = (e) => e.kind === 'role' || e.kind === 'relation';
 const ITEMS_SHOWN = 8;
-
-/** What the heads do and do not do, in a few sentences, from the table. */
-export function rolesSummary(table) {
-  const rel = Object.keys(RELATIONS).filter((r) => table.rule.relations[r]);
-  const heads = table.heads.filter(named);
-  const does = heads.map((e) => {
-    if (e.kind === 'relation') {
-      const v = e.relations[e.label];
-      return `${headName(e)} ${labelName(e.label)} (${interval(v)}, against ${f2(v.baseline.score)} for ${v.baseline.name})`;
-    }
-    return `${headName(e)} ${labelName(e.label)} (mean share ${interval(e.roles[e.label])})`;
-  });
-  const beaten = new Set(table.heads.flatMap((e) => rel.filter((r) => e.relations[r].ci[0] > e.relations[r].baseline.score)));
-  const notBeaten = rel.filter((r) => !beaten.has(r)).map((r) => {
-    const best = table.heads.reduce((a, b) => (b.relations[r].score > a.relations[r].score ? b : a));
-    return `${labelName(r)} (${table.rule.relations[r].strongest.name} ${f2(table.rule.relations[r].strongest.score)}; the best head, ${headName(best)}, ${f2(best.relations[r].score)})`;
-  });
-  const parts = [does.length ? `What this model's heads measurably do: ${does.join('; ')}.` : 'No head of this model clears any bar.'];
-  parts.push(notBeaten.length
-    ? `What they do not do: no head beats the strongest baseline on ${notBeaten.join('; ')}.`
-    : 'Every relation has a head above its strongest baseline.');
-  const rest = table.heads.filter((e) => !named(e));
-  if (rest.length) parts.push(`${rest.map(headName).join(', ')}: ${rest.map((e) => e.label).every((l) => l === 'broad') ? 'broad' : 'broad or mixed'}, named by nothing.`);
-  return parts.join(' ');
-}
 
 function itemText(sentence, query, chosen, keys) {
   return el('span', {}, ...sentence.words.flatMap((w, i) => {
