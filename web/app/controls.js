@@ -94,7 +94,10 @@ export function showSourceControls() {
     if (!shown || shown.table !== source.roles || shown.layer !== source.layer) {
       rolesShown.set(view, { table: source.roles, layer: source.layer });
       const measure = source.remeasure ?? source.measureRoles;
-      renderRolesTable(view, { table: source.roles, layer: source.layer, measure: measure ? (onProgress) => measure.call(source, onProgress) : null });
+      renderRolesTable(view, {
+        table: source.roles, layer: source.layer, measure: measure ? (onProgress) => measure.call(source, onProgress) : null,
+        note: source.remeasure ? undefined : 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.',
+      });
     }
   }
 }
@@ -118,7 +121,7 @@ function showMeasureRoles(source) {
       $('roles-count').textContent = String(table.corpus.split.test);
       $('roles-what').textContent = 'hand-annotated sentences';
       rolesShown.set(view, { table, layer: source.layer });
-      renderRolesTable(view, { table, layer: source.layer, measure: (onProgress) => source.measureRoles(onProgress) });
+      renderRolesTable(view, { table, layer: source.layer, measure: (onProgress) => source.measureRoles(onProgress), note: 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.' });
     } catch (error) {
       status.textContent = `Could not measure: ${error.message}`;
       button.disabled = false;

@@ -56,9 +56,10 @@ export function tableDifferences(a, b) {
 
 /**
  * @param {HTMLElement} container
- * @param {{ table: object, layer?: number, measure?: (onProgress: Function) => Promise<object> }} o
+ * @param {{ table: object, layer?: number, measure?: (onProgress: Function) => Promise<object>, note?: string }} o
  *   table: evaluate.js's result (with evidence for the item lists); layer: the layer shown, whose
- *   rows are marked; measure: recomputes the table in the page (the button is shown with it)
+ *   rows are marked; measure: recomputes the table in the page (the button is shown with it);
+ *   note: what the button's status line says first
  */
 export function renderRolesTable(container, o) {
   const { table } = o;
@@ -92,7 +93,7 @@ export function renderRolesTable(container, o) {
     el('p', { class: 'roles-summary', id: 'roles-summary', text: rolesSummary(table) }),
     el('div', { class: 'table-wrap', tabIndex: 0, role: 'region', 'aria-label': 'What each head does: relations' },
       el('table', { class: 'roles-table', id: 'roles-table' },
-        el('caption', { text: `Relations, on the test half (${split.test} of ${table.corpus.sentences} hand-annotated sentences): how often the word a head weights most (the query word's pieces averaged, a word's pieces summed, the query word itself aside) is the annotated one, with its 95% bootstrap interval (${table.rule.resamples} resamples over sentences). Marked: the low end beats the strongest baseline (best fixed offset and best position, chosen on the dev half; first noun; nearest noun before; nearest agreeing noun before). Click a score for its items.` }),
+        el('caption', { text: `Relations, on the test half (${split.test} of ${table.corpus.sentences} ${table.source === 'trained' ? 'sentences of its grammar' : 'hand-annotated sentences'}): how often the word a head weights most (the query word's pieces averaged, a word's pieces summed, the query word itself aside) is the annotated one, with its 95% bootstrap interval (${table.rule.resamples} resamples over sentences). Marked: the low end beats the strongest baseline (best fixed offset and best position, chosen on the dev half; first noun; nearest noun before; nearest agreeing noun before). Click a score for its items.` }),
         el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'head' }), ...rel.map((r) => el('th', { scope: 'col', text: labelName(r) })), el('th', { scope: 'col', text: 'label' }))),
         el('tbody', {}, ...relationRows, baselineRow, countRow))),
     items,
@@ -103,7 +104,7 @@ export function renderRolesTable(container, o) {
         el('tbody', {}, ...roleRows, thresholdRow, uniformRow))),
   ];
   if (o.measure) {
-    const status = el('p', { id: 'roles-measure-status', role: 'status', class: 'note', text: `This table was computed by npm run roles from the model's weights; measure it here to compute it again in this page, with the same code.` });
+    const status = el('p', { id: 'roles-measure-status', role: 'status', class: 'note', text: o.note ?? 'This table was computed by npm run roles from the model\'s weights; measure it here to compute it again in this page, with the same code.' });
     const button = el('button', { type: 'button', id: 'roles-measure', text: 'Measure it here' });
     button.addEventListener('click', async () => {
       button.disabled = true;
