@@ -60,7 +60,10 @@ function step(script, args) {
 function ensureBuilt(source) {
   const wasm = path.join(root, 'web/lib/wasm');
   const need = source === 'trained' ? ['mha_train.js', 'mha_train.wasm'] : ['mha_encoder.js', 'mha_encoder.wasm'];
-  if (!need.every((f) => fs.existsSync(path.join(wasm, f)))) step('scripts/build.js', ['--wasm']);
+  if (!need.every((f) => fs.existsSync(path.join(wasm, f)))) {
+    step('scripts/setup.js', ['start']);
+    step('scripts/build.js', ['--wasm']);
+  }
   if (source === 'pretrained') step('scripts/build-model.js', []);
 }
 
