@@ -72,7 +72,9 @@ async function fetchRemote(url, file, onChunk, fetchImpl) {
   try {
     response = await fetchImpl(url.href);
   } catch (error) {
-    throw modelFileError(file, `could not be fetched from ${url.href}: ${error.message}`);
+    // fetch() says only "fetch failed"; the reason (refused, reset, DNS, TLS) is its cause
+    const cause = error.cause ? ` (${[error.cause.code, error.cause.message].filter(Boolean).join(': ')})` : '';
+    throw modelFileError(file, `could not be fetched from ${url.href}: ${error.message}${cause}`);
   }
   if (!response.ok) {
     const hint = response.status === 404 ? `; ${BUILD_HINT}, or pass modelUrl` : '';
