@@ -103,15 +103,35 @@ for (const theme of ['light', 'dark']) {
 
 // A phone, a small laptop (WebKitGTK's default window, 1024 × 730) and a desktop: what scrolls
 // sideways at one width and not at another must be reachable by keyboard at each.
+function viewportAt(width) {
+  if (ENGINE === 'webkit' && width < 447) {
+    note(`${limits.touch}: checked at 447 px, its narrowest`);
+    return { width: 447, height: 900 };
+  }
+  return { width, height: width === 1024 ? 730 : 900 };
+}
+
 test('the lesson page at 390, 1024 and 1280 px wide: 0 violations at each', async () => {
   for (const width of [390, 1024, 1280]) {
-    let viewport = { width, height: width === 1024 ? 730 : 900 };
-    if (ENGINE === 'webkit' && width < 447) {
-      note(`${limits.touch}: checked at 447 px, its narrowest`);
-      viewport = { width: 447, height: 900 };
-    }
+    const viewport = viewportAt(width);
     const page = await lessonPage('light', viewport);
     assert.deepEqual(await runAxe(page, `lesson page at ${viewport.width} × ${viewport.height}`), []);
+    await page.close();
+  }
+});
+
+test('the iframe embed at 390, 1024 and 1280 px wide, every view: 0 violations at each', async () => {
+  for (const width of [390, 1024, 1280]) {
+    const viewport = viewportAt(width);
+    const page = await browser.newPage({ viewport });
+    await page.goto(`${server.url}embed.html?view=compare`);
+    await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
+    assert.deepEqual(await runAxe(page, `embed.html at ${viewport.width} × ${viewport.height}, compare view`), []);
+    for (const view of ['single', 'grid']) {
+      await page.evaluate((v) => { document.querySelector('mha-explorer').view = v; }, view);
+      await page.waitForFunction((v) => document.querySelector('mha-explorer').shadowRoot.querySelector(`.${v}`), view);
+      assert.deepEqual(await runAxe(page, `embed.html at ${viewport.width} × ${viewport.height}, ${view} view`), []);
+    }
     await page.close();
   }
 });
