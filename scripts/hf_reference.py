@@ -12,6 +12,7 @@ Two steps, with the ids from the reference tokenizer in between:
   /usr/bin/python3 scripts/hf_reference.py tokenizers     # tests/golden/models/tokenizers/*/tokenizer.json
   node scripts/hf_tokenizer_cases.js                      # tests/golden/models/tokenizer_cases.json (ids)
   /usr/bin/python3 scripts/hf_reference.py models         # tests/golden/models/<name>/ and <name>.golden.json
+  /usr/bin/python3 scripts/hf_reference.py nanogpt        # a nanoGPT checkpoint through scripts/export_nanogpt.py
 
 The tokenizers are small ones made here (no hub): a byte-level BPE whose merges are learned on
 the repo's sentences (tests/golden/train/sentences.txt, tests/golden/encoder/sentences.json),
@@ -753,6 +754,138 @@ def make_models():
     print("\n".join(summary))
 
 
+# ---------------------------------------------------------------------------------------------
+# nanoGPT (karpathy/nanoGPT model.py): a character-level checkpoint as train.py saves it, run
+# through scripts/export_nanogpt.py; the golden weights and logits are nanoGPT's own forward.
+
+class NanoLayerNorm(nn.Module):
+    def __init__(self, ndim, bias):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+
+    def forward(self, input):
+        return nn.functional.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+class NanoCausalSelfAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_attn = nn.Linear(c["n_embd"], 3 * c["n_embd"], bias=c["bias"])
+        self.c_proj = nn.Linear(c["n_embd"], c["n_embd"], bias=c["bias"])
+        self.n_head, self.n_embd = c["n_head"], c["n_embd"]
+        self.register_buffer("bias", torch.tril(torch.ones(c["block_size"], c["block_size"])).view(1, 1, c["block_size"], c["block_size"]))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        # the manual path (no flash attention), which has the weights
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = nn.functional.softmax(att, dim=-1)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y), att
+
+
+class NanoMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_fc = nn.Linear(c["n_embd"], 4 * c["n_embd"], bias=c["bias"])
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * c["n_embd"], c["n_embd"], bias=c["bias"])
+
+    def forward(self, x):
+        return self.c_proj(self.gelu(self.c_fc(x)))
+
+
+class NanoBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.ln_1 = NanoLayerNorm(c["n_embd"], bias=c["bias"])
+        self.attn = NanoCausalSelfAttention(c)
+        self.ln_2 = NanoLayerNorm(c["n_embd"], bias=c["bias"])
+        self.mlp = NanoMLP(c)
+
+    def forward(self, x):
+        a, att = self.attn(self.ln_1(x))
+        x = x + a
+        x = x + self.mlp(self.ln_2(x))
+        return x, att
+
+
+class NanoGPT(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(c["vocab_size"], c["n_embd"]),
+            wpe=nn.Embedding(c["block_size"], c["n_embd"]),
+            h=nn.ModuleList([NanoBlock(c) for _ in range(c["n_layer"])]),
+            ln_f=NanoLayerNorm(c["n_embd"], bias=c["bias"]),
+        ))
+        self.lm_head = nn.Linear(c["n_embd"], c["vocab_size"], bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+
+    def forward(self, idx):
+        t = idx.size(1)
+        pos = torch.arange(0, t, dtype=torch.long)
+        x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+        attentions = []
+        for block in self.transformer.h:
+            x, att = block(x)
+            attentions.append(att)
+        x = self.transformer.ln_f(x)
+        return self.lm_head(x), attentions  # every position's logits (train.py's path with targets)
+
+
+def make_nanogpt():
+    import pickle
+    import tempfile
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import export_nanogpt
+
+    chars = sorted(set("".join(corpus())))
+    stoi = {ch: i for i, ch in enumerate(chars)}
+    args = {"n_layer": 2, "n_head": 4, "n_embd": 16, "block_size": 48, "bias": False, "vocab_size": len(chars), "dropout": 0.0}
+    torch.manual_seed(7)
+    model = NanoGPT(args)
+    g = torch.Generator().manual_seed(7)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_((1.0 + 0.1 * torch.randn(p.shape, generator=g)) if "ln_" in name else 0.3 * torch.randn(p.shape, generator=g))
+    model.eval()
+    work = tempfile.mkdtemp()
+    ckpt = os.path.join(work, "ckpt.pt")
+    # as train.py saves it after torch.compile: names prefixed with _orig_mod.
+    state = {"_orig_mod." + k: v for k, v in model.state_dict().items()}
+    torch.save({"model": state, "model_args": args, "iter_num": 0, "best_val_loss": 0.0, "config": {"dataset": "repo_char"}}, ckpt)
+    with open(os.path.join(work, "meta.pkl"), "wb") as f:
+        pickle.dump({"vocab_size": len(chars), "itos": {i: ch for ch, i in stoi.items()}, "stoi": stoi}, f)
+    directory = os.path.join(OUT, "nanogpt-char")
+    config, _ = export_nanogpt.export(ckpt, directory)
+    # its tokenizer among the reference's cases too (scripts/hf_tokenizer_cases.js)
+    os.makedirs(os.path.join(TOKENIZERS, "char"), exist_ok=True)
+    with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
+        write_json(os.path.join(TOKENIZERS, "char", "tokenizer.json"), json.load(f))
+    texts = ["the king follows himself.", "At dawn."]
+    runs = []
+    with torch.no_grad():
+        for text in texts:
+            ids = [stoi[ch] for ch in text]
+            logits, attentions = model(torch.tensor([ids]))
+            T = len(ids)
+            positions = [0, T // 2, T - 1]
+            runs.append({"text": text, "ids": ids, "attentions": [rounded(a[0].flatten().tolist()) for a in attentions],
+                         "logit_positions": positions, "logits": rounded(logits[0, positions].flatten().tolist())})
+    write_json(os.path.join(OUT, "nanogpt-char.golden.json"),
+               {"name": "nanogpt-char", "family": "gpt2", "config": config, "source": "nanoGPT checkpoint via scripts/export_nanogpt.py",
+                "dtypes": {"F32": {"file": "model.safetensors", "runs": runs}}})
+    print(f"nanogpt-char: {len(chars)} characters, {args['n_layer']} layers x {args['n_head']} heads, bias=False")
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     what = sys.argv[1] if len(sys.argv) > 1 else ""
@@ -760,5 +893,7 @@ if __name__ == "__main__":
         make_tokenizers()
     elif what == "models":
         make_models()
+    elif what == "nanogpt":
+        make_nanogpt()
     else:
         sys.exit(__doc__)

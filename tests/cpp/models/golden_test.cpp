@@ -91,7 +91,7 @@ TEST_P(GoldenModel, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Models, GoldenModel,
                          ::testing::Values("gpt2-tied", "gpt2-untied", "gpt2-one-head", "bert-mlm", "bert-base-model",
-                                           "bert-untied"),
+                                           "bert-untied", "nanogpt-char"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
