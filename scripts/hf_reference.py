@@ -98,7 +98,7 @@ class GPT2Attention(nn.Module):
         self.c_attn = Conv1D(3 * self.embed_dim, self.embed_dim)
         self.c_proj = Conv1D(self.embed_dim, self.embed_dim)
 
-    def _attn(self, query, key, value):
+    def _attn(self, query, key, value, head_mask=None):
         attn_weights = torch.matmul(query, key.transpose(-1, -2))
         if self.scale_attn_weights:
             attn_weights = attn_weights / torch.full([], value.size(-1) ** 0.5, dtype=attn_weights.dtype)
@@ -108,6 +108,9 @@ class GPT2Attention(nn.Module):
         attn_weights = torch.where(causal_mask, attn_weights.to(attn_weights.dtype), mask_value)
         attn_weights = nn.functional.softmax(attn_weights, dim=-1)
         attn_weights = attn_weights.type(value.dtype)
+        # Mask heads if we want to
+        if head_mask is not None:
+            attn_weights = attn_weights * head_mask
         attn_output = torch.matmul(attn_weights, value)
         return attn_output, attn_weights
 
@@ -119,12 +122,12 @@ class GPT2Attention(nn.Module):
         tensor = tensor.permute(0, 2, 1, 3).contiguous()
         return tensor.view(tensor.size()[:-2] + (num_heads * attn_head_size,))
 
-    def forward(self, hidden_states):
+    def forward(self, hidden_states, head_mask=None):
         query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)
         query = self._split_heads(query, self.num_heads, self.head_dim)
         key = self._split_heads(key, self.num_heads, self.head_dim)
         value = self._split_heads(value, self.num_heads, self.head_dim)
-        attn_output, attn_weights = self._attn(query, key, value)
+        attn_output, attn_weights = self._attn(query, key, value, head_mask)
         attn_output = self._merge_heads(attn_output, self.num_heads, self.head_dim)
         attn_output = self.c_proj(attn_output)
         return attn_output, attn_weights
@@ -152,10 +155,10 @@ class GPT2Block(nn.Module):
         self.ln_2 = nn.LayerNorm(hidden_size, eps=config["layer_norm_epsilon"])
         self.mlp = GPT2MLP(inner_dim, config)
 
-    def forward(self, hidden_states):
+    def forward(self, hidden_states, head_mask=None):
         residual = hidden_states
         hidden_states = self.ln_1(hidden_states)
-        attn_output, attn_weights = self.attn(hidden_states)
+        attn_output, attn_weights = self.attn(hidden_states, head_mask=head_mask)
         hidden_states = attn_output + residual
         residual = hidden_states
         hidden_states = self.ln_2(hidden_states)
@@ -173,14 +176,16 @@ class GPT2Model(nn.Module):
         self.h = nn.ModuleList([GPT2Block(config, layer_idx=i) for i in range(config["n_layer"])])
         self.ln_f = nn.LayerNorm(self.embed_dim, eps=config["layer_norm_epsilon"])
 
-    def forward(self, input_ids):
+    def forward(self, input_ids, head_mask=None):
         position_ids = torch.arange(0, input_ids.size(-1), dtype=torch.long).unsqueeze(0)
         inputs_embeds = self.wte(input_ids)
         position_embeds = self.wpe(position_ids)
         hidden_states = inputs_embeds + position_embeds
         attentions = []
-        for block in self.h:
-            hidden_states, attn_weights = block(hidden_states)
+        # get_head_mask: (L, H) -> per layer (1, H, 1, 1), multiplying the attention probabilities
+        for i, block in enumerate(self.h):
+            layer_mask = None if head_mask is None else head_mask[i].view(1, -1, 1, 1)
+            hidden_states, attn_weights = block(hidden_states, head_mask=layer_mask)
             attentions.append(attn_weights)
         hidden_states = self.ln_f(hidden_states)
         return hidden_states, attentions
@@ -194,8 +199,8 @@ class GPT2LMHeadModel(nn.Module):
         if config.get("tie_word_embeddings", True):
             self.lm_head.weight = self.transformer.wte.weight
 
-    def forward(self, input_ids):
-        hidden_states, attentions = self.transformer(input_ids)
+    def forward(self, input_ids, head_mask=None):
+        hidden_states, attentions = self.transformer(input_ids, head_mask=head_mask)
         return self.lm_head(hidden_states), attentions
 
 
@@ -681,6 +686,26 @@ CASES = [
 ]
 
 
+def head_importance(model, config, ids):
+    """(L, H): the mean drop in log p(actual next token) when each head is masked (head_mask)."""
+    L, H = config["n_layer"], config["n_head"]
+    ids_t = torch.tensor([ids])
+    target = ids_t[0, 1:]
+
+    def logprobs(mask):
+        logits, _ = model(ids_t, head_mask=mask)
+        return torch.log_softmax(logits[0, :-1].double(), dim=-1).gather(1, target[:, None])[:, 0]
+
+    base = logprobs(None)
+    out = []
+    for l in range(L):
+        for h in range(H):
+            mask = torch.ones(L, H)
+            mask[l, h] = 0
+            out.append(float((base - logprobs(mask)).mean()))
+    return out
+
+
 def rounded(values, digits=7):
     return [float(f"{v:.{digits}g}") for v in values]
 
@@ -739,6 +764,8 @@ def make_models():
                         logits, attentions = model(ids)
                     run = {"text": case["text"], "ids": case["ids"],
                            "attentions": [rounded(a[0].flatten().tolist()) for a in attentions]}
+                    if family == "gpt2" and dtype == "F32":
+                        run["head_importance"] = rounded(head_importance(model, config, case["ids"]))
                     if logits is not None:
                         # the logits at the first, middle and last positions: (3, vocab)
                         T = len(case["ids"])

@@ -181,6 +181,13 @@ TEST_F(BadFiles, BadRunInputs) {
   EXPECT_EQ(s.code(), StatusCode::kTooLarge) << s.message();
   s = model->Run(out_of_range.data(), out_of_range.size(), RunOptions(), &r);
   EXPECT_NE(s.message().find("id 1 is 377"), std::string::npos) << s.message();
+  Tensor importance;
+  s = model->HeadImportance(out_of_range.data(), 1, &importance);
+  EXPECT_NE(s.message().find("at least two tokens"), std::string::npos) << s.message();
+  std::unique_ptr<Model> bert;
+  ASSERT_TRUE(Model::Load(bert_config_, "config.json", write_f32(bert_), "model.safetensors", LoadLimits(), &bert).ok());
+  s = bert->HeadImportance(out_of_range.data(), 2, &importance);
+  EXPECT_NE(s.message().find("causal LM head"), std::string::npos) << s.message();
   RunOptions ablate;
   ablate.ablate = {{2, 0}};
   s = model->Run(out_of_range.data(), 1, ablate, &r);
