@@ -668,6 +668,11 @@ BERT_BASE = {
     "type_vocab_size": 2, "use_cache": True, "torch_dtype": "float32", "transformers_version": "4.36.2",
 }
 
+# A small GPT-2-layout model trained here on the repo's sentences, so that its heads and
+# predictions mean something: the grammar sentences 0-79 and the encoder's sentences, the
+# grammar's 80-99 held out. name, tokenizer, config changes, seed.
+TRAINED = ("gpt2-trained", "bpe", {"n_layer": 2, "n_head": 4, "n_embd": 32, "n_positions": 64, "n_ctx": 64}, 8)
+
 # name, family, tokenizer, config changes, dtypes written, seed, std
 CASES = [
     ("gpt2-tied", "gpt2", "bpe", {"n_embd": 24}, ["F32", "F16", "BF16"], 1, 0.3),
@@ -676,6 +681,7 @@ CASES = [
       "tie_word_embeddings": False}, ["F32"], 2, 0.3),
     ("gpt2-one-head", "gpt2", "bpe",
      {"n_layer": 1, "n_head": 1, "n_embd": 16, "layer_norm_epsilon": 1e-3, "activation_function": "relu"}, ["F32"], 3, 0.4),
+    (TRAINED[0], "gpt2", TRAINED[1], TRAINED[2], ["F32"], TRAINED[3], 0.02),
     ("bert-mlm", "bert", "wordpiece-uncased", {"hidden_size": 24, "intermediate_size": 48}, ["F32", "F16", "BF16"], 4, 0.3),
     ("bert-base-model", "bert", "wordpiece-cased",
      {"architectures": ["BertModel"], "num_hidden_layers": 1, "num_attention_heads": 2, "hidden_size": 16,
@@ -684,6 +690,74 @@ CASES = [
      {"num_hidden_layers": 3, "num_attention_heads": 8, "hidden_size": 16, "intermediate_size": 32,
       "hidden_act": "relu", "tie_word_embeddings": False, "type_vocab_size": 1}, ["F32"], 6, 0.3),
 ]
+
+
+# A small GPT-2-layout model trained here on the repo's sentences (train_small_gpt below).
+
+
+def bpe_encode(tok, text):
+    """Byte-level BPE by merge rank on gpt2_pretokenize's pieces (for the training data; the
+    committed held-out ids are checked against the reference tokenizer)."""
+    b2u = bytes_to_unicode()
+    vocab = tok["model"]["vocab"]
+    ranks = {tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m): i for i, m in enumerate(tok["model"]["merges"])}
+    ids = []
+    for piece in gpt2_pretokenize(text):
+        word = [b2u[b] for b in piece.encode("utf-8")]
+        while len(word) > 1:
+            pairs = [(ranks.get((a, b), 1 << 30), i) for i, (a, b) in enumerate(zip(word, word[1:]))]
+            rank, i = min(pairs)
+            if rank == 1 << 30:
+                break
+            word[i:i + 2] = [word[i] + word[i + 1]]
+        ids.extend(vocab[w] for w in word)
+    return ids
+
+
+def grammar_sentences():
+    out = []
+    with open(os.path.join(ROOT, "tests", "golden", "train", "sentences.txt"), encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("#") and "\t" in line:
+                out.append(line.rstrip("\n").split("\t", 1)[1])
+    return out
+
+
+def train_small_gpt(model, config, tok, seed):
+    grammar = grammar_sentences()
+    held_out = grammar[80:]
+    lines = grammar[:80] + [l for l in corpus() if l not in grammar]
+    eot = tok["model"]["vocab"]["<|endoftext|>"]
+    stream = []
+    for line in lines:
+        stream += bpe_encode(tok, line) + [eot]
+    data = torch.tensor(stream)
+    T = config["n_positions"]
+    g = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
+    model.train()
+    for step in range(1500):
+        starts = torch.randint(0, len(data) - T - 1, (16,), generator=g)
+        x = torch.stack([data[i:i + T] for i in starts])
+        y = torch.stack([data[i + 1:i + T + 1] for i in starts])
+        logits, _ = model(x)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    # held-out next-token top-1 accuracy
+    cases, right, total = [], 0, 0
+    with torch.no_grad():
+        for text in held_out:
+            ids = bpe_encode(tok, text)[:T]
+            logits, _ = model(torch.tensor([ids]))
+            guess = logits[0, :-1].argmax(-1)
+            right += int((guess == torch.tensor(ids[1:])).sum())
+            total += len(ids) - 1
+            cases.append({"text": text, "ids": ids})
+    return {"train_tokens": len(stream), "steps": 1500, "final_loss": float(loss), "held_out": cases,
+            "held_out_top1": right / total, "held_out_predictions": total}
 
 
 def head_importance(model, config, ids):
@@ -736,6 +810,7 @@ def make_models():
             if not config.get("tie_word_embeddings", True):
                 tied = {"cls.predictions.decoder.bias"}
         randomise(model, seed, std)
+        training = train_small_gpt(model, config, tok, seed) if name == TRAINED[0] else None
         model.eval()
         texts = [c for c in tokenizer_cases["tokenizers"][tokenizer]["cases"] if 0 < len(c["ids"]) <= 24][:2]
         directory = os.path.join(OUT, name)
@@ -746,6 +821,8 @@ def make_models():
         master = {k: v.clone() for k, v in model.state_dict().items()}
         state = {k: master[k] for k in saved_state_dict(model, tied)}
         golden = {"name": name, "family": family, "config": config, "dtypes": {}}
+        if training is not None:
+            golden["training"] = training
         for dtype in dtypes:
             write_safetensors(os.path.join(directory, files[dtype]), state, dtype)
             model.load_state_dict(master)

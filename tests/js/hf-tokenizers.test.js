@@ -50,7 +50,8 @@ test('each model folder carries its tokenizer.json, and the reference loads it',
     const golden = JSON.parse(fs.readFileSync(path.join(MODELS_DIR, `${name}.golden.json`), 'utf8'));
     const tokenizerJson = JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8'));
     const tokenizer = new Tokenizer(tokenizerJson, {});
-    for (const run of Object.values(golden.dtypes).flatMap((d) => d.runs)) {
+    // the runs, and a trained model's held-out sentences
+    for (const run of [...Object.values(golden.dtypes).flatMap((d) => d.runs), ...(golden.training?.held_out ?? [])]) {
       assert.deepEqual(tokenizer.encode(run.text).ids, run.ids, `${name}: ${run.text}`);
     }
   }

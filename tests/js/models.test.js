@@ -14,7 +14,7 @@ import { loadModel, MODEL_LIMITS } from '../../web/lib/models.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = path.join(ROOT, 'tests', 'golden', 'models');
-const NAMES = ['gpt2-tied', 'gpt2-untied', 'gpt2-one-head', 'bert-mlm', 'bert-base-model', 'bert-untied', 'nanogpt-char'];
+const NAMES = ['gpt2-tied', 'gpt2-untied', 'gpt2-one-head', 'gpt2-trained', 'bert-mlm', 'bert-base-model', 'bert-untied', 'nanogpt-char'];
 const read = (...parts) => fs.readFileSync(path.join(DIR, ...parts));
 
 function maxError(got, expected) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "mha/hf_tokenizer.h"
 #include "mha/models.h"
 #include "model_files.h"
 
@@ -105,13 +106,48 @@ TEST_P(GoldenModel, MatchesPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, GoldenModel,
-                         ::testing::Values("gpt2-tied", "gpt2-untied", "gpt2-one-head", "bert-mlm", "bert-base-model",
+                         ::testing::Values("gpt2-tied", "gpt2-untied", "gpt2-one-head", "gpt2-trained", "bert-mlm", "bert-base-model",
                                            "bert-untied", "nanogpt-char"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
+
+// The model scripts/hf_reference.py trained on the repo's sentences predicts held-out grammar
+// sentences as PyTorch does: the same ids from the C++ tokenizer, the same top-1 accuracy of
+// the next token, far above chance.
+TEST(TrainedModel, PredictsHeldOutSentences) {
+  const nlohmann::json golden = read_json(models_file("gpt2-trained.golden.json"));
+  const nlohmann::json& training = golden.at("training");
+  std::unique_ptr<Model> model;
+  ASSERT_TRUE(Model::Load(read_bytes(models_file("gpt2-trained/config.json")), "config.json",
+                          read_bytes(models_file("gpt2-trained/model.safetensors")), "model.safetensors", LoadLimits(), &model)
+                  .ok());
+  std::unique_ptr<HfTokenizer> tokenizer;
+  ASSERT_TRUE(HfTokenizer::FromJson(read_bytes(models_file("gpt2-trained/tokenizer.json")), "tokenizer.json", &tokenizer).ok());
+  int64_t right = 0, total = 0;
+  for (const auto& c : training.at("held_out")) {
+    std::vector<int32_t> ids;
+    ASSERT_TRUE(tokenizer->encode(c.at("text").get<std::string>(), &ids).ok());
+    ids.resize(std::min(ids.size(), static_cast<size_t>(model->config().max_positions)));
+    ASSERT_EQ(ids, c.at("ids").get<std::vector<int32_t>>());
+    RunResult r;
+    ASSERT_TRUE(model->Run(ids.data(), ids.size(), RunOptions(), &r).ok());
+    const int64_t V = model->config().vocab_size;
+    for (size_t t = 0; t + 1 < ids.size(); ++t) {
+      const float* row = r.logits.data.data() + static_cast<int64_t>(t) * V;
+      right += std::max_element(row, row + V) - row == ids[t + 1];
+      ++total;
+    }
+  }
+  const double accuracy = static_cast<double>(right) / static_cast<double>(total);
+  std::printf("[ trained  ] held-out next-token top-1: %.3f over %lld predictions (PyTorch %.3f; chance %.4f)\n", accuracy,
+              static_cast<long long>(total), training.at("held_out_top1").get<double>(), 1.0 / static_cast<double>(model->config().vocab_size));
+  EXPECT_EQ(total, training.at("held_out_predictions").get<int64_t>());
+  EXPECT_NEAR(accuracy, training.at("held_out_top1").get<double>(), 1.5 / static_cast<double>(total));
+  EXPECT_GT(accuracy, 0.3);
+}
 
 }  // namespace
 }  // namespace mha::models
