@@ -80,7 +80,6 @@ class TrainSession {
     TrainConfig config;
     config.seed = static_cast<uint64_t>(settings.seed);
     config.learning_rate = settings.learningRate;
-    config.min_learning_rate = settings.learningRate / 10;
     config.steps = static_cast<int>(settings.steps);
     config.batch_size = static_cast<int>(settings.batchSize);
     config.warmup_steps = static_cast<int>(settings.warmup);
