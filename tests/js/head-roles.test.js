@@ -1,5 +1,5 @@
-// web/sources/head-roles.js, on maps whose answers are known: pieces grouped into words, the
-// tagger's words lined up with the model's pieces, role shares, word-level maps, relations and
+// web/sources/head-roles.js, on maps whose answers are known (pieces grouped into words as the
+// core's tokenizer groups them: tests/cpp/encoder/tokenizer_test.cpp): the tagger's words lined up with the model's pieces, role shares, word-level maps, relations and
 // their fixed-offset baselines, and labels that follow the stated bars.
 //
 //   node --test tests/js/head-roles.test.js
@@ -7,13 +7,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  alignTokens, measureHeads, pieceWords, relationsOf, roleShares, wordMap, ROLE_THRESHOLD,
+  alignTokens, measureHeads, relationsOf, roleShares, wordMap, ROLE_THRESHOLD,
 } from '../../web/sources/head-roles.js';
 import { analyseTokens } from '../../web/sources/tokens.js';
 import { TAGGED_CORPUS } from '../../web/sources/pretrained-corpus.tagged.js';
 import { CORPUS } from '../../web/sources/pretrained-corpus.js';
 
 const PIECES = ['▁The', '▁ma', 't', '▁is', '▁red', '.'];
+const WORDS = [0, 1, 1, 2, 3, 4];  // the core's words of PIECES
 
 /** A (T, T) map whose every row puts all its weight on key(i). */
 function pointMap(T, key) {
@@ -21,11 +22,6 @@ function pointMap(T, key) {
   for (let i = 0; i < T; i += 1) map[i * T + key(i)] = 1;
   return map;
 }
-
-test('pieces: a word starts at "▁" or punctuation', () => {
-  assert.deepEqual(pieceWords(PIECES), [0, 1, 1, 2, 3, 4]);
-  assert.deepEqual(pieceWords(['▁(', 'cat', ')', '▁ok']), [0, 1, 2, 3]);
-});
 
 test('the tagger\'s words line up with the model\'s pieces, or the sentence is left out', () => {
   const tokens = ['The', 'mat', 'is', 'red', '.'].map((text) => ({ text }));
@@ -35,13 +31,13 @@ test('the tagger\'s words line up with the model\'s pieces, or the sentence is l
 
 test('role shares of maps that do one thing', () => {
   const T = PIECES.length;
-  const previous = roleShares(pointMap(T, (i) => Math.max(0, i - 1)), PIECES);
+  const previous = roleShares(pointMap(T, (i) => Math.max(0, i - 1)), PIECES, WORDS);
   assert.equal(previous.sums.previous / previous.rows.previous, 1);
   assert.equal(previous.sums.self, 1, 'only row 0 stays on itself');
-  const self = roleShares(pointMap(T, (i) => i), PIECES);
+  const self = roleShares(pointMap(T, (i) => i), PIECES, WORDS);
   assert.equal(self.sums.self / self.rows.self, 1);
   assert.equal(self.rows.sameWord, 2, 'only "ma" and "t" share a word');
-  const last = roleShares(pointMap(T, () => T - 1), PIECES);
+  const last = roleShares(pointMap(T, () => T - 1), PIECES, WORDS);
   assert.equal(last.sums.finalPunctuation / last.rows.finalPunctuation, 1);
 });
 
@@ -72,7 +68,7 @@ test('labels: a previous-piece head is named, a uniform head is broad, the basel
     const data = new Float32Array(2 * T * T);
     data.set(pointMap(T, (i) => Math.max(0, i - 1)), 0);
     data.fill(1 / T, T * T);
-    return { pieces, tokens, relations: relationsOf(tokens, item), layers: [{ data, shape: [2, T, T] }] };
+    return { pieces, words: pieces.map((_, i) => i), tokens, relations: relationsOf(tokens, item), layers: [{ data, shape: [2, T, T] }] };
   });
   const measured = measureHeads(sentences, [[{ normalizedEntropy: 0.3 }, { normalizedEntropy: 1 }]]);
   const [previous, uniform] = measured.heads;

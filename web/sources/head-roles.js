@@ -3,7 +3,7 @@
 //
 //   roles, over the model's pieces: each head's mean share of a query row on the previous piece,
 //     the next piece, itself, the first piece, the sentence's final punctuation, and the other
-//     pieces of its own word;
+//     pieces of its own word (words as the core's tokenizer groups pieces);
 //   relations, over words (the page's tagger finds them; pronouns are annotated in the corpus):
 //     determiner or adjective → its noun, verb → its subject, pronoun → its antecedent. A head's
 //     word-level map (a query word's pieces averaged, a key word's pieces summed) predicts the
@@ -36,21 +36,6 @@ export function pieceText(piece) {
 }
 
 /**
- * Words of a piece sequence: a piece starts a word when it begins with "▁", when it is all
- * punctuation, or when the piece before it was. Returns the word index of each piece.
- */
-export function pieceWords(pieces) {
-  const words = [];
-  let word = -1;
-  pieces.forEach((piece, i) => {
-    const text = pieceText(piece);
-    if (i === 0 || piece.startsWith('▁') || isPunctuation(text) || isPunctuation(pieceText(pieces[i - 1]))) word += 1;
-    words.push(word);
-  });
-  return words;
-}
-
-/**
  * The pieces of each tagged token, by walking both texts character by character (case and
  * spaces aside). Returns piece indices per token, or null when the two do not line up.
  */
@@ -70,10 +55,12 @@ export function alignTokens(pieces, tokens) {
   return groups.map((g) => [...g]);
 }
 
-/** A head's mean share on each role over the rows of one (T, T) map. */
-export function roleShares(map, pieces) {
+/**
+ * A head's mean share on each role over the rows of one (T, T) map; `words` is the word index of
+ * each piece, as the model's tokenizer groups them (the encoder's `words`).
+ */
+export function roleShares(map, pieces, words) {
   const T = pieces.length;
-  const words = pieceWords(pieces);
   const last = T - 1;
   const endsInPunctuation = T > 1 && isPunctuation(pieceText(pieces[last]));
   const sums = { previous: 0, next: 0, self: 0, first: 0, finalPunctuation: 0, sameWord: 0 };
@@ -133,7 +120,8 @@ function argmaxRow(values, W, a) {
 
 /**
  * Measure every head over a corpus.
- * @param {{ pieces: string[], layers: { data: Float32Array, shape: number[] }[], tokens?: object[], relations?: object[] }[]} sentences
+ * @param {{ pieces: string[], words: number[], layers: { data: Float32Array, shape: number[] }[], tokens?: object[], relations?: object[] }[]} sentences
+ *   words: the word index of each piece, from the core's tokenizer;
  *   layers[l]: that layer's per-head weights (H, T, T), from the core; tokens: the tagged words
  *   (web/sources/tokens.js) and relations (relationsOf) where the sentence was tagged
  * @param {{ normalizedEntropy: number }[][]} entropies  per layer, per head: the core's statistics over the corpus
@@ -165,7 +153,7 @@ export function measureHeads(sentences, entropies) {
     for (const entry of heads) {
       const weights = s.layers[entry.layer];
       const map = weights.data.subarray(entry.head * T * T, (entry.head + 1) * T * T);
-      const { sums, rows } = roleShares(map, s.pieces);
+      const { sums, rows } = roleShares(map, s.pieces, s.words);
       for (const r of ROLES) { entry.sums[r] += sums[r]; entry.rows[r] += rows[r]; }
       if (!groups) continue;
       const W = groups.length;

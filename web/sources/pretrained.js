@@ -4,10 +4,11 @@
 // What each head does is measured over a corpus of 327 sentences (head-roles.js), and a head is
 // named only by what it measurably does.
 import { loadEncoder } from '../lib/encoder.js';
+import { loadOnce } from '../lib/load-once.js';
 import { EXAMPLES } from './examples.js';
 import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
-import { measureHeads, pieceText, pieceWords, relationsOf, roleShares, ROLE_NAMES, RELATION_NAMES, ROLE_THRESHOLD, RELATION_THRESHOLD, BROAD_ENTROPY } from './head-roles.js';
+import { measureHeads, pieceText, relationsOf, roleShares, ROLE_NAMES, RELATION_NAMES, ROLE_THRESHOLD, RELATION_THRESHOLD, BROAD_ENTROPY } from './head-roles.js';
 
 /** Where the page finds the converted model (scripts build it from the npm package). */
 export const MODEL_URL = new URL('../models/use-lite/', import.meta.url);
@@ -76,11 +77,10 @@ export class PretrainedSource {
     const example = typeof input === 'number' ? input : EXAMPLES.findIndex((e) => e.text === input);
     const text = typeof input === 'number' ? EXAMPLES[input].text : String(input);
     if (!text.trim()) throw new Error('Type a sentence first.');
-    const { pieces, ids } = await this.encoder.tokenize(text);
-    if (pieces.length === 0) throw new Error('The model\'s tokenizer found no pieces in that text.');
-    if (pieces.length > this.maxTokens) throw tooManyTokens(pieces.length, this.maxTokens, 'pieces', 'the model\'s tokenizer splits words into pieces from its vocabulary of 8,000');
-    const encoding = await this.encoder.encode(text);
-    const words = pieceWords(pieces);
+    const encoding = await this.encoder.encode(text, { truncate: true });
+    const { pieces, ids, words, totalTokens } = encoding;
+    if (totalTokens === 0) throw new Error('The model\'s tokenizer found no pieces in that text.');
+    if (totalTokens > this.maxTokens) throw tooManyTokens(totalTokens, this.maxTokens, 'pieces', 'the model\'s tokenizer splits words into pieces from its vocabulary of 8,000');
     const tokens = pieces.map((piece, i) => ({
       text: pieceText(piece), tag: `#${ids[i]}`, word: words[i], piece,
       details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, piece.startsWith('▁') ? 'starts a word' : 'continues a word'],
@@ -149,7 +149,7 @@ export class PretrainedSource {
         ? `Labelled by a relation the tagger finds (${e.label}, accuracy ${e.score.toFixed(2)} over the corpus); the page's pretrained view does not tag typed text, so there is nothing to check on this sentence.`
         : `Not labelled: no role or relation clears its bar over the corpus (${e.label}).` };
     }
-    const { sums, rows } = roleShares(map, sentence.tokens.map((t) => t.piece));
+    const { sums, rows } = roleShares(map, sentence.tokens.map((t) => t.piece), sentence.tokens.map((t) => t.word));
     if (!rows[e.role]) return { holds: null, text: `This sentence has no rows where ${ROLE_NAMES[e.role]} applies.` };
     const share = sums[e.role] / rows[e.role];
     return {
@@ -190,26 +190,9 @@ export class PretrainedSource {
 }
 
 // One encoder and one measurement of its heads for every PretrainedSource of the page.
-const encoders = new Map();
-function sharedEncoder(modelUrl, dtype, onProgress) {
-  const key = `${modelUrl} ${dtype}`;
-  if (!encoders.has(key)) {
-    const promise = loadEncoder({ modelUrl, dtype, onProgress });
-    promise.catch(() => encoders.delete(key));
-    encoders.set(key, promise);
-  }
-  return encoders.get(key);
-}
-
-const measured = new WeakMap();
-function sharedRoles(encoder, mha) {
-  if (!measured.has(encoder)) {
-    const promise = measureCorpus(encoder, mha);
-    promise.catch(() => measured.delete(encoder));
-    measured.set(encoder, promise);
-  }
-  return measured.get(encoder);
-}
+const encoders = loadOnce((_, modelUrl, dtype, onProgress) => loadEncoder({ modelUrl, dtype, onProgress }));
+const sharedEncoder = (modelUrl, dtype, onProgress) => encoders(`${modelUrl} ${dtype}`, modelUrl, dtype, onProgress);
+const sharedRoles = loadOnce(measureCorpus, { weak: true });
 
 /** Encode every corpus sentence and measure every head (head-roles.js), with the core's statistics. */
 async function measureCorpus(encoder, mha) {
@@ -226,7 +209,7 @@ async function measureCorpus(encoder, mha) {
       heads.forEach((s, h) => { entropy[l][h].sum += s.normalizedEntropy * s.rows; entropy[l][h].rows += s.rows; });
     }
     const tokens = analyseTokens(TAGGED_CORPUS[item.text]);
-    sentences.push({ pieces: encoding.pieces, layers, tokens, relations: relationsOf(tokens, item) });
+    sentences.push({ pieces: encoding.pieces, words: encoding.words, layers, tokens, relations: relationsOf(tokens, item) });
   }
   const entropies = entropy.map((layer) => layer.map((e) => ({ normalizedEntropy: e.rows ? e.sum / e.rows : 0 })));
   return { ...measureHeads(sentences, entropies), thresholds: { role: ROLE_THRESHOLD, relation: RELATION_THRESHOLD, broad: BROAD_ENTROPY } };

@@ -4,6 +4,7 @@
 // come from the measured heads x relations table on held-out sentences: a head is named by a
 // relation only when its mean weight on the true target clears the core's label threshold,
 // else it is "diffuse".
+import { loadOnce } from '../lib/load-once.js';
 import { loadTrainer, RELATIONS } from '../lib/train.js';
 import { analyseHeads } from './source.js';
 import { describeByStatistics } from './describe.js';
@@ -51,20 +52,13 @@ export function headLabel(evaluation, threshold, layer, head) {
 }
 
 // One training module and one evaluation for every TrainedSource of the page.
-let shared = null;
-function loadShared() {
-  if (!shared) {
-    shared = (async () => {
-      const trainer = await loadTrainer({ seed: 1, heldOut: HELD_OUT });
-      const response = await fetch(TRAINED_WEIGHTS);
-      if (!response.ok) throw new Error(`The trained weights could not be loaded from ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}.`);
-      trainer.loadWeights(new Uint8Array(await response.arrayBuffer()));
-      return { trainer, evaluation: trainer.evaluate() };
-    })();
-    shared.catch(() => { shared = null; });
-  }
-  return shared;
-}
+const loadShared = loadOnce(async () => {
+  const trainer = await loadTrainer({ seed: 1, heldOut: HELD_OUT });
+  const response = await fetch(TRAINED_WEIGHTS);
+  if (!response.ok) throw new Error(`The trained weights could not be loaded from ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}.`);
+  trainer.loadWeights(new Uint8Array(await response.arrayBuffer()));
+  return { trainer, evaluation: trainer.evaluate() };
+});
 
 export class TrainedSource {
   /** @param {{ layer?: number }} [o] */
