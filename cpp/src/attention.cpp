@@ -10,13 +10,22 @@
 #include "mha/format.h"
 #include "mha/kernels.h"
 
+// The checks of a call's shapes, its options and its memory, and their messages, run once a
+// call before any data is touched: they are built for size (the WebAssembly module every page
+// downloads), the code that computes for speed.
+#if defined(__clang__)
+#define MHA_FOR_SIZE __attribute__((minsize))
+#else
+#define MHA_FOR_SIZE
+#endif
+
 namespace mha {
 
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-std::string shape_str(const Shape& shape) {
+MHA_FOR_SIZE std::string shape_str(const Shape& shape) {
   std::string out = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) out += ", ";
@@ -29,7 +38,7 @@ std::string shape_str(const Shape& shape) {
 // A byte count held in a double (it may be far beyond int64_t), as text.
 std::string bytes_str(double bytes) { return format_g17(bytes); }
 
-Status invalid_shape(const char* what, const Shape& shape) {
+MHA_FOR_SIZE Status invalid_shape(const char* what, const Shape& shape) {
   return Status(StatusCode::kInvalidArgument,
                 std::string(what) + ": shape " + shape_str(shape) + " is not a valid shape (negative or too large dimensions)");
 }
@@ -63,7 +72,7 @@ Status check_finite(const char* what, const float* data, size_t length) {
   return Status::Ok();
 }
 
-Status check_positive_dims(const char* what, const Shape& shape) {
+MHA_FOR_SIZE Status check_positive_dims(const char* what, const Shape& shape) {
   for (int64_t d : shape) {
     if (d <= 0) {
       return Status(StatusCode::kShapeMismatch, std::string(what) + ": every dimension must be at least 1, but the shape is " + shape_str(shape));
@@ -99,7 +108,7 @@ int64_t checked_numel(const Shape& shape) {
 // ---------------------------------------------------------------------------------------------
 // Configuration and parameters
 
-Status MultiHeadAttention::Create(const Config& config_in, uint64_t seed,
+MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config_in, uint64_t seed,
                                   std::unique_ptr<MultiHeadAttention>* out) {
   Config config = config_in;
   if (config.embed_dim <= 0) {
@@ -190,7 +199,7 @@ struct ParameterSlot {
 }  // namespace
 
 // Where each named parameter lives; mutable access for set_parameter.
-static bool locate_parameter(MultiHeadAttention& mha, const std::string& name, std::vector<float>& in_w,
+MHA_FOR_SIZE static bool locate_parameter(MultiHeadAttention& mha, const std::string& name, std::vector<float>& in_w,
                              std::vector<float>& in_b, std::vector<float>& bk, std::vector<float>& bv,
                              std::vector<float>& out_w, std::vector<float>& out_b, ParameterSlot* slot) {
   const Config& c = mha.config();
@@ -227,7 +236,7 @@ static std::string unknown_parameter_message(const MultiHeadAttention& mha, cons
   return message;
 }
 
-Status MultiHeadAttention::parameter_shape(const std::string& name, Shape* shape) const {
+MHA_FOR_SIZE Status MultiHeadAttention::parameter_shape(const std::string& name, Shape* shape) const {
   auto* self = const_cast<MultiHeadAttention*>(this);
   ParameterSlot slot;
   if (!locate_parameter(*self, name, self->in_proj_weight_, self->in_proj_bias_, self->bias_k_, self->bias_v_,
@@ -238,7 +247,7 @@ Status MultiHeadAttention::parameter_shape(const std::string& name, Shape* shape
   return Status::Ok();
 }
 
-Status MultiHeadAttention::check_parameter_shape(const std::string& name, const Shape& shape) const {
+MHA_FOR_SIZE Status MultiHeadAttention::check_parameter_shape(const std::string& name, const Shape& shape) const {
   Shape expected;
   MHA_RETURN_IF_ERROR(parameter_shape(name, &expected));
   // A bias may also be given flat, as (n) for (1, 1, n).
@@ -311,7 +320,7 @@ constexpr double kPerHeadProjectionFloats = 1 << 21;
 constexpr double kParallelPairsMinMacs = 1 << 20;
 
 // A mask's dtype and shape, before its data is read.
-Status check_mask_kind(const char* what, MaskDtype dtype, const Shape& shape) {
+MHA_FOR_SIZE Status check_mask_kind(const char* what, MaskDtype dtype, const Shape& shape) {
   if (dtype == MaskDtype::kNone) return Status::Ok();
   if (dtype != MaskDtype::kBool && dtype != MaskDtype::kFloat) {
     return Status(StatusCode::kInvalidDtype, std::string(what) + ": only bool and float masks are supported");
@@ -390,7 +399,7 @@ CallShapes shapes_of(const TensorView& query, const TensorView& key, const Tenso
 
 // The bytes of a call's inputs, each buffer once, and their names and sizes for a message:
 // "query 2048, key 1024". Every shape is valid (checked_numel >= 0).
-double input_bytes(const CallShapes& shapes, std::string* parts) {
+MHA_FOR_SIZE double input_bytes(const CallShapes& shapes, std::string* parts) {
   const auto bytes = [](const Shape& shape, bool one_byte) { return double(checked_numel(shape)) * (one_byte ? 1 : sizeof(float)); };
   const struct {
     const char* name;
@@ -415,7 +424,7 @@ double input_bytes(const CallShapes& shapes, std::string* parts) {
 
 // Batched (3-D) or unbatched (2-D): query, key and value agree, and key_padding_mask has one
 // dimension fewer. PyTorch's wording.
-Status check_ranks(const CallShapes& shapes) {
+MHA_FOR_SIZE Status check_ranks(const CallShapes& shapes) {
   const size_t qdim = shapes.query.size();
   if (qdim != 3 && qdim != 2) {
     return Status(StatusCode::kShapeMismatch, "query should be unbatched 2D or batched 3D tensor but received " +
@@ -441,7 +450,7 @@ Status check_ranks(const CallShapes& shapes) {
 
 // The masks' shapes against N, L, S: key_padding_mask (N, S) / (S); attn_mask (L, S) or
 // (N*H, L, S). Sets *per_head when attn_mask has one map per (batch, head).
-Status check_mask_shapes(const CallShapes& shapes, bool batched, int64_t N, int64_t H, int64_t L, int64_t S,
+MHA_FOR_SIZE Status check_mask_shapes(const CallShapes& shapes, bool batched, int64_t N, int64_t H, int64_t L, int64_t S,
                          bool* per_head) {
   if (shapes.key_padding_mask_dtype != MaskDtype::kNone) {
     const Shape expected = batched ? Shape{N, S} : Shape{S};
@@ -471,7 +480,7 @@ Status check_mask_shapes(const CallShapes& shapes, bool batched, int64_t N, int6
   return Status::Ok();
 }
 
-Status check_options(const ForwardOptions& options, int64_t H) {
+MHA_FOR_SIZE Status check_options(const ForwardOptions& options, int64_t H) {
   for (int64_t h : options.ablate_heads) {
     if (h < 0 || h >= H) {
       return Status(StatusCode::kInvalidArgument, "ablate_heads: head index " + std::to_string(h) +
@@ -544,7 +553,7 @@ struct MultiHeadAttention::Projected {
 // The shapes of a call against the config, before any data is read: ranks, widths, batch
 // sizes, masks and options. On success *call holds N, L, S and how the call is computed (its
 // pointers to the inputs unset).
-Status MultiHeadAttention::resolve(const CallShapes& shapes, const ForwardOptions& options, Call* call) const {
+MHA_FOR_SIZE Status MultiHeadAttention::resolve(const CallShapes& shapes, const ForwardOptions& options, Call* call) const {
   const Config& c = config_;
   MHA_RETURN_IF_ERROR(check_ranks(shapes));
   // N, L, S from the layout: (N, L, E) batch_first, (L, N, E) otherwise, (L, E) unbatched.
@@ -612,7 +621,7 @@ Status MultiHeadAttention::resolve(const CallShapes& shapes, const ForwardOption
 
 // The whole call against the cap, in doubles (no overflow): the inputs, the workspace plan()
 // lays out, and what the call returns (output, concat, weights, head outputs).
-Status MultiHeadAttention::check_memory(const CallShapes& shapes, const Call& call) const {
+MHA_FOR_SIZE Status MultiHeadAttention::check_memory(const CallShapes& shapes, const Call& call) const {
   const Config& c = config_;
   const ForwardOptions& options = *call.options;
   const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_;
@@ -634,7 +643,7 @@ Status MultiHeadAttention::check_memory(const CallShapes& shapes, const Call& ca
                     ", E=" + std::to_string(E) + (options.need_weights ? ", with weights" : "") + ")");
 }
 
-Status MultiHeadAttention::check_call_memory(const CallShapes& shapes, const ForwardOptions& options) const {
+MHA_FOR_SIZE Status MultiHeadAttention::check_call_memory(const CallShapes& shapes, const ForwardOptions& options) const {
   const struct {
     const char* name;
     const Shape& shape;
