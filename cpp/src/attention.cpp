@@ -397,8 +397,8 @@ CallShapes shapes_of(const TensorView& query, const TensorView& key, const Tenso
   return shapes;
 }
 
-// The bytes of a call's inputs, each buffer once, and their names and sizes for a message:
-// "query 2048, key 1024". Every shape is valid (checked_numel >= 0).
+// The bytes of a call's inputs, each buffer once, and (unless parts is null) their names and
+// sizes for a message: "query 2048, key 1024". Every shape is valid (checked_numel >= 0).
 MHA_FOR_SIZE double input_bytes(const CallShapes& shapes, std::string* parts) {
   const auto bytes = [](const Shape& shape, bool one_byte) { return double(checked_numel(shape)) * (one_byte ? 1 : sizeof(float)); };
   const struct {
@@ -417,7 +417,7 @@ MHA_FOR_SIZE double input_bytes(const CallShapes& shapes, std::string* parts) {
   for (const auto& input : inputs) {
     if (!input.held) continue;
     total += input.bytes;
-    *parts += (parts->empty() ? "" : ", ") + std::string(input.name) + " " + bytes_str(input.bytes);
+    if (parts) *parts += (parts->empty() ? "" : ", ") + std::string(input.name) + " " + bytes_str(input.bytes);
   }
   return total;
 }
@@ -626,8 +626,7 @@ MHA_FOR_SIZE Status MultiHeadAttention::check_memory(const CallShapes& shapes, c
   const ForwardOptions& options = *call.options;
   const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_;
   const double N = double(call.N), L = double(call.L);
-  std::string inputs;
-  const double input = input_bytes(shapes, &inputs);
+  const double input = input_bytes(shapes, nullptr);
   const double workspace = double(layout(call).size) * sizeof(float);
   const double output_floats = N * L * (options.skip_out_proj ? E : out_dim()) + (options.return_concat ? N * L * E : 0) +
                                (options.need_weights ? N * L * call.S_total * (options.average_attn_weights ? 1 : H) : 0) +
@@ -635,6 +634,8 @@ MHA_FOR_SIZE Status MultiHeadAttention::check_memory(const CallShapes& shapes, c
   const double output = output_floats * sizeof(float);
   const double total = input + workspace + output;
   if (total <= static_cast<double>(memory_cap_bytes_)) return Status::Ok();
+  std::string inputs;
+  input_bytes(shapes, &inputs);
   return Status(StatusCode::kTooLarge,
                 "this call needs " + bytes_str(total) + " bytes, more than the memory cap of " +
                     bytes_str(static_cast<double>(memory_cap_bytes_)) + " bytes: inputs " + bytes_str(input) + " (" + inputs +
