@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <string>
@@ -142,9 +143,24 @@ void fit(std::vector<T>& buffer, size_t count) {
 
 size_t count_of(const mha::Shape& shape) { return static_cast<size_t>(std::max<int64_t>(mha::checked_numel(shape), 0)); }
 
+// The most dimensions an input has (a per-head attn_mask, (N*H, L, S), has three).
+constexpr size_t kDims = 4;
+
+void reserve_shapes(mha::CallShapes* shapes) {
+  for (mha::Shape* shape : {&shapes->query, &shapes->key, &shapes->value, &shapes->key_padding_mask, &shapes->attn_mask}) {
+    shape->reserve(kDims);
+  }
+}
+
 class Attention {
  public:
-  Attention() { ++live_attention_objects; }
+  // The lists of call_ and next_ hold shapes of up to kDims dimensions from the start, so that
+  // describing a call, refused or not, allocates nothing that stays (the leak and memory-cap
+  // tests count every byte malloc hands out).
+  Attention() {
+    ++live_attention_objects;
+    for (PreparedCall* call : {&call_, &next_}) reserve_shapes(&call->shapes);
+  }
   ~Attention() { --live_attention_objects; }
   Attention(const Attention&) = delete;
   Attention& operator=(const Attention&) = delete;
@@ -213,10 +229,7 @@ class Attention {
     else s.attn_mask.clear();
     next_.options = in.options;
     read_integers(in.ablateHeads, &next_.options.ablate_heads);
-    if (!record(core_->check_call_memory(s, next_.options), &out)) {
-      next_ = PreparedCall();  // a refused call keeps nothing
-      return out;
-    }
+    if (!record(core_->check_call_memory(s, next_.options), &out)) return out;
     const struct {
       bool used;
       const mha::Shape& shape;
@@ -348,6 +361,10 @@ struct StatisticsResult : Outcome {
 
 class Statistics {
  public:
+  Statistics() {
+    for (mha::Shape& shape : shapes_) shape.reserve(kDims);
+  }
+
   // One map (named weights in messages), or two (a, b), refused past the default memory cap
   // before anything is allocated.
   MapBuffers prepareOne(const val& shape) {
