@@ -9,7 +9,8 @@
 //            at byte offsets (byte_offset) or through typed_memory_views.
 //   enums    StatusCode, with status_code_name's names (OK, INVALID_CONFIG, ...).
 //   memory   heapBytes() and heapInUse(), what the leak tests compare.
-// register_boundary() registers the enum, Outcome and the memory functions in a module.
+// register_boundary() registers the enum, Outcome and the memory functions in a module
+// (register_status_codes() the enum alone, for mha_models' table, which has its own results).
 #pragma once
 
 #include <emscripten/bind.h>
@@ -96,9 +97,14 @@ inline double heap_bytes() { return double(__builtin_wasm_memory_size(0)) * 6553
 // Bytes malloc has handed out and not taken back: flat across calls unless something leaks.
 inline double heap_in_use() { return double(mallinfo().uordblks); }
 
-inline void register_boundary() {
+// Module.StatusCode.<NAME>.value for each of status_code_name's names.
+inline void register_status_codes() {
   emscripten::enum_<StatusCode> codes("StatusCode");
   for (StatusCode code : kStatusCodes) codes.value(status_code_name(code), code);
+}
+
+inline void register_boundary() {
+  register_status_codes();
   emscripten::value_object<Outcome>("Outcome").field("code", &Outcome::code).field("message", &Outcome::message);
   with_outcome(emscripten::value_object<Buffer>("Buffer")).field("data", &Buffer::data);
   with_outcome(emscripten::value_object<TensorRef>("TensorRef")).field("data", &TensorRef::data).field("shape", &TensorRef::shape);

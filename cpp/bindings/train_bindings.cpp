@@ -113,7 +113,6 @@ class TrainSession {
   int context() const { return run_.trainer ? model_config().context : 0; }
   int numLayers() const { return run_.trainer ? model_config().num_layers : 0; }
   int numHeads() const { return run_.trainer ? model_config().num_heads : 0; }
-  double labelThreshold() const { return kLabelThreshold; }
 
   // n training steps and their mean loss.
   StepResult step(int n) {
@@ -281,7 +280,6 @@ EMSCRIPTEN_BINDINGS(mha_train) {
       .function("context", &TrainSession::context)
       .function("numLayers", &TrainSession::numLayers)
       .function("numHeads", &TrainSession::numHeads)
-      .function("labelThreshold", &TrainSession::labelThreshold)
       .function("step", &TrainSession::step)
       .function("stepsDone", &TrainSession::stepsDone)
       .function("learningRate", &TrainSession::learningRate)

@@ -79,15 +79,55 @@ export function showSourceControls() {
     select.replaceChildren(...Array.from({ length: source.numLayers }, (_, l) => el('option', { value: String(l), text: String(l) })));
   }
   select.value = String(source.layer);
-  const measured = !!source.roles;
+  const measured = !!source.roles || !!source.measureRoles;
   $('roles-panel').hidden = !measured;
   $('similarity-panel').hidden = !source.similarity;
-  if (measured) {
-    $('roles-count').textContent = String(source.roles.sentences);
-    import('../sources/head-roles.js').then((roles) => renderRolesTable($('roles-view'), {
-      table: source.roles, roles: roles.ROLES, roleNames: roles.ROLE_NAMES, relations: roles.RELATIONS, relationNames: roles.RELATION_NAMES, layer: source.layer,
-    }));
+  if (measured && !source.roles) {
+    showMeasureRoles(source);
+  } else if (measured) {
+    $('roles-count').textContent = String(source.roles.corpus.split.test);
+    $('roles-what').textContent = source.id === 'trained' ? 'sentences of its grammar' : 'hand-annotated sentences';
+    // drawn again only when the table or the layer changes, so that an open item list or a
+    // measurement under way stays
+    const view = $('roles-view');
+    const shown = rolesShown.get(view);
+    if (!shown || shown.table !== source.roles || shown.layer !== source.layer) {
+      rolesShown.set(view, { table: source.roles, layer: source.layer });
+      const measure = source.remeasure ?? source.measureRoles;
+      renderRolesTable(view, {
+        table: source.roles, layer: source.layer, measure: measure ? (onProgress) => measure.call(source, onProgress) : null,
+        note: source.remeasure ? undefined : 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.',
+      });
+    }
   }
+}
+
+const rolesShown = new WeakMap();
+
+/** A source whose heads are named only on demand (a weights file): the button that measures them. */
+function showMeasureRoles(source) {
+  const view = $('roles-view');
+  if (rolesShown.get(view)?.pending === source) return;
+  rolesShown.set(view, { pending: source });
+  $('roles-count').textContent = '388';
+  $('roles-what').textContent = 'hand-annotated sentences, once measured';
+  const status = el('p', { class: 'note', role: 'status', id: 'roles-measure-status', text: 'These heads are not named yet: measure them on the hand-annotated sentences, each tagged and embedded as this page does it, by the rule every source with learned heads goes through.' });
+  const button = el('button', { type: 'button', id: 'roles-measure', text: 'Measure its heads' });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const table = await source.measureRoles(({ done, total }) => { status.textContent = `Measuring: ${done} of ${total} sentences…`; });
+      if (explorer.source !== source) return;
+      $('roles-count').textContent = String(table.corpus.split.test);
+      $('roles-what').textContent = 'hand-annotated sentences';
+      rolesShown.set(view, { table, layer: source.layer });
+      renderRolesTable(view, { table, layer: source.layer, measure: (onProgress) => source.measureRoles(onProgress), note: 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.' });
+    } catch (error) {
+      status.textContent = `Could not measure: ${error.message}`;
+      button.disabled = false;
+    }
+  });
+  view.replaceChildren(el('div', { class: 'roles-measure' }, button, status));
 }
 
 /** Counts and formulas in the page's text that follow the heads shown. */

@@ -12,8 +12,8 @@ import { MhaError, statusCodes } from './errors.js';
 import { loadOnce } from './load-once.js';
 import { heapViews, instantiateWasmModule, readTensor } from './wasm-module.js';
 
-/** The relations heads are scored on, in the core's order (TrainSession.relations()). */
-export const RELATIONS = ['previous', 'verb_subject', 'pronoun_antecedent', 'modifier_noun', 'induction'];
+/** The relations heads are scored on, in the core's order (TrainSession.relations()); ids of web/roles/vocabulary.js. */
+export const RELATIONS = ['previous', 'verbSubject', 'pronounAntecedent', 'nounModifier', 'induction'];
 
 const loadCore = loadOnce(async (_, options) => {
   const { default: createMhaTrain } = await import('./wasm/mha_train.js');
@@ -101,7 +101,6 @@ export class Trainer {
   get context() { return this.#live().context(); }
   get stepsDone() { return this.#live().stepsDone(); }
   get learningRate() { return this.#live().learningRate(); }
-  get labelThreshold() { return this.#live().labelThreshold(); }
 
   /** Peak learning rate of the warm-up + cosine schedule from now on. */
   setLearningRate(peak) {

@@ -4,6 +4,7 @@ import { NUM_HEADS_MISSING } from '../lib/errors.js';
 import { loadStateDictFile } from '../lib/index.js';
 import { loadOnce } from '../lib/load-once.js';
 import { TokenFeatureSource } from './token-features.js';
+import { fetchData, tokenFeatureRoles } from '../roles/measure.js';
 
 /** URLs weights may be fetched from (not javascript:, file: or others a browser refuses anyway). */
 const FETCHED_PROTOCOLS = ['http:', 'https:', 'blob:', 'data:'];
@@ -71,6 +72,17 @@ export class FileSource extends TokenFeatureSource {
     this.id = 'file';
     this.file = file;
     this.name = `weights from ${file.name.split('/').pop()}`;
+    /** What its heads do, by the one rule of web/roles/, once measureRoles has run. */
+    this.roles = null;
+  }
+
+  /**
+   * Name its heads by the one rule: the annotated sentences tagged and embedded as the page does,
+   * their maps computed by the core (about half a minute: every sentence goes through the tagger).
+   */
+  async measureRoles(onProgress) {
+    this.roles = await tokenFeatureRoles(this, fetchData, { onProgress });
+    return this.roles;
   }
 
   async setWeights(attention) {

@@ -6,7 +6,9 @@ import { el } from '../../views/dom.js';
 import { chartFrame, polyline } from '../../views/charts.js';
 import { drawHeatmap } from '../../views/heatmap.js';
 import { themeColors } from '../../views/theme.js';
-import { TRAINED_WEIGHTS, headLabel, sentenceText } from '../../sources/trained.js';
+import { TRAINED_WEIGHTS, ruleHead, evidenceText, sentenceText } from '../../sources/trained.js';
+import { trainedRoles } from '../../roles/measure.js';
+import { labelName } from '../../roles/vocabulary.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -45,7 +47,7 @@ function drawLoss(canvas, losses) {
 
 // One colour per relation in the score chart and its legend.
 const RELATION_COLOURS = {
-  previous: '#b45309', verb_subject: '#1d4ed8', pronoun_antecedent: '#15803d', modifier_noun: '#7c3aed', induction: '#be123c',
+  previous: '#b45309', verbSubject: '#1d4ed8', pronounAntecedent: '#15803d', nounModifier: '#7c3aed', induction: '#be123c',
 };
 
 /** The best single head's mean weight on each relation, any layer: {relation: score}. */
@@ -57,15 +59,10 @@ function bestScores(evaluation) {
   return best;
 }
 
-/** Each relation's best head score by step (0..1), with the label threshold dashed. */
-function drawScores(canvas, series, threshold) {
+/** Each relation's best head score by step (0..1). */
+function drawScores(canvas, series) {
   const maxStep = series.length ? series[series.length - 1].step : undefined;
-  const { ctx, xRange, x, y } = chartFrame(canvas, '1.0', '0.0', maxStep);
-  if (Number.isFinite(threshold)) {
-    ctx.setLineDash([4, 3]);
-    polyline(ctx, xRange.map((px) => [px, y(threshold)]), '#666');
-    ctx.setLineDash([]);
-  }
+  const { ctx, x, y } = chartFrame(canvas, '1.0', '0.0', maxStep);
   for (const relation of RELATIONS) {
     polyline(ctx, series.map((p) => [x(p.step), y(p.best[relation])]), RELATION_COLOURS[relation], 2);
   }
@@ -79,11 +76,14 @@ function renderLegend(list) {
   }));
 }
 
-/** Each head's label (layer by layer): its best relation when it clears the threshold, else diffuse. */
-function headLabels(evaluation, threshold, L, H) {
+/** Each head's label (layer by layer), by the one rule (web/roles/evaluate.js): {entry, name}. */
+function headLabels(roles, L, H) {
   const labels = [];
   for (let layer = 0; layer < L; ++layer) {
-    for (let head = 0; head < H; ++head) labels.push(headLabel(evaluation, threshold, layer, head));
+    for (let head = 0; head < H; ++head) {
+      const entry = ruleHead(roles, layer, head);
+      labels.push({ entry, name: labelName(entry.label), named: entry.kind === 'role' || entry.kind === 'relation' });
+    }
   }
   return labels;
 }
@@ -102,8 +102,8 @@ function renderMaps(container, maps, labels) {
   }
 }
 
-function renderTable(container, evaluation, threshold, L, H) {
-  const labels = headLabels(evaluation, threshold, L, H);
+function renderTable(container, evaluation, roles, L, H) {
+  const labels = headLabels(roles, L, H);
   const table = el('table', { class: 'scores' });
   table.append(el('tr', {}, el('th', { class: 'label', text: 'head' }),
     ...RELATIONS.map((r) => el('th', { text: r })), el('th', { class: 'label', text: 'label' })));
@@ -113,19 +113,19 @@ function renderTable(container, evaluation, threshold, L, H) {
       for (const relation of RELATIONS) {
         const s = evaluation.heads.find((x) => x.layer === layer && x.head === head && x.relation === relation);
         row.append(el('td', {
-          class: s.meanWeight >= threshold ? 'strong' : '',
           text: `${s.meanWeight.toFixed(2)} (${s.argmaxShare.toFixed(2)})`,
           title: `measured at the ${s.at.replace('_', ' ')}`,
         }));
       }
-      row.append(el('td', { class: 'label', text: labels[layer * H + head].name }));
+      const label = labels[layer * H + head];
+      row.append(el('td', { class: 'label', text: label.name, title: evidenceText(label.entry, roles.rule) }));
       table.append(row);
     }
   }
-  const specialised = labels.filter((l) => l.specialised).length;
+  const specialised = labels.filter((l) => l.named).length;
   const pair = bestPair(evaluation.heads, 'induction');
   const summary = el('p', { class: 'note' },
-    `${specialised} of ${L * H} heads specialised (mean weight ≥ ${threshold.toFixed(2)} on one relation); ${L * H - specialised} stayed diffuse. ` +
+    `${specialised} of ${L * H} heads named by the rule (the low end of a 95% interval over ${roles.corpus.split.test} test sentences above the strongest baseline, or a role's threshold); ${L * H - specialised} broad or mixed. ` +
     `Induction: the two best heads of layer ${pair.layer} (H${pair.heads.join(', H')}) together put ${pair.sum.toFixed(2)} on the true target. ` +
     `Held-out accuracy: agreement ${(100 * evaluation.accuracy.agreement).toFixed(1)}%, pronoun ${(100 * evaluation.accuracy.pronoun).toFixed(1)}%, copy ${(100 * evaluation.accuracy.copy).toFixed(1)}% (${evaluation.sentences} sentences).`);
   container.replaceChildren(summary, table);
@@ -134,14 +134,6 @@ function renderTable(container, evaluation, threshold, L, H) {
 
 // ---------------------------------------------------------------------------------------------
 // Live training
-
-let threshold = NaN;  // the core's label threshold (Trainer.labelThreshold), once a trainer has loaded
-
-function setThreshold(value) {
-  threshold = value;
-  for (const node of document.querySelectorAll('.threshold')) node.textContent = threshold.toFixed(2);
-  drawScores($('score-curve'), view.scoreSeries, threshold);
-}
 
 function startTraining() {
   showError('error', '');
@@ -154,14 +146,13 @@ function startTraining() {
   view.losses = [];
   view.evaluations = [];
   view.scoreSeries = [];
-  drawScores($('score-curve'), view.scoreSeries, threshold);
+  drawScores($('score-curve'), view.scoreSeries);
   const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
   view.worker = worker;
   let sentence = null;
   worker.onmessage = ({ data }) => {
     if (data.type === 'ready') {
       sentence = data.sentence;
-      setThreshold(data.threshold);
       $('live-sentence').textContent = sentenceText(sentence);
       renderMaps($('live-maps'), data.maps, null);
       $('status').textContent = `Training from random weights (seed ${seed})…`;
@@ -174,13 +165,13 @@ function startTraining() {
       const e = data.evaluation;
       view.evaluations.push({ step: data.step, seconds: data.seconds, evaluation: e });
       view.scoreSeries.push({ step: data.step, best: bestScores(e) });
-      drawScores($('score-curve'), view.scoreSeries, threshold);
+      drawScores($('score-curve'), view.scoreSeries);
       view.lastMaps = data.maps;
       $('acc-agreement').textContent = `${(100 * e.accuracy.agreement).toFixed(1)}%`;
       $('acc-pronoun').textContent = `${(100 * e.accuracy.pronoun).toFixed(1)}%`;
       $('acc-copy').textContent = `${(100 * e.accuracy.copy).toFixed(1)}%`;
       const [L, H] = data.maps.shape;
-      const labels = renderTable($('live-table'), e, threshold, L, H);
+      const labels = renderTable($('live-table'), e, data.roles, L, H);
       renderMaps($('live-maps'), data.maps, labels);
     } else if (data.type === 'error') {
       showError('error', data.message);
@@ -233,13 +224,12 @@ async function loadShipped() {
     trained = await loadTrainer({ seed: 1, heldOut: 300 });
     $('vocabulary').textContent = trained.vocabulary.filter((w) => !w.startsWith('<')).join(' ');
     $('example-sentence').textContent = sentenceText(trained.sentence(5));
-    setThreshold(trained.labelThreshold);
     if ($('learning-rate').value.trim() === '') $('learning-rate').value = String(trained.settings.learningRate);
     const response = await fetch(TRAINED_WEIGHTS);
     if (!response.ok) throw new Error(`could not load ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}`);
     trained.loadWeights(new Uint8Array(await response.arrayBuffer()));
     const evaluation = trained.evaluate();
-    const labels = renderTable($('trained-table'), evaluation, threshold, trained.numLayers, trained.numHeads);
+    const labels = renderTable($('trained-table'), evaluation, await trainedRoles(trained), trained.numLayers, trained.numHeads);
     view.trained = { evaluation, labels };
     $('trained-note').textContent = 'Trained natively by npm run train -- --seed 1 (float16 weights). Its heads on a sentence of the grammar, or on one you type in its vocabulary:';
     showTrained();
@@ -252,5 +242,5 @@ async function loadShipped() {
 $('trained-show').addEventListener('click', showTrained);
 $('trained-text').addEventListener('keydown', (event) => { if (event.key === 'Enter') showTrained(); });
 renderLegend($('score-legend'));
-drawScores($('score-curve'), view.scoreSeries, threshold);
+drawScores($('score-curve'), view.scoreSeries);
 loadShipped();
