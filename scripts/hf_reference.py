@@ -12,6 +12,7 @@ Two steps, with the ids from the reference tokenizer in between:
   /usr/bin/python3 scripts/hf_reference.py tokenizers     # tests/golden/models/tokenizers/*/tokenizer.json
   node scripts/hf_tokenizer_cases.js                      # tests/golden/models/tokenizer_cases.json (ids)
   /usr/bin/python3 scripts/hf_reference.py models         # tests/golden/models/<name>/ and <name>.golden.json
+  /usr/bin/python3 scripts/hf_reference.py nanogpt        # a nanoGPT checkpoint through scripts/export_nanogpt.py
 
 The tokenizers are small ones made here (no hub): a byte-level BPE whose merges are learned on
 the repo's sentences (tests/golden/train/sentences.txt, tests/golden/encoder/sentences.json),
@@ -97,7 +98,7 @@ class GPT2Attention(nn.Module):
         self.c_attn = Conv1D(3 * self.embed_dim, self.embed_dim)
         self.c_proj = Conv1D(self.embed_dim, self.embed_dim)
 
-    def _attn(self, query, key, value):
+    def _attn(self, query, key, value, head_mask=None):
         attn_weights = torch.matmul(query, key.transpose(-1, -2))
         if self.scale_attn_weights:
             attn_weights = attn_weights / torch.full([], value.size(-1) ** 0.5, dtype=attn_weights.dtype)
@@ -107,6 +108,9 @@ class GPT2Attention(nn.Module):
         attn_weights = torch.where(causal_mask, attn_weights.to(attn_weights.dtype), mask_value)
         attn_weights = nn.functional.softmax(attn_weights, dim=-1)
         attn_weights = attn_weights.type(value.dtype)
+        # Mask heads if we want to
+        if head_mask is not None:
+            attn_weights = attn_weights * head_mask
         attn_output = torch.matmul(attn_weights, value)
         return attn_output, attn_weights
 
@@ -118,12 +122,12 @@ class GPT2Attention(nn.Module):
         tensor = tensor.permute(0, 2, 1, 3).contiguous()
         return tensor.view(tensor.size()[:-2] + (num_heads * attn_head_size,))
 
-    def forward(self, hidden_states):
+    def forward(self, hidden_states, head_mask=None):
         query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)
         query = self._split_heads(query, self.num_heads, self.head_dim)
         key = self._split_heads(key, self.num_heads, self.head_dim)
         value = self._split_heads(value, self.num_heads, self.head_dim)
-        attn_output, attn_weights = self._attn(query, key, value)
+        attn_output, attn_weights = self._attn(query, key, value, head_mask)
         attn_output = self._merge_heads(attn_output, self.num_heads, self.head_dim)
         attn_output = self.c_proj(attn_output)
         return attn_output, attn_weights
@@ -151,10 +155,10 @@ class GPT2Block(nn.Module):
         self.ln_2 = nn.LayerNorm(hidden_size, eps=config["layer_norm_epsilon"])
         self.mlp = GPT2MLP(inner_dim, config)
 
-    def forward(self, hidden_states):
+    def forward(self, hidden_states, head_mask=None):
         residual = hidden_states
         hidden_states = self.ln_1(hidden_states)
-        attn_output, attn_weights = self.attn(hidden_states)
+        attn_output, attn_weights = self.attn(hidden_states, head_mask=head_mask)
         hidden_states = attn_output + residual
         residual = hidden_states
         hidden_states = self.ln_2(hidden_states)
@@ -172,14 +176,16 @@ class GPT2Model(nn.Module):
         self.h = nn.ModuleList([GPT2Block(config, layer_idx=i) for i in range(config["n_layer"])])
         self.ln_f = nn.LayerNorm(self.embed_dim, eps=config["layer_norm_epsilon"])
 
-    def forward(self, input_ids):
+    def forward(self, input_ids, head_mask=None):
         position_ids = torch.arange(0, input_ids.size(-1), dtype=torch.long).unsqueeze(0)
         inputs_embeds = self.wte(input_ids)
         position_embeds = self.wpe(position_ids)
         hidden_states = inputs_embeds + position_embeds
         attentions = []
-        for block in self.h:
-            hidden_states, attn_weights = block(hidden_states)
+        # get_head_mask: (L, H) -> per layer (1, H, 1, 1), multiplying the attention probabilities
+        for i, block in enumerate(self.h):
+            layer_mask = None if head_mask is None else head_mask[i].view(1, -1, 1, 1)
+            hidden_states, attn_weights = block(hidden_states, head_mask=layer_mask)
             attentions.append(attn_weights)
         hidden_states = self.ln_f(hidden_states)
         return hidden_states, attentions
@@ -193,8 +199,8 @@ class GPT2LMHeadModel(nn.Module):
         if config.get("tie_word_embeddings", True):
             self.lm_head.weight = self.transformer.wte.weight
 
-    def forward(self, input_ids):
-        hidden_states, attentions = self.transformer(input_ids)
+    def forward(self, input_ids, head_mask=None):
+        hidden_states, attentions = self.transformer(input_ids, head_mask=head_mask)
         return self.lm_head(hidden_states), attentions
 
 
@@ -680,6 +686,26 @@ CASES = [
 ]
 
 
+def head_importance(model, config, ids):
+    """(L, H): the mean drop in log p(actual next token) when each head is masked (head_mask)."""
+    L, H = config["n_layer"], config["n_head"]
+    ids_t = torch.tensor([ids])
+    target = ids_t[0, 1:]
+
+    def logprobs(mask):
+        logits, _ = model(ids_t, head_mask=mask)
+        return torch.log_softmax(logits[0, :-1].double(), dim=-1).gather(1, target[:, None])[:, 0]
+
+    base = logprobs(None)
+    out = []
+    for l in range(L):
+        for h in range(H):
+            mask = torch.ones(L, H)
+            mask[l, h] = 0
+            out.append(float((base - logprobs(mask)).mean()))
+    return out
+
+
 def rounded(values, digits=7):
     return [float(f"{v:.{digits}g}") for v in values]
 
@@ -738,6 +764,8 @@ def make_models():
                         logits, attentions = model(ids)
                     run = {"text": case["text"], "ids": case["ids"],
                            "attentions": [rounded(a[0].flatten().tolist()) for a in attentions]}
+                    if family == "gpt2" and dtype == "F32":
+                        run["head_importance"] = rounded(head_importance(model, config, case["ids"]))
                     if logits is not None:
                         # the logits at the first, middle and last positions: (3, vocab)
                         T = len(case["ids"])
@@ -753,6 +781,138 @@ def make_models():
     print("\n".join(summary))
 
 
+# ---------------------------------------------------------------------------------------------
+# nanoGPT (karpathy/nanoGPT model.py): a character-level checkpoint as train.py saves it, run
+# through scripts/export_nanogpt.py; the golden weights and logits are nanoGPT's own forward.
+
+class NanoLayerNorm(nn.Module):
+    def __init__(self, ndim, bias):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(ndim))
+        self.bias = nn.Parameter(torch.zeros(ndim)) if bias else None
+
+    def forward(self, input):
+        return nn.functional.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+class NanoCausalSelfAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_attn = nn.Linear(c["n_embd"], 3 * c["n_embd"], bias=c["bias"])
+        self.c_proj = nn.Linear(c["n_embd"], c["n_embd"], bias=c["bias"])
+        self.n_head, self.n_embd = c["n_head"], c["n_embd"]
+        self.register_buffer("bias", torch.tril(torch.ones(c["block_size"], c["block_size"])).view(1, 1, c["block_size"], c["block_size"]))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        # the manual path (no flash attention), which has the weights
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = nn.functional.softmax(att, dim=-1)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y), att
+
+
+class NanoMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_fc = nn.Linear(c["n_embd"], 4 * c["n_embd"], bias=c["bias"])
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * c["n_embd"], c["n_embd"], bias=c["bias"])
+
+    def forward(self, x):
+        return self.c_proj(self.gelu(self.c_fc(x)))
+
+
+class NanoBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.ln_1 = NanoLayerNorm(c["n_embd"], bias=c["bias"])
+        self.attn = NanoCausalSelfAttention(c)
+        self.ln_2 = NanoLayerNorm(c["n_embd"], bias=c["bias"])
+        self.mlp = NanoMLP(c)
+
+    def forward(self, x):
+        a, att = self.attn(self.ln_1(x))
+        x = x + a
+        x = x + self.mlp(self.ln_2(x))
+        return x, att
+
+
+class NanoGPT(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(c["vocab_size"], c["n_embd"]),
+            wpe=nn.Embedding(c["block_size"], c["n_embd"]),
+            h=nn.ModuleList([NanoBlock(c) for _ in range(c["n_layer"])]),
+            ln_f=NanoLayerNorm(c["n_embd"], bias=c["bias"]),
+        ))
+        self.lm_head = nn.Linear(c["n_embd"], c["vocab_size"], bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+
+    def forward(self, idx):
+        t = idx.size(1)
+        pos = torch.arange(0, t, dtype=torch.long)
+        x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+        attentions = []
+        for block in self.transformer.h:
+            x, att = block(x)
+            attentions.append(att)
+        x = self.transformer.ln_f(x)
+        return self.lm_head(x), attentions  # every position's logits (train.py's path with targets)
+
+
+def make_nanogpt():
+    import pickle
+    import tempfile
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import export_nanogpt
+
+    chars = sorted(set("".join(corpus())))
+    stoi = {ch: i for i, ch in enumerate(chars)}
+    args = {"n_layer": 2, "n_head": 4, "n_embd": 16, "block_size": 48, "bias": False, "vocab_size": len(chars), "dropout": 0.0}
+    torch.manual_seed(7)
+    model = NanoGPT(args)
+    g = torch.Generator().manual_seed(7)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_((1.0 + 0.1 * torch.randn(p.shape, generator=g)) if "ln_" in name else 0.3 * torch.randn(p.shape, generator=g))
+    model.eval()
+    work = tempfile.mkdtemp()
+    ckpt = os.path.join(work, "ckpt.pt")
+    # as train.py saves it after torch.compile: names prefixed with _orig_mod.
+    state = {"_orig_mod." + k: v for k, v in model.state_dict().items()}
+    torch.save({"model": state, "model_args": args, "iter_num": 0, "best_val_loss": 0.0, "config": {"dataset": "repo_char"}}, ckpt)
+    with open(os.path.join(work, "meta.pkl"), "wb") as f:
+        pickle.dump({"vocab_size": len(chars), "itos": {i: ch for ch, i in stoi.items()}, "stoi": stoi}, f)
+    directory = os.path.join(OUT, "nanogpt-char")
+    config, _ = export_nanogpt.export(ckpt, directory)
+    # its tokenizer among the reference's cases too (scripts/hf_tokenizer_cases.js)
+    os.makedirs(os.path.join(TOKENIZERS, "char"), exist_ok=True)
+    with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
+        write_json(os.path.join(TOKENIZERS, "char", "tokenizer.json"), json.load(f))
+    texts = ["the king follows himself.", "At dawn."]
+    runs = []
+    with torch.no_grad():
+        for text in texts:
+            ids = [stoi[ch] for ch in text]
+            logits, attentions = model(torch.tensor([ids]))
+            T = len(ids)
+            positions = [0, T // 2, T - 1]
+            runs.append({"text": text, "ids": ids, "attentions": [rounded(a[0].flatten().tolist()) for a in attentions],
+                         "logit_positions": positions, "logits": rounded(logits[0, positions].flatten().tolist())})
+    write_json(os.path.join(OUT, "nanogpt-char.golden.json"),
+               {"name": "nanogpt-char", "family": "gpt2", "config": config, "source": "nanoGPT checkpoint via scripts/export_nanogpt.py",
+                "dtypes": {"F32": {"file": "model.safetensors", "runs": runs}}})
+    print(f"nanogpt-char: {len(chars)} characters, {args['n_layer']} layers x {args['n_head']} heads, bias=False")
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     what = sys.argv[1] if len(sys.argv) > 1 else ""
@@ -760,5 +920,7 @@ if __name__ == "__main__":
         make_tokenizers()
     elif what == "models":
         make_models()
+    elif what == "nanogpt":
+        make_nanogpt()
     else:
         sys.exit(__doc__)

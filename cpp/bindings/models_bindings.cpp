@@ -110,6 +110,13 @@ class ModelSession {
     return status_of(model_->Run(ids_.data(), ids_.size(), options, &result_));
   }
 
+  // Head importance of the ids (GPT-2): (L, H), read with importance()
+  ModelStatus headImportance() {
+    if (!model_) return {static_cast<int>(mha::StatusCode::kInvalidArgument), "no model is loaded"};
+    return status_of(model_->HeadImportance(ids_.data(), ids_.size(), &importance_));
+  }
+  val importance() { return view(importance_); }
+
   // The last run's results: weights (H, T, T) of a layer, residual (T, E), hidden, logits, pooled.
   val layerWeights(double layer) { return view(result_.layers.at(static_cast<size_t>(layer)).weights); }
   val layerResidual(double layer) { return view(result_.layers.at(static_cast<size_t>(layer)).residual); }
@@ -132,6 +139,7 @@ class ModelSession {
   std::vector<int32_t> ids_;
   std::vector<int32_t> ablate_;
   mha::models::RunResult result_;
+  mha::Tensor importance_;
 };
 
 }  // namespace
@@ -158,5 +166,7 @@ EMSCRIPTEN_BINDINGS(mha_models) {
       .function("hidden", &ModelSession::hidden)
       .function("logits", &ModelSession::logits)
       .function("pooled", &ModelSession::pooled)
+      .function("headImportance", &ModelSession::headImportance)
+      .function("importance", &ModelSession::importance)
       .function("dispose", &ModelSession::dispose);
 }

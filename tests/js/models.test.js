@@ -1,6 +1,6 @@
 // Hugging Face checkpoints in WebAssembly (web/lib/models.js, mha_models.wasm): the golden
 // models of scripts/hf_reference.py give PyTorch's attention weights (within 1e-5) and logits
-// (within 1e-4) for every dtype's file; the C++ tokenizers in the module give the reference's
+// (within 1e-4) for every dtype's file, and GPT-2's head importance (within 1e-4); the C++ tokenizers in the module give the reference's
 // ids (@huggingface/tokenizers, tests/golden/models/tokenizer_cases.json) on every case; bad
 // files are refused with messages naming the file and the field; npm run model prints one
 // JSON object per line.
@@ -14,7 +14,7 @@ import { loadModel, MODEL_LIMITS } from '../../web/lib/models.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = path.join(ROOT, 'tests', 'golden', 'models');
-const NAMES = ['gpt2-tied', 'gpt2-untied', 'gpt2-one-head', 'bert-mlm', 'bert-base-model', 'bert-untied'];
+const NAMES = ['gpt2-tied', 'gpt2-untied', 'gpt2-one-head', 'bert-mlm', 'bert-base-model', 'bert-untied', 'nanogpt-char'];
 const read = (...parts) => fs.readFileSync(path.join(DIR, ...parts));
 
 function maxError(got, expected) {
@@ -33,7 +33,7 @@ test('every golden model and dtype matches PyTorch in WebAssembly', async () => 
     for (const [dtype, entry] of Object.entries(golden.dtypes)) {
       const files = { 'config.json': read(name, 'config.json'), [entry.file]: read(name, entry.file), 'tokenizer.json': read(name, 'tokenizer.json') };
       const model = await loadModel(files);
-      let worstWeights = 0, worstLogits = 0;
+      let worstWeights = 0, worstLogits = 0, worstImportance = -1;
       for (const run of entry.runs) {
         assert.deepEqual(model.encode(run.text), run.ids, `${name}: the ids of ${run.text}`);
         const r = model.run(run.text);
@@ -44,6 +44,13 @@ test('every golden model and dtype matches PyTorch in WebAssembly', async () => 
           assert.ok(e <= 1e-5, `${name} ${dtype} layer ${l}: attention weights off by ${e}`);
           worstWeights = Math.max(worstWeights, e);
         });
+        if (run.head_importance) {
+          const importance = model.headImportance(run.ids);
+          assert.deepEqual(importance.shape, [model.config.numLayers, model.config.numHeads]);
+          const e = maxError(importance.data, run.head_importance);
+          assert.ok(e <= 1e-4, `${name} ${dtype}: head importance off by ${e}`);
+          worstImportance = Math.max(worstImportance, e);
+        }
         if (run.logits) {
           const V = model.config.vocabSize;
           const rows = run.logit_positions.flatMap((p) => Array.from(r.logits.data.subarray(p * V, (p + 1) * V)));
@@ -57,7 +64,7 @@ test('every golden model and dtype matches PyTorch in WebAssembly', async () => 
           worstLogits = Math.max(worstLogits, e);
         }
       }
-      console.log(`    ${name} ${dtype}: attention weights max error ${worstWeights.toExponential(2)}, logits/outputs ${worstLogits.toExponential(2)}`);
+      console.log(`    ${name} ${dtype}: attention weights max error ${worstWeights.toExponential(2)}, logits/outputs ${worstLogits.toExponential(2)}${worstImportance >= 0 ? `, head importance ${worstImportance.toExponential(2)}` : ''}`);
       model.dispose();
     }
   }

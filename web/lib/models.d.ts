@@ -60,6 +60,8 @@ export declare class Model {
   encode(text: string): number[];
   tokens(ids: number[]): string[];
   run(input: string | number[] | Int32Array, options?: ModelRunOptions): ModelRunResult;
+  /** GPT-2: per layer and head, the mean drop in log p(actual next token) with that head switched off: (L, H) */
+  headImportance(input: string | number[] | Int32Array): { ids: number[]; data: Float32Array; shape: [number, number] };
   /** The k most probable tokens at a position (the last by default): [[id, probability], …] */
   top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Array<[number, number]>;
   dispose(): void;

@@ -157,6 +157,22 @@ export class Model {
     this.tokenizer = session.hasTokenizer() ? session.tokenizerKind() : null;
   }
 
+  /** A text (encoded) or ids, into the session's ids. */
+  _ids(input) {
+    const s = this._live();
+    if (typeof input === 'string') {
+      if (!this.tokenizer) throw new MhaError('INVALID_ARGUMENT', 'a text needs tokenizer.json, which this model has not; pass ids');
+      return this.encode(input);
+    }
+    if (!Array.isArray(input) && !(input instanceof Int32Array)) throw new MhaError('INVALID_ARGUMENT', 'expected a text or an array of ids');
+    const ids = Array.from(input);
+    for (const [i, id] of ids.entries()) {
+      if (!Number.isInteger(id)) throw new MhaError('INVALID_ARGUMENT', `id ${i} is ${id}, not an integer`);
+    }
+    s.ids(ids.length).set(ids);
+    return ids;
+  }
+
   _live() {
     if (!this._session) throw new MhaError('INVALID_ARGUMENT', 'the model was disposed');
     return this._session;
@@ -186,19 +202,7 @@ export class Model {
   run(input, options = {}) {
     const s = this._live();
     const { numLayers: L, numHeads: H, hidden: E, vocabSize: V } = this.config;
-    let ids;
-    if (typeof input === 'string') {
-      if (!this.tokenizer) throw new MhaError('INVALID_ARGUMENT', 'run(text): this model has no tokenizer.json; pass ids');
-      ids = this.encode(input);
-    } else if (Array.isArray(input) || input instanceof Int32Array) {
-      ids = Array.from(input);
-      for (const [i, id] of ids.entries()) {
-        if (!Number.isInteger(id)) throw new MhaError('INVALID_ARGUMENT', `run: id ${i} is ${id}, not an integer`);
-      }
-      s.ids(ids.length).set(ids);
-    } else {
-      throw new MhaError('INVALID_ARGUMENT', 'run: expected a text or an array of ids');
-    }
+    const ids = this._ids(input);
     const ablate = options.ablate ?? [];
     if (!Array.isArray(ablate) || ablate.some((p) => !Array.isArray(p) || p.length !== 2 || !p.every(Number.isInteger))) {
       throw new MhaError('INVALID_ARGUMENT', 'ablate: expected [[layer, head], …] of integers');
@@ -220,6 +224,19 @@ export class Model {
       logits: this.config.lmHead ? { data: s.logits().slice(), shape: [T, V] } : null,
       pooled: this.config.pooler ? { data: s.pooled().slice(), shape: [E] } : null,
     };
+  }
+
+  /**
+   * Head importance on the model's own task (GPT-2's next token): for each layer and head, the
+   * mean drop in log p(actual next token) over the text when that head is switched off.
+   * @param {string | number[] | Int32Array} input  at least two tokens
+   * @returns {{data: Float32Array, shape: [number, number]}}  (layers, heads)
+   */
+  headImportance(input) {
+    const s = this._live();
+    const ids = this._ids(input);
+    check(s.headImportance());
+    return { ids, data: s.importance().slice(), shape: [this.config.numLayers, this.config.numHeads] };
   }
 
   /**

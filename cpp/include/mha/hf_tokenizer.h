@@ -8,7 +8,8 @@
 // Byte-level BPE (GPT-2): the pre-tokenizer pattern
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // each piece's UTF-8 bytes mapped to code points by bytes_to_unicode, then merges applied by
-// rank (the lowest first, the leftmost of equals first), then the vocabulary.
+// rank (the lowest first, the leftmost of equals first), then the vocabulary. BPE without a
+// pre-tokenizer takes the text as one word of code points (a character-level vocabulary).
 // WordPiece (BERT): BertPreTokenizer (whitespace dropped, each punctuation mark a word), then
 // per word the longest vocabulary piece from the left, continuations with the prefix ("##"),
 // the whole word [UNK] when a piece is missing or it is longer than max_input_chars_per_word;
@@ -71,6 +72,7 @@ class HfTokenizer {
   int32_t unk_id_ = -1;
   // BPE
   std::map<std::pair<std::u32string, std::u32string>, int32_t> merge_ranks_;
+  bool byte_level_ = true;  // the ByteLevel pre-tokenizer; without it the text is one word
   bool add_prefix_space_ = false;
   bool use_regex_ = true;
   bool ignore_merges_ = false;

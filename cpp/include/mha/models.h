@@ -115,6 +115,12 @@ class Model {
   // ids[0 .. count), each < vocab_size, 1 <= count <= max_positions.
   Status Run(const int32_t* ids, size_t count, const RunOptions& options, RunResult* result);
 
+  // Head importance on the model's own task (GPT-2's next token), (L, H):
+  //   importance[l, h] = mean over t < T-1 of  log p(ids[t+1] | ids[..t])
+  //                                          - log p(ids[t+1] | ids[..t], head (l, h) switched off)
+  // (switched off: its output zeroed before W_O, as transformers' head_mask does). T >= 2.
+  Status HeadImportance(const int32_t* ids, size_t count, Tensor* importance);
+
  private:
   Model() = default;
   struct Linear {  // nn.Linear layout (out, in), packed for kernels::linear_packed
@@ -131,6 +137,11 @@ class Model {
     Linear up, down;    // c_fc / intermediate.dense, mlp.c_proj / output.dense
   };
   Status set_weights(std::map<std::string, LoadedTensor>* tensors, const std::string& file);
+  Status validate(const int32_t* ids, size_t count, const RunOptions& options) const;
+  void embed(const int32_t* ids, int64_t T, std::vector<float>* x) const;
+  Status run_layer(int64_t l, const std::vector<int64_t>& ablated, bool head_outputs, int64_t T, std::vector<float>* x,
+                   LayerResult* out);
+  void heads(const std::vector<float>& x, int64_t T, RunResult* r);
   void layer_norm(float* out, const float* in, const Norm& norm, int64_t T) const;
   void activate(float* x, int64_t n) const;
 
@@ -142,6 +153,7 @@ class Model {
   Linear lm_head_, head_transform_, pooler_;
   bool has_pooler_ = false;
   bool loaded_ = false;
+  std::vector<float> normed_, up_, down_;  // scratch reused across layers and calls
 };
 
 }  // namespace mha::models

@@ -237,7 +237,12 @@ struct HfTokenizer::Builder {
   static Status bpe(const json& m, const json& normalizer, const json& pre, const json& post, const std::string& file,
                     HfTokenizer* t) {
     if (!normalizer.is_null()) return bad(file, "field 'normalizer' is '" + type_of(normalizer) + "': not supported for BPE (null is)");
-    if (type_of(pre) != "ByteLevel") return bad(file, "field 'pre_tokenizer' must be ByteLevel for BPE");
+    // ByteLevel (GPT-2), or none: the text as one word of code points (a character-level
+    // vocabulary, as scripts/export_nanogpt.py writes one)
+    if (!pre.is_null() && type_of(pre) != "ByteLevel") {
+      return bad(file, "field 'pre_tokenizer' is '" + type_of(pre) + "': not supported for BPE (ByteLevel or null is)");
+    }
+    t->byte_level_ = !pre.is_null();
     t->add_prefix_space_ = flag(pre, "add_prefix_space", false);
     t->use_regex_ = flag(pre, "use_regex", true);
     if (!post.is_null() && type_of(post) != "ByteLevel") {
@@ -491,6 +496,10 @@ void HfTokenizer::pre_tokenize(const std::u32string& input, std::vector<std::u32
       }
     }
     if (!word.empty()) words->push_back(word);
+    return;
+  }
+  if (!byte_level_) {
+    if (!input.empty()) words->push_back(input);
     return;
   }
   std::u32string text = input;

@@ -2,6 +2,7 @@
 // kernels::linear_packed on weights in nn.Linear's (out, in) layout (Conv1D's [in, out]
 // transposed when loaded); every attention layer is MultiHeadAttention::forward on the
 // stream, unbatched (T, E), with per-head weights.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -282,7 +283,7 @@ void Model::activate(float* x, int64_t n) const {
   }
 }
 
-Status Model::Run(const int32_t* ids, size_t count, const RunOptions& options, RunResult* result) {
+Status Model::validate(const int32_t* ids, size_t count, const RunOptions& options) const {
   const ModelConfig& c = config_;
   if (!loaded_) return Status(StatusCode::kInvalidArgument, "the model's weights are not loaded");
   if (count < 1) return Status(StatusCode::kInvalidArgument, "no tokens: the model needs at least one");
@@ -303,83 +304,172 @@ Status Model::Run(const int32_t* ids, size_t count, const RunOptions& options, R
                                                       " layers of " + std::to_string(c.num_heads) + " heads");
     }
   }
-  const int64_t T = static_cast<int64_t>(count), E = c.hidden, I = c.intermediate, V = c.vocab_size;
-  const bool gpt2 = c.family == Family::kGpt2;
-  RunResult r;
-  r.layers.resize(static_cast<size_t>(c.num_layers));
-  // 1. Embeddings: x (T, E)
-  std::vector<float> x(static_cast<size_t>(T * E)), normed(x.size()), up(static_cast<size_t>(T * I)), down(x.size());
+  return Status::Ok();
+}
+
+// x (T, E) = GPT-2: wte[ids] + wpe[t]; BERT: LayerNorm((word[ids] + token_type[0]) + position[t])
+void Model::embed(const int32_t* ids, int64_t T, std::vector<float>* x) const {
+  const int64_t E = config_.hidden;
+  const bool gpt2 = config_.family == Family::kGpt2;
+  x->assign(static_cast<size_t>(T * E), 0.0f);
   for (int64_t t = 0; t < T; ++t) {
     const float* word = word_.data() + ids[t] * E;
     const float* position = position_.data() + t * E;
     for (int64_t i = 0; i < E; ++i) {
-      // BERT: (word + token_type[0]) + position, in modeling_bert.py's order
-      x[static_cast<size_t>(t * E + i)] = gpt2 ? word[i] + position[i] : (word[i] + token_type_[static_cast<size_t>(i)]) + position[i];
+      // BERT in modeling_bert.py's order of additions
+      (*x)[static_cast<size_t>(t * E + i)] = gpt2 ? word[i] + position[i] : (word[i] + token_type_[static_cast<size_t>(i)]) + position[i];
     }
   }
-  if (!gpt2) layer_norm(x.data(), x.data(), embed_norm_, T);
-  // 2. Layers
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    Layer& layer = layers_[static_cast<size_t>(l)];
-    ForwardOptions fo;
-    fo.need_weights = true;
-    fo.average_attn_weights = false;
-    fo.is_causal = gpt2;
-    fo.return_head_outputs = options.head_outputs;
-    for (const auto& [layer_index, head] : options.ablate) {
-      if (layer_index == l) fo.ablate_heads.push_back(head);
-    }
-    const float* attention_in = x.data();
-    if (gpt2) {
-      layer_norm(normed.data(), x.data(), layer.norm1, T);
-      attention_in = normed.data();
-    }
-    const TensorView stream{attention_in, static_cast<size_t>(T * E), {T, E}};
-    ForwardResult attended;
-    MHA_RETURN_IF_ERROR(layer.attention->forward(stream, stream, stream, MaskView(), MaskView(), fo, &attended));
-    const std::vector<float>& a = attended.output.data;
-    for (size_t i = 0; i < x.size(); ++i) x[i] += a[i];
-    if (gpt2) {
-      layer_norm(normed.data(), x.data(), layer.norm2, T);
-    } else {
-      layer_norm(x.data(), x.data(), layer.norm1, T);
-      normed = x;
-    }
-    kernels::linear_packed(up.data(), normed.data(), layer.up.packed.data(), layer.up.bias.data(), T, I, E);
-    activate(up.data(), T * I);
-    kernels::linear_packed(down.data(), up.data(), layer.down.packed.data(), layer.down.bias.data(), T, E, I);
-    for (size_t i = 0; i < x.size(); ++i) x[i] += down[i];
-    if (!gpt2) layer_norm(x.data(), x.data(), layer.norm2, T);
-    LayerResult& out = r.layers[static_cast<size_t>(l)];
-    out.weights = std::move(attended.weights);
-    if (options.head_outputs) out.head_outputs = std::move(attended.head_outputs);
-    out.residual.data = x;
-    out.residual.shape = {T, E};
-  }
-  // 3. Heads
-  r.hidden = make_tensor({T, E});
+  if (!gpt2) layer_norm(x->data(), x->data(), embed_norm_, T);
+}
+
+// One layer on x (T, E), in place: GPT-2 pre-LayerNorm, BERT post-LayerNorm.
+Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool head_outputs, int64_t T, std::vector<float>* x,
+                        LayerResult* out) {
+  const int64_t E = config_.hidden, I = config_.intermediate;
+  const bool gpt2 = config_.family == Family::kGpt2;
+  Layer& layer = layers_[static_cast<size_t>(l)];
+  normed_.resize(x->size());
+  up_.resize(static_cast<size_t>(T * I));
+  down_.resize(x->size());
+  ForwardOptions fo;
+  fo.need_weights = true;
+  fo.average_attn_weights = false;
+  fo.is_causal = gpt2;
+  fo.return_head_outputs = head_outputs;
+  fo.ablate_heads = ablated;
+  const float* attention_in = x->data();
   if (gpt2) {
-    layer_norm(r.hidden.data.data(), x.data(), final_norm_, T);
-    if (c.lm_head) {
-      r.logits = make_tensor({T, V});
-      kernels::linear_packed(r.logits.data.data(), r.hidden.data.data(), lm_head_.packed.data(), nullptr, T, V, E);
-    }
+    layer_norm(normed_.data(), x->data(), layer.norm1, T);
+    attention_in = normed_.data();
+  }
+  const TensorView stream{attention_in, static_cast<size_t>(T * E), {T, E}};
+  ForwardResult attended;
+  MHA_RETURN_IF_ERROR(layer.attention->forward(stream, stream, stream, MaskView(), MaskView(), fo, &attended));
+  const std::vector<float>& a = attended.output.data;
+  for (size_t i = 0; i < x->size(); ++i) (*x)[i] += a[i];
+  if (gpt2) {
+    layer_norm(normed_.data(), x->data(), layer.norm2, T);
   } else {
-    r.hidden.data = x;
-    if (has_pooler_) {
-      r.pooled = make_tensor({E});
-      kernels::linear_packed(r.pooled.data.data(), x.data(), pooler_.packed.data(), pooler_.bias.data(), 1, E, E);
-      for (float& v : r.pooled.data) v = std::tanh(v);
-    }
+    layer_norm(x->data(), x->data(), layer.norm1, T);
+    normed_ = *x;
+  }
+  kernels::linear_packed(up_.data(), normed_.data(), layer.up.packed.data(), layer.up.bias.data(), T, I, E);
+  activate(up_.data(), T * I);
+  kernels::linear_packed(down_.data(), up_.data(), layer.down.packed.data(), layer.down.bias.data(), T, E, I);
+  for (size_t i = 0; i < x->size(); ++i) (*x)[i] += down_[i];
+  if (!gpt2) layer_norm(x->data(), x->data(), layer.norm2, T);
+  out->weights = std::move(attended.weights);
+  if (head_outputs) out->head_outputs = std::move(attended.head_outputs);
+  out->residual.data = *x;
+  out->residual.shape = {T, E};
+  return Status::Ok();
+}
+
+// hidden, logits and pooled from the last layer's x (T, E).
+void Model::heads(const std::vector<float>& x, int64_t T, RunResult* r) {
+  const ModelConfig& c = config_;
+  const int64_t E = c.hidden, V = c.vocab_size;
+  r->hidden = make_tensor({T, E});
+  if (c.family == Family::kGpt2) {
+    layer_norm(r->hidden.data.data(), x.data(), final_norm_, T);
     if (c.lm_head) {
-      kernels::linear_packed(normed.data(), x.data(), head_transform_.packed.data(), head_transform_.bias.data(), T, E, E);
-      activate(normed.data(), T * E);
-      layer_norm(normed.data(), normed.data(), head_norm_, T);
-      r.logits = make_tensor({T, V});
-      kernels::linear_packed(r.logits.data.data(), normed.data(), lm_head_.packed.data(), lm_head_.bias.data(), T, V, E);
+      r->logits = make_tensor({T, V});
+      kernels::linear_packed(r->logits.data.data(), r->hidden.data.data(), lm_head_.packed.data(), nullptr, T, V, E);
+    }
+    return;
+  }
+  r->hidden.data = x;
+  if (has_pooler_) {
+    r->pooled = make_tensor({E});
+    kernels::linear_packed(r->pooled.data.data(), x.data(), pooler_.packed.data(), pooler_.bias.data(), 1, E, E);
+    for (float& v : r->pooled.data) v = std::tanh(v);
+  }
+  if (c.lm_head) {
+    normed_.resize(x.size());
+    kernels::linear_packed(normed_.data(), x.data(), head_transform_.packed.data(), head_transform_.bias.data(), T, E, E);
+    activate(normed_.data(), T * E);
+    layer_norm(normed_.data(), normed_.data(), head_norm_, T);
+    r->logits = make_tensor({T, V});
+    kernels::linear_packed(r->logits.data.data(), normed_.data(), lm_head_.packed.data(), lm_head_.bias.data(), T, V, E);
+  }
+}
+
+Status Model::Run(const int32_t* ids, size_t count, const RunOptions& options, RunResult* result) {
+  MHA_RETURN_IF_ERROR(validate(ids, count, options));
+  const int64_t T = static_cast<int64_t>(count);
+  RunResult r;
+  r.layers.resize(static_cast<size_t>(config_.num_layers));
+  std::vector<float> x;
+  embed(ids, T, &x);
+  for (int64_t l = 0; l < config_.num_layers; ++l) {
+    std::vector<int64_t> ablated;
+    for (const auto& [layer, head] : options.ablate) {
+      if (layer == l) ablated.push_back(head);
+    }
+    MHA_RETURN_IF_ERROR(run_layer(l, ablated, options.head_outputs, T, &x, &r.layers[static_cast<size_t>(l)]));
+  }
+  heads(x, T, &r);
+  *result = std::move(r);
+  return Status::Ok();
+}
+
+namespace {
+
+// log softmax(logits[t])[ids[t + 1]] for t < T - 1: the log-probability of each actual next token
+std::vector<double> next_token_logprobs(const Tensor& logits, const int32_t* ids, int64_t T) {
+  const int64_t V = logits.shape[1];
+  std::vector<double> out(static_cast<size_t>(T - 1));
+  for (int64_t t = 0; t + 1 < T; ++t) {
+    const float* row = logits.data.data() + t * V;
+    double max = row[0];
+    for (int64_t v = 1; v < V; ++v) max = std::max(max, static_cast<double>(row[v]));
+    double sum = 0;
+    for (int64_t v = 0; v < V; ++v) sum += std::exp(row[v] - max);
+    out[static_cast<size_t>(t)] = row[ids[t + 1]] - max - std::log(sum);
+  }
+  return out;
+}
+
+}  // namespace
+
+Status Model::HeadImportance(const int32_t* ids, size_t count, Tensor* importance) {
+  const ModelConfig& c = config_;
+  if (c.family != Family::kGpt2 || !c.lm_head) {
+    return Status(StatusCode::kInvalidArgument, "head importance needs a causal LM head (GPT2LMHeadModel); this is a " +
+                                                    c.architecture);
+  }
+  MHA_RETURN_IF_ERROR(validate(ids, count, RunOptions()));
+  if (count < 2) return Status(StatusCode::kInvalidArgument, "head importance needs at least two tokens (a next token to predict)");
+  const int64_t T = static_cast<int64_t>(count), L = c.num_layers, H = c.num_heads;
+  // The stream entering each layer, unablated, so that switching off a head in layer l
+  // recomputes layers l.. only.
+  std::vector<std::vector<float>> entering(static_cast<size_t>(L));
+  std::vector<float> x;
+  embed(ids, T, &x);
+  RunResult base;
+  base.layers.resize(static_cast<size_t>(L));
+  for (int64_t l = 0; l < L; ++l) {
+    entering[static_cast<size_t>(l)] = x;
+    MHA_RETURN_IF_ERROR(run_layer(l, {}, false, T, &x, &base.layers[static_cast<size_t>(l)]));
+  }
+  heads(x, T, &base);
+  const std::vector<double> baseline = next_token_logprobs(base.logits, ids, T);
+  *importance = make_tensor({L, H});
+  LayerResult scratch;
+  for (int64_t l = 0; l < L; ++l) {
+    for (int64_t h = 0; h < H; ++h) {
+      x = entering[static_cast<size_t>(l)];
+      MHA_RETURN_IF_ERROR(run_layer(l, {h}, false, T, &x, &scratch));
+      for (int64_t k = l + 1; k < L; ++k) MHA_RETURN_IF_ERROR(run_layer(k, {}, false, T, &x, &scratch));
+      RunResult ablated;
+      heads(x, T, &ablated);
+      const std::vector<double> lp = next_token_logprobs(ablated.logits, ids, T);
+      double drop = 0;
+      for (size_t t = 0; t < lp.size(); ++t) drop += baseline[t] - lp[t];
+      importance->data[static_cast<size_t>(l * H + h)] = static_cast<float>(drop / static_cast<double>(lp.size()));
     }
   }
-  *result = std::move(r);
   return Status::Ok();
 }
 

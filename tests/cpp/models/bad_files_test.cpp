@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "mha/hf_tokenizer.h"
 #include "mha/models.h"
 #include "model_files.h"
 
@@ -180,6 +181,13 @@ TEST_F(BadFiles, BadRunInputs) {
   EXPECT_EQ(s.code(), StatusCode::kTooLarge) << s.message();
   s = model->Run(out_of_range.data(), out_of_range.size(), RunOptions(), &r);
   EXPECT_NE(s.message().find("id 1 is 377"), std::string::npos) << s.message();
+  Tensor importance;
+  s = model->HeadImportance(out_of_range.data(), 1, &importance);
+  EXPECT_NE(s.message().find("at least two tokens"), std::string::npos) << s.message();
+  std::unique_ptr<Model> bert;
+  ASSERT_TRUE(Model::Load(bert_config_, "config.json", write_f32(bert_), "model.safetensors", LoadLimits(), &bert).ok());
+  s = bert->HeadImportance(out_of_range.data(), 2, &importance);
+  EXPECT_NE(s.message().find("causal LM head"), std::string::npos) << s.message();
   RunOptions ablate;
   ablate.ablate = {{2, 0}};
   s = model->Run(out_of_range.data(), 1, ablate, &r);
@@ -200,6 +208,66 @@ TEST_F(BadFiles, AblationChangesPredictions) {
   double change = 0;
   for (size_t i = 0; i < plain.logits.data.size(); ++i) change = std::max(change, std::fabs(double(plain.logits.data[i]) - ablated.logits.data[i]));
   EXPECT_GT(change, 1e-3);
+}
+
+}  // namespace
+}  // namespace mha::models
+
+namespace mha::models {
+namespace {
+
+// Damage at random (bytes overwritten, the file cut short): every load returns, with an error
+// or a model that runs; under the asan preset any read out of bounds is fatal.
+TEST(RandomDamage, SafetensorsConfigAndTokenizerNeverCrash) {
+  const std::string config = mha::testing::read_bytes(mha::testing::models_file("gpt2-one-head/config.json"));
+  const std::string weights = mha::testing::read_bytes(mha::testing::models_file("gpt2-one-head/model.safetensors"));
+  const std::string bpe = mha::testing::read_bytes(mha::testing::models_file("tokenizers/bpe/tokenizer.json"));
+  const std::string wordpiece = mha::testing::read_bytes(mha::testing::models_file("tokenizers/wordpiece-cased/tokenizer.json"));
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  const auto next = [&](uint64_t n) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return static_cast<size_t>(state % n);
+  };
+  // damage within the first `span` bytes (the JSON headers hold the structure)
+  const auto damage = [&](std::string s, size_t span) {
+    const size_t edits = 1 + next(4);
+    for (size_t e = 0; e < edits; ++e) s[next(std::min(span, s.size()))] = static_cast<char>(next(256));
+    if (next(4) == 0) s.resize(next(s.size()));
+    return s;
+  };
+  uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = header << 8 | static_cast<unsigned char>(weights[static_cast<size_t>(i)]);
+  size_t loaded = 0, refused = 0;
+  const std::vector<int32_t> ids = {1, 2, 3, 4};
+  for (int round = 0; round < 400; ++round) {
+    // one file damaged a round: config.json, the safetensors header, or anywhere in the weights
+    const size_t which = next(3);
+    const std::string c = which == 0 ? damage(config, config.size()) : config;
+    const std::string w = which == 1 ? damage(weights, 8 + header) : which == 2 ? damage(weights, weights.size()) : weights;
+    std::unique_ptr<Model> model;
+    const Status s = Model::Load(c, "config.json", w, "model.safetensors", LoadLimits(), &model);
+    if (s.ok()) {
+      ++loaded;
+      RunResult r;
+      const Status ran = model->Run(ids.data(), ids.size(), RunOptions(), &r);
+      EXPECT_TRUE(ran.ok() || !ran.message().empty());
+    } else {
+      ++refused;
+      EXPECT_FALSE(s.message().empty());
+    }
+    for (const std::string* tokenizer_json : {&bpe, &wordpiece}) {
+      std::unique_ptr<HfTokenizer> t;
+      if (HfTokenizer::FromJson(damage(*tokenizer_json, tokenizer_json->size()), "tokenizer.json", &t).ok()) {
+        std::vector<int32_t> out;
+        EXPECT_TRUE(t->encode("It's 2024: Café 😀 [MASK] <|endoftext|>  ok", &out).ok());
+      }
+    }
+  }
+  std::printf("[ damage   ] 400 damaged checkpoints: %zu loaded, %zu refused\n", loaded, refused);
+  EXPECT_GT(refused, 0u);
+  EXPECT_GT(loaded, 0u);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // GPT-2 and BERT in Hugging Face layout against the PyTorch reference (scripts/hf_reference.py):
 // every golden case's per-layer attention weights (H, T, T) within 1e-5 and logits within 1e-4
 // (BERT without a head: the last hidden state and the pooler's output within 1e-4), for each
-// dtype's file (F32, F16, BF16; the reference ran on the same rounded weights).
+// dtype's file (F32, F16, BF16; the reference ran on the same rounded weights); GPT-2's head
+// importance (the mean drop in log p(next token) per head switched off) within 1e-4.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,7 +43,7 @@ TEST_P(GoldenModel, MatchesPyTorch) {
     std::unique_ptr<Model> model;
     const Status loaded = Model::Load(config, "config.json", weights, file, LoadLimits(), &model);
     ASSERT_TRUE(loaded.ok()) << loaded.message();
-    double worst_weights = 0, worst_logits = 0;
+    double worst_weights = 0, worst_logits = 0, worst_importance = -1;  // -1: not in this case
     for (const auto& run : entry.at("runs")) {
       const std::vector<int32_t> ids = run.at("ids").get<std::vector<int32_t>>();
       const int64_t T = static_cast<int64_t>(ids.size()), H = model->config().num_heads, V = model->config().vocab_size;
@@ -58,6 +59,18 @@ TEST_P(GoldenModel, MatchesPyTorch) {
         EXPECT_EQ(bad_count, 0u) << "layer " << l;
         EXPECT_LE(e, 1e-5) << "layer " << l << " attention weights";
         worst_weights = std::max(worst_weights, e);
+      }
+      if (run.contains("head_importance")) {
+        // the mean drop in log p(next token) per switched-off head, as transformers' head_mask gives it
+        Tensor importance;
+        const Status s = model->HeadImportance(ids.data(), ids.size(), &importance);
+        ASSERT_TRUE(s.ok()) << s.message();
+        EXPECT_EQ(importance.shape, (Shape{model->config().num_layers, H}));
+        size_t bad_count;
+        const double e = max_error(importance.data, run.at("head_importance").get<std::vector<double>>(), &bad_count);
+        EXPECT_EQ(bad_count, 0u);
+        EXPECT_LE(e, 1e-4) << "head importance";
+        worst_importance = std::max(worst_importance, e);
       }
       if (run.contains("logits")) {
         ASSERT_EQ(result.logits.shape, (Shape{T, V}));
@@ -84,14 +97,16 @@ TEST_P(GoldenModel, MatchesPyTorch) {
       }
     }
     // The figures docs and reports quote: one line per model and dtype.
-    std::printf("[ golden   ] %s %s: attention weights max error %.3g, logits/outputs max error %.3g\n", name.c_str(),
-                dtype.c_str(), worst_weights, worst_logits);
+    char importance_text[64] = "";
+    if (worst_importance >= 0) std::snprintf(importance_text, sizeof importance_text, ", head importance %.3g", worst_importance);
+    std::printf("[ golden   ] %s %s: attention weights max error %.3g, logits/outputs max error %.3g%s\n", name.c_str(),
+                dtype.c_str(), worst_weights, worst_logits, importance_text);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, GoldenModel,
                          ::testing::Values("gpt2-tied", "gpt2-untied", "gpt2-one-head", "bert-mlm", "bert-base-model",
-                                           "bert-untied"),
+                                           "bert-untied", "nanogpt-char"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
