@@ -12,7 +12,7 @@
 
 #include "mha/hf_tokenizer.h"
 #include "mha/models.h"
-#include "status_codes.h"
+#include "boundary.h"
 
 namespace {
 
