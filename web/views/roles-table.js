@@ -5,8 +5,8 @@ import { el } from './dom.js';
 
 /**
  * @param {HTMLElement} container
- * @param {{ table: { heads: object[], baselines: object, sentences: number, aligned: number, thresholds: { role: number, relation: number, broad: number } },
- *           roles: string[], roleNames: object, relations: string[], relationNames: object, layer?: number }} o
+ * @param {{ table: import('../sources/source.js').HeadRoles, roles: string[], roleNames: Record<string, string>,
+ *           relations: string[], relationNames: Record<string, string>, layer?: number }} o
  *   table: head-roles.js measureHeads' result; layer: the layer shown, whose rows are marked
  */
 export function renderRolesTable(container, o) {
