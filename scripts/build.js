@@ -1,7 +1,8 @@
 // Builds CMake workflow presets (CMakePresets.json): `cmake --workflow --preset P` configures
 // build/P with P's options and builds P's targets; make rebuilds only what changed. The wasm
 // workflow also installs the modules in web/lib/wasm/ (cmake/install_web_module.cmake); after
-// it, the iframe embed's minified modules are bundled with esbuild (scripts/bundle.js).
+// it, the page's palette is written and the iframe embed's minified modules are bundled with
+// esbuild (scripts/bundle.js).
 //
 //   node scripts/build.js [PRESET ...]     (default: native wasm; --native and --wasm work too)
 //
@@ -11,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleEmbed } from './bundle.js';
+import { bundleEmbed, writePalette } from './bundle.js';
 import { ensureSystemPackages, repoRoot, SetupError } from './setup.js';
 
 export class BuildError extends Error {}
@@ -39,6 +40,7 @@ export function build(presets, { stdio = 'inherit' } = {}) {
     }
     if (preset === 'wasm') {
       try {
+        writePalette();
         bundleEmbed();
       } catch (error) {
         throw new BuildError(error.message);

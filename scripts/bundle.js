@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pagePaletteCss } from '../web/views/palette.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 export const EMBED_BUNDLE = 'web/lib/embed.min.js';
@@ -32,4 +33,16 @@ export function bundleEmbed() {
   console.log(`[build] embed: ${EMBED_BUNDLE} (${fs.statSync(path.join(repoRoot, EMBED_BUNDLE)).size} bytes)`);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) bundleEmbed();
+export const PAGE_PALETTE = 'web/app/palette.css';
+
+/** Write web/app/palette.css, the page's colours, from web/views/palette.js (the element's are the same). */
+export function writePalette() {
+  const text = `/* Written by the build from web/views/palette.js; do not edit. */\n${pagePaletteCss()}`;
+  const file = path.join(repoRoot, PAGE_PALETTE);
+  if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== text) fs.writeFileSync(file, text);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  writePalette();
+  bundleEmbed();
+}

@@ -74,6 +74,25 @@ test('the tarball holds the .wasm, the JS API and its types, the element and wha
     'scripts/build-model.js', 'scripts/use-lite/convert.js', 'scripts/use-lite/package-files.js']) {
     assert.ok(files.includes(needed), `the tarball lacks ${needed}`);
   }
+  // every module the entry points import, followed through relative imports, is in the tarball
+  const seen = new Set();
+  const missing = [];
+  const walk = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    if (!files.includes(file)) { missing.push(file); return; }
+    const text = fs.readFileSync(path.join(root, file), 'utf8');
+    for (const m of text.matchAll(/(?:^|[;\s])(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/gm)) {
+      const spec = m[1] || m[2];
+      if (/\.m?js$/.test(spec)) walk(path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)));
+    }
+  };
+  for (const entry of Object.values(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).exports || {})) {
+    for (const target of typeof entry === 'string' ? [entry] : Object.values(entry)) {
+      if (typeof target === 'string' && /\.m?js$/.test(target)) walk(path.posix.normalize(target));
+    }
+  }
+  assert.deepEqual(missing, [], `modules imported by the package's entry points but not in the tarball (package.json "files")`);
   const unexpected = files.filter((f) => /^(tests|cpp|build|bench|node_modules)\//.test(f) || /^web\/vendor\/katex/.test(f));
   assert.deepEqual(unexpected, [], 'tests, sources, build output and KaTeX stay out of the package');
   const pkg = JSON.parse(fs.readFileSync(path.join(app, 'node_modules/mha-explorer/package.json'), 'utf8'));

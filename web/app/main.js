@@ -2,7 +2,7 @@
 // explorer.js), drawn by draw.js and controls.js when the explorer says what changed. Every number
 // shown comes from the WebAssembly core through the JS API.
 
-import { rovingTarget } from '../views/dom.js';
+import { keepScrollersReachable, rovingTarget } from '../views/dom.js';
 import { drawLegend } from '../views/heatmap.js';
 import { followPointer } from '../views/head.js';
 import { headWeightsCellAt } from '../views/wo.js';
@@ -120,6 +120,7 @@ async function main() {
   $('max-tokens').textContent = String(MAX_TOKENS);
   wireControls();
   watchSizes();
+  keepScrollersReachable($('explorer'));
   drawLegend(/** @type {HTMLCanvasElement} */ ($('legend')), false, 200, 12);
   explorer.addEventListener('change', onChange);
   await startFromLink();

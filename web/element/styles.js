@@ -1,21 +1,11 @@
 // The styles of <mha-explorer>, adopted by its shadow root as a constructable stylesheet
 // (no <style> element, no inline markup: this works under `style-src 'self'`).
-// Colours follow the page's palette (web/app/styles.css); a host page can override any
-// --mha-* custom property from outside.
+// Colours are the page's (web/views/palette.js); a host page can override any --mha-* custom
+// property from outside.
+import { elementPaletteCss } from '../views/palette.js';
 
-export const ELEMENT_CSS = `
+export const ELEMENT_CSS = `${elementPaletteCss()}
 :host {
-  --mha-font: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif;
-  --mha-bg: #ffffff;
-  --mha-text: #1b1f24;
-  --mha-muted: #5a6470;
-  --mha-border: #d9dee5;
-  --mha-grid: #c9ced6;
-  --mha-accent: #3b4cc0;
-  --mha-accent-soft: #e7e9fb;
-  --mha-highlight: #e8590c;
-  --mha-bad: #b42318;
-  --mha-focus: #0b66e4;
   display: block;
   position: relative;
   box-sizing: border-box;
@@ -34,19 +24,7 @@ export const ELEMENT_CSS = `
 }
 :host([hidden]) { display: none; }
 [hidden] { display: none !important; }
-:host(.dark) {
-  --mha-bg: #1b2027;
-  --mha-text: #e6e9ee;
-  --mha-muted: #9aa4b1;
-  --mha-border: #2e3641;
-  --mha-grid: #3a4350;
-  --mha-accent: #8fa2ff;
-  --mha-accent-soft: #27304a;
-  --mha-highlight: #ff922b;
-  --mha-bad: #ff7b72;
-  --mha-focus: #6ea8ff;
-  color-scheme: dark;
-}
+:host(.dark) { color-scheme: dark; }
 * { box-sizing: border-box; }
 button, input, select { font: inherit; color: inherit; }
 select { background: var(--mha-bg); border: 1px solid var(--mha-border); border-radius: 6px; }

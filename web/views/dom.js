@@ -102,3 +102,65 @@ export function rovingTarget(event, current, count, { digits = false } = {}) {
   if (digits && /^[1-9]$/.test(event.key) && Number(event.key) <= count) next = Number(event.key) - 1;
   return next;
 }
+
+const FOCUSABLE = 'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"]), [contenteditable="true"]';
+
+/**
+ * Keep every box under `root` that scrolls reachable by keyboard: a box whose content overflows
+ * it (overflow auto or scroll) and that holds nothing focusable gets tabindex 0 (arrow keys then
+ * scroll it) and, without a name of its own, role "region" and a name from its caption or the
+ * nearest heading. Boxes stop being tab stops when they no longer scroll. Checked whenever root
+ * changes size (the window is resized, content is drawn) and on request.
+ * @param {Element} root
+ * @returns {{ check(): void, disconnect(): void }}
+ */
+export function keepScrollersReachable(root) {
+  let queued = false;
+  const check = () => {
+    queued = false;
+    for (const box of root.querySelectorAll('*')) {
+      const marked = box.hasAttribute('data-scroll-stop');
+      if (!marked && (box.hasAttribute('tabindex') || box.matches(FOCUSABLE))) continue;
+      const wide = box.scrollWidth > box.clientWidth + 1;
+      const tall = box.scrollHeight > box.clientHeight + 1;
+      let scrolls = false;
+      if (wide || tall) {
+        const style = getComputedStyle(box);
+        scrolls = (wide && /(auto|scroll)/.test(style.overflowX)) || (tall && /(auto|scroll)/.test(style.overflowY));
+      }
+      const reachable = scrolls && !box.querySelector(FOCUSABLE);
+      if (reachable && !marked) {
+        box.setAttribute('data-scroll-stop', '');
+        box.tabIndex = 0;
+        if (!box.hasAttribute('role')) box.setAttribute('role', 'region');
+        if (!box.hasAttribute('aria-label') && !box.hasAttribute('aria-labelledby')) box.setAttribute('aria-label', `${scrollerName(box)} (scrolls)`);
+      } else if (!reachable && marked) {
+        box.removeAttribute('data-scroll-stop');
+        box.removeAttribute('tabindex');
+      }
+    }
+  };
+  const queue = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(check);
+  };
+  const observer = typeof ResizeObserver === 'function' ? new ResizeObserver(queue) : null;
+  observer?.observe(root);
+  globalThis.addEventListener?.('resize', queue);
+  queue();
+  return { check, disconnect: () => { observer?.disconnect(); globalThis.removeEventListener?.('resize', queue); } };
+}
+
+/** A name for a scrolling box: its figure's caption, else the nearest heading before it. */
+function scrollerName(box) {
+  const caption = box.closest('figure')?.querySelector('figcaption')?.textContent?.trim();
+  if (caption) return caption.slice(0, 80);
+  for (let node = box; node; node = node.parentElement) {
+    for (let s = node.previousElementSibling; s; s = s.previousElementSibling) {
+      const heading = s.matches('h1, h2, h3, h4') ? s : s.querySelector('h1, h2, h3, h4');
+      if (heading?.textContent.trim()) return heading.textContent.trim().slice(0, 80);
+    }
+  }
+  return 'Scrolling content';
+}

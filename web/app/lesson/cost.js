@@ -2,7 +2,7 @@
 // d_k = d_model / h; the parameter count comes from the core's own parameters, the FLOPs are
 // counted from the shapes, and the time is what the core took in this page.
 
-import { el, section, segmented, fmt, int, short } from './dom.js';
+import { el, section, segmented, fmt, int, short, scroller } from './dom.js';
 import { math } from './math.js';
 import { randomNormal } from './inputs.js';
 
@@ -151,7 +151,7 @@ export function costSection(mha) {
       math(String.raw`d_{\text{model}}`), ', cut into pieces: the projections are the same matrices, and the scores cost ',
       math(String.raw`h \cdot L^2 d_k = L^2 d_{\text{model}}`), '. Multi-head attention trades the capacity of each head for several distinct views, not for more compute.'),
     el('p', { class: 'note', text: 'Choose a width and a number of heads (only divisors of d_model are offered). Both modules below are created in the WebAssembly core and timed here.' }),
-    controls, dkFormula, el('div', { class: 'table-wrap' }, table), verdict, timing);
+    controls, dkFormula, scroller('table-wrap', 'Parameters and FLOPs per choice of heads', table), verdict, timing);
   // resolves the first time the section comes near the screen
   const visible = new Promise((resolve) => {
     if (typeof IntersectionObserver !== 'function') { resolve(); return; }

@@ -11,6 +11,14 @@ export function section(id, title, ...children) {
     el('h2', { id: `${id}-title`, text: title }), ...children);
 }
 
+/**
+ * A box that scrolls sideways when its table or figure is wider than the page: a tab stop named
+ * by `label`, so that a keyboard can scroll it too (WCAG 2.1.1; axe's scrollable-region-focusable).
+ */
+export function scroller(className, label, child) {
+  return el('div', { class: className, tabIndex: 0, role: 'region', 'aria-label': label }, child);
+}
+
 /** Fixed decimals with a real minus sign. */
 export function fmt(value, digits = 2) {
   if (!Number.isFinite(value)) return String(value);

@@ -2,7 +2,7 @@
 // (numKvHeads in the core); the diagram shows who shares what, and the KV cache is computed
 // from the sizes.
 
-import { el, section, segmented, svg, int, bytes } from './dom.js';
+import { el, section, segmented, svg, int, bytes, scroller } from './dom.js';
 import { math } from './math.js';
 import { parameterCount } from './cost.js';
 import { D_MODEL, exampleInput } from './inputs.js';
@@ -112,7 +112,7 @@ export function gqaSection(mha) {
       segmented('kv-heads', KV_OPTIONS.map((g) => ({ value: g, label: String(g) })), state.kvHeads, (v) => { state.kvHeads = v; render(); }, 'Number of key/value heads'))),
     diagramHolder, memory, coreLine,
     el('p', { text: `At scale this is what makes long contexts affordable. Per token and per layer Llama 3 70B caches 2 × ${llama.kvHeads} × ${llama.headDim} numbers of 2 bytes = ${int(llamaGqa)} bytes; with one KV head per query head it would be ${llama.queryHeads / llama.kvHeads} times as much.` }),
-    el('div', { class: 'table-wrap' }, llamaTable));
+    scroller('table-wrap', 'Grouped-query attention in Llama models', llamaTable));
   render();
   return node;
 }

@@ -3,6 +3,7 @@
 
 import { loadMha } from '../../lib/index.js';
 import { el } from './dom.js';
+import { keepScrollersReachable } from '../../views/dom.js';
 import { ideaSection } from './idea.js';
 import { costSection } from './cost.js';
 import { oneHeadSection } from './one-head.js';
@@ -75,6 +76,8 @@ export async function mount(root, { explorer } = {}) {
     root.append(el('span', { id: `lesson-s${i}`, class: 'lesson-anchor' }), node);
   });
   if (explorer) mountExport(root, explorer);
+  // boxes that scroll sideways at this width (tables, strips, code) can be scrolled by keyboard
+  keepScrollersReachable(root).check();
   root.dataset.ready = failures.length ? 'error' : 'true';
   const hook = { failures, mountMs: performance.now() - started };
   Object.defineProperty(window, '__mhaLesson', { value: Object.freeze(hook), configurable: true });

@@ -1,7 +1,7 @@
 // Section: masks and sources. A causal mask (decoder-style self-attention) and cross-attention
 // with a second sentence as keys and values, on the designed heads.
 
-import { el, section, segmented, fmt, themeColors, onThemeChange } from './dom.js';
+import { el, section, segmented, fmt, themeColors, onThemeChange, scroller } from './dom.js';
 import { math } from './math.js';
 import { drawHeatmap } from '../../views/heatmap.js';
 import { exampleInput, designedAttention, designedHeadLabel, EXAMPLES, D_MODEL, NUM_HEADS, HEADS } from './inputs.js';
@@ -63,7 +63,7 @@ export function masksSection(mha) {
         segmented('masks-head', Array.from({ length: NUM_HEADS }, (_, h) => ({ value: h, label: `H${h + 1}` })), state.head, (v) => { state.head = v; render(); }, 'Head')),
       el('label', { class: 'switch' }, causalBox, el('span', { text: 'Causal mask' })),
       el('label', { class: 'control' }, el('span', { class: 'control-label', text: 'Keys and values from' }), sourceSelect)),
-    el('figure', { class: 'map-figure' }, el('div', { class: 'canvas-scroll' }, canvas),
+    el('figure', { class: 'map-figure' }, scroller('canvas-scroll', 'The masked attention map', canvas),
       el('figcaption', { class: 'note', id: 'masks-caption', text: 'Rows: queries. Columns: keys. Weights from the core.' })),
     verdict);
   render();

@@ -2,7 +2,7 @@
 //  1. "More heads is always better": the same weight matrices split into h = 1, 2, 4, 8, 16 heads.
 //  2. "Forgetting W_O": skipOutProj leaves the heads side by side, never mixed.
 
-import { el, section, segmented, fmt, maxAbsDiff, themeColors, onThemeChange } from './dom.js';
+import { el, section, segmented, fmt, maxAbsDiff, themeColors, onThemeChange, scroller } from './dom.js';
 import { math } from './math.js';
 import { drawHeatmap, drawStrip } from '../../views/heatmap.js';
 import { exampleInput, D_MODEL, NUM_HEADS } from './inputs.js';
@@ -66,7 +66,7 @@ function moreHeadsDemo(mha, getTheme) {
     el('p', {}, 'With ', math(String.raw`d_{\text{model}}`), ' fixed, every extra head halves ', math('d_k'),
       '. Below, the same 64 × 64 matrices W_Q, W_K, W_V and W_O (the explorer\'s designed heads, written for 8 heads of 8) are run with ',
       el('code', { text: 'numHeads' }), ' set to 1, 2, 4, 8 and 16: only the boundaries between heads move.'),
-    el('div', { class: 'table-wrap' }, table),
+    scroller('table-wrap', 'The mistakes and what they give', table),
     el('p', { id: 'heads-verdict', text: verdictText }));
   return { node: wrap, draw };
 }
@@ -148,7 +148,7 @@ function forgettingWoDemo(mha, getTheme) {
       el('div', { class: 'control' }, el('span', { class: 'control-label', text: 'Token' }), tokenPicker)),
     el('div', { class: 'strip-row' }, el('span', { class: 'strip-label', text: 'Output (64)' }), el('div', { class: 'strip-canvas' }, outputCanvas)),
     numbers,
-    el('figure', { class: 'sources-figure' }, el('div', { class: 'canvas-scroll' }, headsCanvas),
+    el('figure', { class: 'sources-figure' }, scroller('canvas-scroll', 'Each head\'s sources, drawn by the core', headsCanvas),
       el('figcaption', { class: 'note', text: 'Which heads feed each output number: column r shows, for each head, the share of row r of the matrix after the concatenation (W_O, or the identity when W_O is skipped) that reads that head\'s slot: Σ|W_O[r, slot]| over Σ|W_O[r, :]|. Brighter = larger share; an even mix over 8 heads is 1/8 each.' })),
     verdict);
   render();

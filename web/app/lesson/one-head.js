@@ -2,7 +2,7 @@
 // in_proj_weight only to show them; the softmax row and the head's output shown are the core's
 // own (per-head weights, returnHeadOutputs), and the page checks that both agree.
 
-import { el, section, segmented, fmt, maxAbsDiff, themeColors, onThemeChange } from './dom.js';
+import { el, section, segmented, fmt, maxAbsDiff, themeColors, onThemeChange, scroller } from './dom.js';
 import { math } from './math.js';
 import { drawStrip } from '../../views/heatmap.js';
 import { exampleInput, designedAttention, designedHeadLabel, D_MODEL, NUM_HEADS, HEADS } from './inputs.js';
@@ -151,7 +151,7 @@ export function oneHeadSection(mha) {
     el('ol', { class: 'steps-list' },
       el('li', {}, el('strong', { text: 'Project. ' }), 'The query token\'s embedding times the head\'s rows of W_Q (plus bias):', qLine,
         el('p', { class: 'note', text: 'Every token gets a key k and a value v the same way, from the head\'s rows of W_K and W_V.' })),
-      el('li', {}, el('strong', { text: 'Score and normalise. ' }), 'Dot product of q with every key, divided by √d_k, then a softmax over the row:', el('div', { class: 'table-wrap' }, table)),
+      el('li', {}, el('strong', { text: 'Score and normalise. ' }), 'Dot product of q with every key, divided by √d_k, then a softmax over the row:', scroller('table-wrap', 'The scores and weights of one query', table)),
       el('li', {}, el('strong', { text: 'Mix the values. ' }), 'The weights average the value vectors into the head\'s context vector:', contextLine, checkLine),
       el('li', {}, el('strong', { text: 'Concatenate. ' }), stripRow('Concat (64)', concatCanvas, 'concat-row'), concatNote),
       el('li', {}, el('strong', { text: 'Mix with W_O. ' }),
