@@ -118,7 +118,7 @@ export function keepScrollersReachable(root) {
   let queued = false;
   const check = () => {
     queued = false;
-    for (const box of root.querySelectorAll('*')) {
+    for (const box of /** @type {NodeListOf<HTMLElement>} */ (root.querySelectorAll('*'))) {
       const marked = box.hasAttribute('data-scroll-stop');
       if (!marked && (box.hasAttribute('tabindex') || box.matches(FOCUSABLE))) continue;
       const wide = box.scrollWidth > box.clientWidth + 1;
@@ -152,14 +152,17 @@ export function keepScrollersReachable(root) {
   return { check, disconnect: () => { observer?.disconnect(); globalThis.removeEventListener?.('resize', queue); } };
 }
 
-/** A name for a scrolling box: its figure's caption, else the nearest heading before it. */
+/** A name for a scrolling box: its figure's caption, else the nearest heading before it. @param {Element} box */
 function scrollerName(box) {
   const caption = box.closest('figure')?.querySelector('figcaption')?.textContent?.trim();
   if (caption) return caption.slice(0, 80);
-  for (let node = box; node; node = node.parentElement) {
+  /** @type {Element | null} */
+  let node = box;
+  for (; node; node = node.parentElement) {
     for (let s = node.previousElementSibling; s; s = s.previousElementSibling) {
       const heading = s.matches('h1, h2, h3, h4') ? s : s.querySelector('h1, h2, h3, h4');
-      if (heading?.textContent.trim()) return heading.textContent.trim().slice(0, 80);
+      const text = heading?.textContent?.trim();
+      if (text) return text.slice(0, 80);
     }
   }
   return 'Scrolling content';
