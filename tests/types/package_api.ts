@@ -62,6 +62,8 @@ function element() {
     const detail: HeadSelectedDetail = event.detail;
     return detail.head - detail.index;
   });
+  explorer.addEventListener('mha-computed', (event) => event.detail.source === 'pretrained');
+  explorer.addEventListener('mha-error', (event) => event.detail.message.length);
   const status: 'loading' | 'computing' | 'ready' | 'error' = typed.status;
   return status;
 }

@@ -166,7 +166,10 @@ export class MhaExplorerElement extends HTMLElement {
   set theme(v) { this.setAttribute('theme', v); }
   /** 'loading' | 'computing' | 'ready' | 'error' */
   get status() { return this.#status; }
-  /** The last result: tokens, per-head weights (H, L, L) and statistics; null before the first. */
+  /**
+   * The last result: tokens, per-head weights (H, L, L) and statistics; null before the first.
+   * @returns {import('./mha-explorer.js').ComputedDetail | null}
+   */
   get result() {
     const x = this.#explorer;
     if (!this.#shown()) return null;
