@@ -142,7 +142,8 @@ function renderTable(container, evaluation, threshold, L, H) {
     for (let head = 0; head < H; ++head) {
       const row = el('tr', {}, el('td', { class: 'label', text: `L${layer} H${head}` }));
       for (const relation of RELATIONS) {
-        const s = evaluation.heads.find((x) => x.layer === layer && x.head === head && x.relation === relation);
+        // every head is scored on every relation
+        const s = /** @type {Evaluation['heads'][number]} */ (evaluation.heads.find((x) => x.layer === layer && x.head === head && x.relation === relation));
         row.append(el('td', {
           class: s.meanWeight >= threshold ? 'strong' : '',
           text: `${s.meanWeight.toFixed(2)} (${s.argmaxShare.toFixed(2)})`,
