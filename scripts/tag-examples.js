@@ -1,17 +1,14 @@
 // Tag sentences with compromise at build time, so that the page does not wait for the tagger:
-// the explorer's examples (web/sources/examples.tagged.js, its first paint) and the sentences
-// the pretrained model's heads are measured on (web/sources/pretrained-corpus.tagged.js).
+// the explorer's examples (web/sources/examples.tagged.js, its first paint).
 // Usage: node scripts/tag-examples.js [--check]   (--check: exit 1 if a file is out of date)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import nlp from 'compromise/three';
 import { EXAMPLES } from '../web/sources/examples.js';
-import { CORPUS } from '../web/sources/pretrained-corpus.js';
 import { tagText } from '../web/sources/tokens.js';
 
 const TARGETS = [
   { file: 'web/sources/examples.tagged.js', from: 'web/sources/examples.js', name: 'TAGGED_EXAMPLES', sentences: EXAMPLES },
-  { file: 'web/sources/pretrained-corpus.tagged.js', from: 'web/sources/pretrained-corpus.js', name: 'TAGGED_CORPUS', sentences: CORPUS },
 ];
 
 let stale = 0;

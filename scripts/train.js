@@ -6,7 +6,8 @@
 // trains the 2-layer decoder on the grammar and prints the loss, held-out accuracy and the
 // heads x relations table; with --json the last line is one JSON object:
 //   {"seed", "steps", "cpu_seconds", "seconds", "loss", "accuracy": {"agreement", "pronoun", "copy"},
-//    "label_threshold", "heads": [{"layer", "head", "relation", "at", "mean_weight", "argmax_share"}]}
+//    "heads": [{"layer", "head", "relation", "at", "mean_weight", "argmax_share"}]}  (measurements; the heads
+//    are named by `npm run roles -- --source trained`, the rule every source goes through)
 // The shipped weights were written with: npm run train -- --seed 1 --out web/sources/weights/trained-seed1.bin
 //
 // The train preset compiles with -march=native (AVX2 or AVX-512 where there is one): training

@@ -115,7 +115,6 @@ class TrainSession {
   int context() const { return model_config_.context; }
   int numLayers() const { return model_config_.num_layers; }
   int numHeads() const { return model_config_.num_heads; }
-  double labelThreshold() const { return kLabelThreshold; }
 
   // n training steps; returns their mean loss (NaN before init).
   double step(int n) {
@@ -292,7 +291,6 @@ EMSCRIPTEN_BINDINGS(mha_train) {
       .function("context", &TrainSession::context)
       .function("numLayers", &TrainSession::numLayers)
       .function("numHeads", &TrainSession::numHeads)
-      .function("labelThreshold", &TrainSession::labelThreshold)
       .function("step", &TrainSession::step)
       .function("stepsDone", &TrainSession::stepsDone)
       .function("learningRate", &TrainSession::learningRate)

@@ -410,10 +410,11 @@ test('keyboard: sentences and heads are reachable and selectable without a mouse
   const tabbable = await page.evaluate(() => [...document.querySelectorAll('button, input, select, summary, [tabindex]')]
     .filter((e) => !e.disabled && e.tabIndex >= 0 && e.offsetParent !== null).length);
   assert.ok(tabbable > 20, `tabbable controls: ${tabbable}`);
-  // ARIA: tabs, table, labelled canvases
+  // ARIA: tabs, table, labelled canvases, read once the page has drawn the new sentence
+  const { L } = await snapshotWithReference();
   assert.equal(await page.attribute('#head-panel', 'role'), 'tabpanel');
   assert.match(await page.attribute('#main-heatmap', 'aria-label'), /Head 4/);
-  assert.equal(await page.count('#weights-table th[scope="col"]'), (await snapshotWithReference()).L + 1);
+  assert.equal(await page.count('#weights-table th[scope="col"]'), L + 1);
 });
 
 test('hovering a token highlights its row in every head; the W_O view follows it', async () => {

@@ -64,7 +64,7 @@ async function compareWithApi() {
         H, T, layer: x.source.layer, pieces: encoding.pieces, shownPieces: x.sentence.tokens.map((k) => k.piece),
         maps, statistics, headOutputs: diff(heads, expectedHeads), wo: document.getElementById('wo-formula').textContent,
         tabs: [...document.querySelectorAll('#head-tabs .tab-name')].map((n) => n.textContent),
-        labels: Array.from({ length: H }, (_, h) => x.source.head(h).label),
+        labels: Array.from({ length: H }, (_, h) => x.source.short(h)),
       };
     } finally {
       encoder.dispose();
@@ -72,7 +72,7 @@ async function compareWithApi() {
   });
 }
 
-test('picking the pretrained model loads it with a progress bar and measures its heads', { timeout: 300_000 }, async () => {
+test('picking the pretrained model loads it with a progress bar, its heads\' table, items and a measurement in the page that agrees', { timeout: 420_000 }, async () => {
   const started = Date.now();
   await page.check('input[name="source"][value="pretrained"]');
   await page.waitForSelector('#source-progress:not([hidden])', { timeout: 60_000 });
@@ -83,18 +83,33 @@ test('picking the pretrained model loads it with a progress bar and measures its
   assert.ok(!(await page.visible('#source-progress')), 'the progress bar goes once the model is loaded');
   const roles = await page.evaluate(() => {
     const { roles } = window.explorer.source;
-    return { sentences: roles.sentences, aligned: roles.aligned, heads: roles.heads.map((e) => ({ layer: e.layer, head: e.head, label: e.label, kind: e.kind, score: e.score, roles: e.roles, relations: e.relations })), baselines: roles.baselines,
-      rows: document.querySelectorAll('#roles-table tbody tr').length, panel: !document.getElementById('roles-panel').hidden };
+    return { corpus: roles.corpus, heads: roles.heads.map((e) => ({ layer: e.layer, head: e.head, label: e.label, kind: e.kind, relations: e.relations })),
+      rows: document.querySelectorAll('#roles-table tbody tr').length, roleRows: document.querySelectorAll('#roles-shares tbody tr').length,
+      summary: document.getElementById('roles-summary').textContent, panel: !document.getElementById('roles-panel').hidden };
   });
-  for (const e of roles.heads) console.log(`  L${e.layer} H${e.head + 1}: ${e.label}${e.score == null ? '' : ` (${e.score.toFixed(3)})`}; roles ${Object.entries(e.roles).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}; relations ${Object.entries(e.relations).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
-  console.log(`  baselines: ${Object.entries(roles.baselines).map(([k, b]) => `${k} ${b.accuracy.toFixed(2)} at ${b.offset} (${b.count} instances)`).join('; ')}`);
-  assert.ok(roles.sentences >= 300, `measured over ${roles.sentences} sentences`);
-  assert.ok(roles.aligned >= 0.9 * roles.sentences, `${roles.aligned} of ${roles.sentences} sentences aligned with the tagger`);
-  assert.equal(roles.rows, 2 * 4 + 1, 'one row per head and the baseline row');
+  for (const e of roles.heads) console.log(`  L${e.layer} H${e.head + 1}: ${e.label}`);
+  console.log(`  ${roles.summary}`);
+  assert.equal(roles.corpus.sentences, 776, 'the annotated sentences, every one on the model\'s pieces');
+  assert.equal(roles.rows, 2 * 4 + 2, 'one row per head, the strongest baselines and the counts');
+  assert.equal(roles.roleRows, 2 * 4 + 2, 'one row per head, the thresholds and uniform attention');
   assert.ok(roles.panel);
-  assert.ok(roles.heads.some((e) => e.kind === 'role' || e.kind === 'relation'), 'some head clears a bar');
-  await page.screenshot('explorer-pretrained.png', { selector: '#explorer' });
+  // a head named by a relation beats the strongest baseline with the low end of its interval
+  for (const e of roles.heads.filter((x) => x.kind === 'relation')) assert.ok(e.relations[e.label].ci[0] > e.relations[e.label].baseline.score);
+  // a relation cell lists the head's test items, right and wrong
+  await page.click('#roles-table tbody tr:nth-child(6) button[data-relation="determinerNoun"]');
+  await page.waitForSelector('#roles-evidence ol li', { timeout: 10_000 });
+  const evidence = await page.evaluate(() => ({ title: document.querySelector('#roles-evidence h4').textContent, lists: document.querySelectorAll('#roles-evidence ol').length }));
+  console.log(`  ${evidence.title}`);
+  assert.match(evidence.title, /^L1 H2, determiner → noun: the right word in \d+ of \d+ test items/);
+  assert.equal(evidence.lists, 2);
   await page.screenshot('explorer-pretrained-roles.png', { selector: '#roles-panel' });
+  // measured again in the page, by the same code: the same table
+  await page.click('#roles-measure');
+  await page.waitForFunction(() => document.getElementById('roles-measure-status').dataset.agree !== undefined || /Could not/.test(document.getElementById('roles-measure-status').textContent), null, { timeout: 200_000 });
+  const status = await page.text('#roles-measure-status');
+  console.log(`  ${status}`);
+  assert.match(status, /the two agree/);
+  await page.screenshot('explorer-pretrained.png', { selector: '#explorer' });
 });
 
 test('every view shows what the encoder API computes, in both layers', async () => {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -214,6 +215,47 @@ test('over HTTP: progress to the last byte; a missing file is HTTP 404 naming it
       (e) => e.code === 'MODEL_FILE' && /^model-f32\.safetensors: HTTP 404/.test(e.message));
   } finally {
     await server.close();
+  }
+  stillWorks();
+});
+
+// A server that drops a kept-alive connection as the next request arrives on it (what an idle
+// timer that fires late does): the request is sent again on a new connection, once; a server
+// that drops every request gives a message with the reason.
+test('over HTTP: a connection dropped under a request is retried once; dropped every time, the message says why', async () => {
+  const served = folder('dropping', () => {});
+  const { server: files, url } = await startServer({ root: served, port: 0 });
+  const target = new URL(url);
+  const dropped = [];
+  let dropAll = false;
+  const proxy = http.createServer((req, res) => {
+    const socket = req.socket;
+    socket.requests = (socket.requests || 0) + 1;
+    if (dropAll || socket.requests === 2) {
+      dropped.push(req.url);
+      socket.destroy();
+      return;
+    }
+    const upstream = http.get({ host: target.hostname, port: target.port, path: req.url }, (r) => {
+      res.writeHead(r.statusCode, r.headers);
+      r.pipe(res);
+    });
+    upstream.on('error', (error) => res.destroy(error));
+  });
+  await new Promise((resolve) => proxy.listen(0, resolve));
+  const proxyUrl = `http://localhost:${proxy.address().port}/`;
+  try {
+    const remote = await loadEncoder({ modelUrl: proxyUrl, dtype: 'float16' });
+    assert.deepEqual(Array.from(remote.encode(SENTENCE).embedding), Array.from(reference));
+    remote.dispose();
+    assert.ok(dropped.length >= 1, `the proxy dropped ${dropped.length} requests`);
+    dropAll = true;
+    await assert.rejects(loadEncoder({ modelUrl: proxyUrl, dtype: 'float16' }),
+      (e) => e.code === 'MODEL_FILE' && /^manifest\.json: could not be fetched from .*: fetch failed \((ECONNRESET|UND_ERR_SOCKET|EPIPE)/.test(e.message));
+  } finally {
+    proxy.closeAllConnections?.();
+    await new Promise((resolve) => proxy.close(resolve));
+    await new Promise((resolve) => files.close(resolve));
   }
   stillWorks();
 });

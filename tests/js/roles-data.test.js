@@ -25,6 +25,7 @@ const DETERMINERS = new Set(['the', 'a', 'an', 'this', 'that', 'these', 'those',
 const RELATIVE_OR_WH = new Set(['who', 'whom', 'which', 'that', 'what', 'whose']);
 const PERSONAL = ['he', 'she', 'it', 'they', 'him', 'her', 'them'];
 const SUBJECT_PRONOUNS = new Set(['i', 'he', 'she', 'we', 'they']);
+const PERSONAL_FORMS = new Set(['i', 'you', 'he', 'she', 'it', 'we', 'they', 'me', 'him', 'her', 'us', 'them']);
 const ROLES = ['subject', 'object', 'prepositionObject'];
 const RESOLVED = ['agreement', 'meaning', 'only'];
 const REL_IDS = ['determinerNoun', 'adjectiveNoun', 'verbSubject', 'objectVerb', 'prepositionObject', 'possessiveNoun'];
@@ -319,6 +320,16 @@ function computed(s) {
   };
 }
 
+test('relations: subjects that are pronouns are personal or the indefinite ones README.md names', () => {
+  const found = new Set();
+  for (const s of sentences) {
+    for (const [r, , k] of s.relations) {
+      if (r === 'verbSubject' && s.pos[k] === 'PRON' && !PERSONAL_FORMS.has(lower(s.words[k]))) found.add(lower(s.words[k]));
+    }
+  }
+  assert.deepEqual([...found].sort(), ['anyone', 'everyone', 'nobody', 'somebody']);
+});
+
 test('relations: constructions agree with the sentence', () => {
   for (const s of sentences) {
     const c = computed(s);
@@ -328,6 +339,11 @@ test('relations: constructions agree with the sentence', () => {
     const subj = s.relations.filter(([r]) => r === 'verbSubject');
     if (s.constructions.includes('prepositionalPhraseSubject')) {
       assert.ok(subj.some(([, q, k]) => k < q && s.pos.slice(k + 1, q).includes('ADP')), `${s.id}: a preposition between a subject and its verb`);
+    }
+    // README: a prepositional phrase inside a relative clause between a subject and its verb is
+    // not marked, so an unmarked preposition between them comes with a relative clause
+    if (!s.constructions.includes('prepositionalPhraseSubject') && subj.some(([, q, k]) => k < q && s.pos.slice(k + 1, q).includes('ADP'))) {
+      assert.ok(s.constructions.includes('relativeClause'), `${s.id}: a preposition between a subject and its verb, unmarked, only inside a relative clause`);
     }
     if (s.constructions.includes('passive')) {
       const be = (j) => s.pos[j] === 'AUX' && BE.has(lower(s.words[j]));

@@ -12,20 +12,15 @@ import { MAX_SEED } from '../explorer/sources.js';
 import { explorer } from './explorer.js';
 import { setHoverToken } from './draw.js';
 
-/** The page's element with this id: the markup has every id these scripts ask for. */
-const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const $ = (id) => document.getElementById(id);
 
-/**
- * The spec a source radio stands for (random: with the seed box's seed).
- * @param {string} id  a radio's value: one of SOURCE_IDS
- * @returns {import('../explorer/sources.js').SourceSpec}
- */
+/** The spec a source radio stands for (random: with the seed box's seed). */
 export function specOfRadio(id) {
-  if (id === 'random') return { id, seed: Number(/** @type {HTMLInputElement} */ ($('seed')).value) };
-  return /** @type {import('../explorer/sources.js').SourceSpec} */ ({ id });
+  if (id === 'random') return { id, seed: Number($('seed').value) };
+  return { id };
 }
 
-/** Show or hide a message paragraph. @param {HTMLElement} node @param {string | null} text */
+/** Show or hide a message paragraph. */
 function message(node, text) {
   if (text) showError(node, new Error(text));
   else node.hidden = true;
@@ -33,7 +28,6 @@ function message(node, text) {
 
 export async function downloadWeights() {
   const { source } = explorer;
-  if (!source || !source.attention) return; // the button is disabled then
   const { stateDictToJson } = await import('../sources/file.js');
   const json = await stateDictToJson(source.attention, source.id === 'designed' ? 'designed heads of the MHA Explorer' : source.name);
   saveBlob(new Blob([json], { type: 'application/json' }), `mha-explorer-${source.id}-weights.json`);
@@ -41,7 +35,7 @@ export async function downloadWeights() {
 
 /** The seed box: a whole number from 0, else a message and nothing changes. */
 export function seedChanged() {
-  const text = /** @type {HTMLInputElement} */ ($('seed')).value;
+  const text = $('seed').value;
   const value = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isInteger(value) || value > MAX_SEED) {
     showError($('source-error'), new Error(`The seed must be a whole number from 0 to ${MAX_SEED}, got "${text}".`));
@@ -50,7 +44,6 @@ export function seedChanged() {
   explorer.useSource({ id: 'random', seed: value });
 }
 
-/** @param {File} file */
 export async function weightsFilePicked(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   await explorer.loadWeightsFile(bytes, file.name, { width: D_MODEL });
@@ -62,9 +55,9 @@ export async function weightsFilePicked(file) {
 /** Where the heads come from: the radios, the seed, the layer, the notes and the progress bar. */
 export function showSourceControls() {
   const { source, spec, loading, progress, file } = explorer;
-  /** @type {HTMLInputElement} */ ($('source-file')).disabled = !file;
+  $('source-file').disabled = !file;
   $('loaded-name').textContent = file ? `(${file.name})` : '';
-  const bar = /** @type {HTMLProgressElement} */ ($('source-progress-bar'));
+  const bar = $('source-progress-bar');
   $('source-progress').hidden = !(loading && progress);
   if (loading && progress) {
     bar.max = progress.total || 1;
@@ -76,26 +69,65 @@ export function showSourceControls() {
     return;
   }
   if (!source) return;
-  /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll('input[name="source"]')).forEach((r) => { r.checked = r.value === source.id; });
-  const seed = /** @type {HTMLInputElement} */ ($('seed'));
-  if (spec?.id === 'random' && seed.value !== String(spec.seed)) seed.value = String(spec.seed);
+  document.querySelectorAll('input[name="source"]').forEach((r) => { r.checked = r.value === source.id; });
+  if (spec.id === 'random' && $('seed').value !== String(spec.seed)) $('seed').value = String(spec.seed);
   $('source-note').textContent = source.note();
-  /** @type {HTMLButtonElement} */ ($('download-weights')).disabled = !source.attention;
+  $('download-weights').disabled = !source.attention;
   $('layer-picker').hidden = source.numLayers <= 1;
-  const select = /** @type {HTMLSelectElement} */ ($('layer'));
+  const select = $('layer');
   if (select.options.length !== source.numLayers) {
     select.replaceChildren(...Array.from({ length: source.numLayers }, (_, l) => el('option', { value: String(l), text: String(l) })));
   }
   select.value = String(source.layer);
-  const table = source.roles;
-  $('roles-panel').hidden = !table;
+  const measured = !!source.roles || !!source.measureRoles;
+  $('roles-panel').hidden = !measured;
   $('similarity-panel').hidden = !source.similarity;
-  if (table) {
-    $('roles-count').textContent = String(table.sentences);
-    import('../sources/head-roles.js').then((roles) => renderRolesTable($('roles-view'), {
-      table, roles: roles.ROLES, roleNames: roles.ROLE_NAMES, relations: roles.RELATIONS, relationNames: roles.RELATION_NAMES, layer: source.layer,
-    }));
+  if (measured && !source.roles) {
+    showMeasureRoles(source);
+  } else if (measured) {
+    $('roles-count').textContent = String(source.roles.corpus.split.test);
+    $('roles-what').textContent = source.id === 'trained' ? 'sentences of its grammar' : 'hand-annotated sentences';
+    // drawn again only when the table or the layer changes, so that an open item list or a
+    // measurement under way stays
+    const view = $('roles-view');
+    const shown = rolesShown.get(view);
+    if (!shown || shown.table !== source.roles || shown.layer !== source.layer) {
+      rolesShown.set(view, { table: source.roles, layer: source.layer });
+      const measure = source.remeasure ?? source.measureRoles;
+      renderRolesTable(view, {
+        table: source.roles, layer: source.layer, measure: measure ? (onProgress) => measure.call(source, onProgress) : null,
+        note: source.remeasure ? undefined : 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.',
+      });
+    }
   }
+}
+
+const rolesShown = new WeakMap();
+
+/** A source whose heads are named only on demand (a weights file): the button that measures them. */
+function showMeasureRoles(source) {
+  const view = $('roles-view');
+  if (rolesShown.get(view)?.pending === source) return;
+  rolesShown.set(view, { pending: source });
+  $('roles-count').textContent = '388';
+  $('roles-what').textContent = 'hand-annotated sentences, once measured';
+  const status = el('p', { class: 'note', role: 'status', id: 'roles-measure-status', text: 'These heads are not named yet: measure them on the hand-annotated sentences, each tagged and embedded as this page does it, by the rule every source with learned heads goes through.' });
+  const button = el('button', { type: 'button', id: 'roles-measure', text: 'Measure its heads' });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const table = await source.measureRoles(({ done, total }) => { status.textContent = `Measuring: ${done} of ${total} sentences…`; });
+      if (explorer.source !== source) return;
+      $('roles-count').textContent = String(table.corpus.split.test);
+      $('roles-what').textContent = 'hand-annotated sentences';
+      rolesShown.set(view, { table, layer: source.layer });
+      renderRolesTable(view, { table, layer: source.layer, measure: (onProgress) => source.measureRoles(onProgress), note: 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.' });
+    } catch (error) {
+      status.textContent = `Could not measure: ${error.message}`;
+      button.disabled = false;
+    }
+  });
+  view.replaceChildren(el('div', { class: 'roles-measure' }, button, status));
 }
 
 /** Counts and formulas in the page's text that follow the heads shown. */
@@ -106,13 +138,12 @@ export function showCounts() {
   for (const node of document.querySelectorAll('[data-formula="concat"]')) node.textContent = concatFormula(H);
 }
 
-/** @type {{ help: Node[] | null, placeholder: string }} */
 const FREE_TEXT = { help: null, placeholder: '' };
 
 /** Remember the free-text box's own help, for the sources that do not bring their own. */
 export function keepFreeTextHelp() {
   FREE_TEXT.help = [...$('free-text-help').childNodes].map((n) => n.cloneNode(true));
-  FREE_TEXT.placeholder = /** @type {HTMLInputElement} */ ($('free-text')).placeholder;
+  FREE_TEXT.placeholder = $('free-text').placeholder;
 }
 
 /** The example sentences, the note on the one shown, the free-text help and the tokens. */
@@ -128,7 +159,7 @@ export function showSentenceControls() {
       type: 'button', role: 'radio', 'aria-checked': 'false', class: 'sentence', text: example.text, onclick: () => explorer.selectSentence(i),
     })));
   }
-  /** @type {NodeListOf<HTMLElement>} */ (list.querySelectorAll('[role="radio"]')).forEach((b, i) => {
+  list.querySelectorAll('[role="radio"]').forEach((b, i) => {
     b.setAttribute('aria-checked', String(i === sentence.example));
     b.tabIndex = i === Math.max(0, sentence.example) ? 0 : -1;
   });
@@ -137,12 +168,12 @@ export function showSentenceControls() {
   const help = source.textHelp ? source.textHelp() : null;
   if (help) {
     $('free-text-help').textContent = help.help;
-    /** @type {HTMLInputElement} */ ($('free-text')).placeholder = help.placeholder;
+    $('free-text').placeholder = help.placeholder;
   } else {
-    $('free-text-help').replaceChildren(...(FREE_TEXT.help ?? []).map((n) => n.cloneNode(true)));
-    /** @type {HTMLInputElement} */ ($('free-text')).placeholder = FREE_TEXT.placeholder;
+    $('free-text-help').replaceChildren(...FREE_TEXT.help.map((n) => n.cloneNode(true)));
+    $('free-text').placeholder = FREE_TEXT.placeholder;
   }
-  renderTokenStrip(/** @type {HTMLOListElement} */ ($('token-strip')), { tokens: sentence.tokens, onHover: setHoverToken, onPick: (i) => { explorer.setFocusToken(i); setHoverToken(i); } });
+  renderTokenStrip($('token-strip'), { tokens: sentence.tokens, onHover: setHoverToken, onPick: (i) => { explorer.setFocusToken(i); setHoverToken(i); } });
   $('parse-summary').textContent = sentence.summary || '';
 }
 

@@ -66,13 +66,25 @@ async function readLocal(url, file) {
   }
 }
 
+/** fetch() causes that mean the connection went away under the request, not that it failed. */
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
 /** Bytes of one file over HTTP, reporting each chunk to onChunk(bytes). */
 async function fetchRemote(url, file, onChunk, fetchImpl) {
   let response;
   try {
-    response = await fetchImpl(url.href);
+    response = await fetchImpl(url.href).catch((error) => {
+      // A server may close an idle kept-alive connection just as the next request is written on
+      // it (its idle timer runs late when the event loop was busy): Node's fetch then fails with
+      // a reset that browsers answer by sending the request again on a new connection. A GET is
+      // safe to send twice; only a reset or a closed socket is retried, once.
+      if (!RESET_CODES.has(error?.cause?.code)) throw error;
+      return fetchImpl(url.href);
+    });
   } catch (error) {
-    throw modelFileError(file, `could not be fetched from ${url.href}: ${error.message}`);
+    // fetch() says only "fetch failed"; the reason (refused, reset, DNS, TLS) is its cause
+    const cause = error.cause ? ` (${[error.cause.code, error.cause.message].filter(Boolean).join(': ')})` : '';
+    throw modelFileError(file, `could not be fetched from ${url.href}: ${error.message}${cause}`);
   }
   if (!response.ok) {
     const hint = response.status === 404 ? `; ${BUILD_HINT}, or pass modelUrl` : '';

@@ -11,8 +11,8 @@
 import { MhaError, statusCodes } from './errors.js';
 import { instantiateWasmModule } from './wasm-module.js';
 
-/** The relations heads are scored on, in the core's order (TrainSession.relations()). */
-export const RELATIONS = ['previous', 'verb_subject', 'pronoun_antecedent', 'modifier_noun', 'induction'];
+/** The relations heads are scored on, in the core's order (TrainSession.relations()); ids of web/roles/vocabulary.js. */
+export const RELATIONS = ['previous', 'verbSubject', 'pronounAntecedent', 'nounModifier', 'induction'];
 
 let corePromise = null;
 
@@ -102,7 +102,6 @@ export class Trainer {
   get context() { return this.#live().context(); }
   get stepsDone() { return this.#live().stepsDone(); }
   get learningRate() { return this.#live().learningRate(); }
-  get labelThreshold() { return this.#live().labelThreshold(); }
 
   /** Peak learning rate of the warm-up + cosine schedule from now on. */
   setLearningRate(peak) {

@@ -2,6 +2,7 @@
 // from bytes a user picked or a URL, run on the lesson's token features.
 import { loadStateDictFile } from '../lib/index.js';
 import { TokenFeatureSource } from './token-features.js';
+import { fetchData, tokenFeatureRoles } from '../roles/measure.js';
 
 const weightFiles = new Map(); // URL -> Promise<ArrayBuffer>, shared by every element on a page
 
@@ -76,6 +77,17 @@ export class FileSource extends TokenFeatureSource {
     this.id = 'file';
     this.file = file;
     this.name = `weights from ${file.name.split('/').pop()}`;
+    /** What its heads do, by the one rule of web/roles/, once measureRoles has run. */
+    this.roles = null;
+  }
+
+  /**
+   * Name its heads by the one rule: the annotated sentences tagged and embedded as the page does,
+   * their maps computed by the core (about half a minute: every sentence goes through the tagger).
+   */
+  async measureRoles(onProgress) {
+    this.roles = await tokenFeatureRoles(this, fetchData, { onProgress });
+    return this.roles;
   }
 
   async setWeights(attention) {

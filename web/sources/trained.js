@@ -1,10 +1,13 @@
 // The small transformer trained on the grammar of cpp/src/train (2 layers x 8 heads, d_model 64,
 // context 32), shipped as weights/trained-seed1.bin. Its attention maps come from the training
 // WebAssembly module through web/lib/train.js; their statistics from the main core. Head names
-// come from the measured heads x relations table on held-out sentences: a head is named by a
-// relation only when its mean weight on the true target clears the core's label threshold,
-// else it is "diffuse".
+// come from the one rule of web/roles/evaluate.js (every source with learned heads), on the
+// grammar's sentences (web/roles/measure.js trainedRoles).
 import { loadTrainer, RELATIONS } from '../lib/train.js';
+import { grammarSentence, trainedRoles } from '../roles/measure.js';
+import { measureHead } from '../roles/evaluate.js';
+import { labelName } from '../roles/vocabulary.js';
+import { evidenceText } from '../roles/table.js';
 import { analyseHeads } from './source.js';
 import { describeByStatistics } from './describe.js';
 
@@ -16,13 +19,10 @@ const HELD_OUT = 300; // the same held-out sentences as the train view's table
 
 const RELATION_NAMES = {
   previous: 'previous token',
-  verb_subject: 'verb → subject',
-  pronoun_antecedent: 'pronoun → antecedent',
-  modifier_noun: 'modifier ↔ noun',
-  induction: 'induction',
-};
-const RELATION_SHORT = {
-  previous: 'previous', verb_subject: 'verb→subj', pronoun_antecedent: 'pronoun→ant', modifier_noun: 'mod↔noun', induction: 'induction',
+  verbSubject: labelName('verbSubject'),
+  pronounAntecedent: labelName('pronounAntecedent'),
+  nounModifier: labelName('nounModifier'),
+  induction: labelName('induction'),
 };
 
 // The token strip's tag for each of the grammar's word categories (Trainer.categories, read from
@@ -38,17 +38,12 @@ export function splitWords(text) {
   return text.toLowerCase().replace(/\./g, ' . ').split(/\s+/).filter(Boolean);
 }
 
-/** A head's name from the held-out scores: its best relation when it clears the threshold. */
-export function headLabel(evaluation, threshold, layer, head) {
-  const scores = evaluation.heads.filter((s) => s.layer === layer && s.head === head);
-  const best = scores.reduce((a, b) => (b.meanWeight > a.meanWeight ? b : a));
-  const specialised = best.meanWeight >= threshold;
-  return {
-    scores, best, specialised,
-    short: specialised ? RELATION_SHORT[best.relation] : 'diffuse',
-    name: specialised ? `${RELATION_NAMES[best.relation]} (${best.meanWeight.toFixed(2)})` : 'diffuse',
-  };
+/** A head's entry in a roles result (evaluate.js): its label and figures. */
+export function ruleHead(roles, layer, head) {
+  return roles.heads.find((e) => e.layer === layer && e.head === head);
 }
+
+export { evidenceText };
 
 // One training module and one evaluation for every TrainedSource of the page.
 let shared = null;
@@ -59,7 +54,7 @@ function loadShared() {
       const response = await fetch(TRAINED_WEIGHTS);
       if (!response.ok) throw new Error(`The trained weights could not be loaded from ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}.`);
       trainer.loadWeights(new Uint8Array(await response.arrayBuffer()));
-      return { trainer, evaluation: trainer.evaluate() };
+      return { trainer, evaluation: trainer.evaluate(), roles: await trainedRoles(trainer, { evidence: true }) };
     })();
     shared.catch(() => { shared = null; });
   }
@@ -74,7 +69,7 @@ export class TrainedSource {
     this.mha = null;
     this.trainer = null;
     this.evaluation = null;
-    this.threshold = NaN;
+    this.roles = null;
     this.layer = layer;
     this.causal = true;
     /** Its own sentences, of the grammar it was trained on. */
@@ -95,10 +90,10 @@ export class TrainedSource {
    *  @param {object} mha  the main core's JS API, for the statistics */
   async load(mha) {
     this.mha = mha;
-    const { trainer, evaluation } = await loadShared();
+    const { trainer, evaluation, roles } = await loadShared();
     this.trainer = trainer;
     this.evaluation = evaluation;
-    this.threshold = trainer.labelThreshold;
+    this.roles = roles;
     this.vocabulary = new Set(trainer.vocabulary.filter((w) => !w.startsWith('<')));
     this.categories = trainer.categories;
   }
@@ -155,65 +150,67 @@ export class TrainedSource {
     return { weights, ...(await analyseHeads(this.mha, weights)) };
   }
 
-  /** A head's scores on every relation (held-out sentences) and its name. */
+  /** Head h's entry in the rule's table (web/roles/evaluate.js): label and figures. */
   head(h, layer = this.layer) {
-    return headLabel(this.evaluation, this.threshold, layer, h);
+    return ruleHead(this.roles, layer, h);
   }
 
-  title(h) { return `Head ${h + 1} – ${this.head(h).name}`; }
-  short(h) { return this.head(h).short; }
+  title(h) { return `Head ${h + 1} – ${labelName(this.head(h).label)}`; }
+  short(h) { return labelName(this.head(h).label); }
 
   describe(h, s) {
-    const head = this.head(h);
+    const e = this.head(h);
     return {
       focus: `This head (layer ${this.layer}) focuses on ${describeByStatistics(s)}. On held-out sentences its mean weight on each relation's true target: ${this.scoresText(h)}.`,
-      typical: head.specialised
-        ? `Typical function: this head specialised during training: ${head.name}. Such heads are found in trained models such as GPT-2 (previous-token, induction and coreference heads).`
-        : `Typical function: this head did not specialise on any of the grammar's relations (best: ${head.best.relation.replace(/_/g, ' ')} at ${head.best.meanWeight.toFixed(2)}, below ${this.threshold.toFixed(2)}); it may still help the model in ways these relations do not capture.`,
+      typical: e.kind === 'role' || e.kind === 'relation'
+        ? `Typical function: ${evidenceText(e, this.roles.rule)}, on the test half of ${this.roles.corpus.sentences} sentences of the grammar. Such heads are found in trained models such as GPT-2 (previous-token, induction and coreference heads).`
+        : `Typical function: ${evidenceText(e, this.roles.rule)} on the test half of the grammar's sentences; it may still help the model in ways these relations do not capture.`,
     };
   }
 
-  /** "Layer 0: H6 specialised on …; the other 7 heads stayed diffuse." */
+  /** "Layer 0: H4 previous piece (…); the other 7 heads broad or mixed." */
   layerSummary() {
     const H = this.numHeads;
     const named = [];
     for (let h = 0; h < H; h += 1) {
-      const head = this.head(h);
-      if (head.specialised) named.push(`H${h + 1} on ${RELATION_NAMES[head.best.relation]} (mean weight ${head.best.meanWeight.toFixed(2)} at the ${head.best.at.replace('_', ' ')}, argmax in ${Math.round(head.best.argmaxShare * 100)}% of positions)`);
+      const e = this.head(h);
+      if (e.kind === 'role' || e.kind === 'relation') named.push(`H${h + 1} ${evidenceText(e, this.roles.rule)}`);
     }
     const rest = H - named.length;
-    const specialised = named.length ? `${named.length} of ${H} heads specialised: ${named.join('; ')}` : `none of its ${H} heads specialised`;
-    return `Layer ${this.layer}: ${specialised}. ${rest ? `The other ${rest} stayed diffuse (no relation reaches ${this.threshold.toFixed(2)}).` : ''}`.trim();
+    const specialised = named.length ? `${named.length} of ${H} heads named: ${named.join('; ')}` : `none of its ${H} heads clears a bar`;
+    return `Layer ${this.layer}: ${specialised}.${rest && named.length ? ` The other ${rest} are broad or mixed.` : ''}`;
   }
 
   note() {
-    return `A 2-layer, 8-head transformer (d_model 64, context 32) trained by the core on the grammar (npm run train -- --seed 1, float16 weights); its heads measured on 300 held-out sentences. ${this.layerSummary()} Heads are named only when their mean weight on a relation's true target clears ${this.threshold.toFixed(2)}.`;
+    return `A 2-layer, 8-head transformer (d_model 64, context 32) trained by the core on the grammar (npm run train -- --seed 1, float16 weights). ${this.layerSummary()} A head is named only where the low end of its 95% interval (test half of ${this.roles.corpus.sentences} sentences) beats the strongest baseline, or clears a role's threshold.`;
   }
 
-  /** The scores of head h as a sentence, best first. */
+  /** The core's mean weights of head h on every relation, best first. */
   scoresText(h) {
-    const { scores } = this.head(h);
+    const scores = this.evaluation.heads.filter((s) => s.layer === this.layer && s.head === h);
     return [...scores].sort((a, b) => b.meanWeight - a.meanWeight)
       .map((s) => `${RELATION_NAMES[s.relation]} ${s.meanWeight.toFixed(2)}`).join(', ');
   }
 
-  /** On the sentence shown: the head's mean weight on the true targets of its relation. */
+  /** On the sentence shown: whether the head's pick (or share) holds here too. */
   check(h, map, sentence) {
-    const head = this.head(h);
-    const { grammar } = sentence;
-    const T = grammar.tokens.length;
-    if (!head.specialised) return { holds: null, text: `Not labelled: its best relation on held-out sentences, ${RELATION_NAMES[head.best.relation]}, reaches ${head.best.meanWeight.toFixed(2)}, below the threshold ${this.threshold.toFixed(2)}.` };
-    const relation = head.best.relation;
-    // measured where the table measured it: at the link's query, or the token before it
-    const shift = head.best.at === 'before_verb' || head.best.at === 'connective' ? 1 : 0;
-    const links = grammar.links.filter((l) => l.relation === relation && l.query - shift > l.key);
-    if (!links.length) return { holds: null, text: `This sentence has no ${RELATION_NAMES[relation]} links to check (typed sentences carry only previous-token links).` };
-    let sum = 0;
-    for (const l of links) sum += map[(l.query - shift) * T + l.key];
-    const mean = sum / links.length;
+    const e = this.head(h);
+    if (e.kind !== 'role' && e.kind !== 'relation') return { holds: null, text: `Not named: ${evidenceText(e, this.roles.rule)}.` };
+    const s = grammarSentence(sentence.grammar, this.categories, 0);
+    const m = measureHead(map, s, true);
+    if (e.kind === 'role') {
+      const r = m.roles[e.label];
+      if (!r || !r[1]) return { holds: null, text: `This sentence has no rows where ${labelName(e.label)} applies.` };
+      const share = r[0] / r[1];
+      const bar = this.roles.rule.roles[e.label].threshold;
+      return { holds: share >= bar, text: `mean share ${share.toFixed(2)} on ${labelName(e.label)} over this sentence's ${r[1]} rows (threshold ${bar.toFixed(2)})` };
+    }
+    const mine = s.instances.map((inst, k) => ({ inst, k })).filter((x) => x.inst.relation === e.label);
+    if (!mine.length) return { holds: null, text: `This sentence has no ${labelName(e.label)} links to check (typed sentences carry only previous-token links).` };
+    const hits = mine.filter((x) => x.inst.keys.includes(m.chosen[x.k])).length;
     return {
-      holds: mean >= this.threshold,
-      text: `mean weight ${mean.toFixed(2)} on the true target over this sentence's ${links.length} ${RELATION_NAMES[relation]} link${links.length > 1 ? 's' : ''} (threshold ${this.threshold.toFixed(2)}; held-out ${head.best.meanWeight.toFixed(2)})`,
+      holds: hits / mine.length > e.relations[e.label].baseline.score,
+      text: `its largest weight is on the right word for ${hits} of this sentence's ${mine.length} ${labelName(e.label)} link${mine.length > 1 ? 's' : ''} (test half: ${e.relations[e.label].score.toFixed(2)}; strongest baseline ${e.relations[e.label].baseline.score.toFixed(2)})`,
     };
   }
 

@@ -28,9 +28,9 @@ double Rng::normal() {
 const char* relation_name(Relation relation) {
   switch (relation) {
     case Relation::kPrevious: return "previous";
-    case Relation::kVerbSubject: return "verb_subject";
-    case Relation::kPronounAntecedent: return "pronoun_antecedent";
-    case Relation::kModifierNoun: return "modifier_noun";
+    case Relation::kVerbSubject: return "verbSubject";
+    case Relation::kPronounAntecedent: return "pronounAntecedent";
+    case Relation::kModifierNoun: return "nounModifier";
     case Relation::kInduction: return "induction";
   }
   return "unknown";

@@ -97,21 +97,16 @@ void print_table(const Evaluation& e, int layers, int heads) {
   std::printf("\nheads x relations (mean weight on the true key / argmax share; held-out sentences: %d)\n", e.sentences);
   std::printf("%-6s", "head");
   for (int r = 0; r < kNumRelations; ++r) std::printf(" %20s", relation_name(static_cast<Relation>(r)));
-  std::printf("   label (mean weight >= %.2f)\n", kLabelThreshold);
+  // Measurements only: heads are named by one rule for every source (npm run roles -- --source trained).
+  std::printf("\n");
   for (int l = 0; l < layers; ++l) {
     for (int h = 0; h < heads; ++h) {
       std::printf("L%dH%d  ", l, h);
-      std::string label;
-      double best = kLabelThreshold;
       for (int r = 0; r < kNumRelations; ++r) {
         const HeadScore& s = e.heads[(static_cast<size_t>(l) * heads + h) * kNumRelations + r];
         std::printf("        %5.3f / %5.3f", s.mean_weight, s.argmax_share);
-        if (s.mean_weight >= best) {
-          best = s.mean_weight;
-          label = std::string(relation_name(s.relation)) + " (at " + s.at + ")";
-        }
       }
-      std::printf("   %s\n", label.empty() ? "diffuse / unlabelled" : label.c_str());
+      std::printf("\n");
     }
   }
 }

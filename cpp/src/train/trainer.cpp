@@ -410,8 +410,8 @@ std::string evaluation_json(const Evaluation& e, uint64_t seed, int steps, doubl
   }
   std::snprintf(buffer, sizeof buffer,
                 ",\"seconds\":%.2f,\"loss\":%.4f,\"accuracy\":{\"agreement\":%.4f,\"pronoun\":%.4f,\"copy\":%.4f},"
-                "\"label_threshold\":%.2f,\"heads\":[",
-                seconds, e.loss, e.agreement, e.pronoun, e.copy, kLabelThreshold);
+                "\"heads\":[",
+                seconds, e.loss, e.agreement, e.pronoun, e.copy);
   json += buffer;
   for (size_t i = 0; i < e.heads.size(); ++i) {
     const HeadScore& h = e.heads[i];

@@ -83,9 +83,6 @@ struct Evaluation {
   std::vector<HeadScore> heads;  // layer-major, then head, then relation
 };
 
-// A head is labelled with a relation when its mean weight clears this.
-constexpr double kLabelThreshold = 0.4;
-
 template <typename Real>
 Evaluation evaluate(Model<Real>& model, const Grammar& grammar, const std::vector<Sentence>& sentences);
 

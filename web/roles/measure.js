@@ -1,0 +1,168 @@
+// Measure a model's heads on sentences with evaluate.js's rule: the pretrained encoder on the
+// annotated data or a corpus file, the trained model on its grammar's sentences. The page, the
+// element and `npm run roles` (scripts/roles.js) all call these.
+import { measureHead, evaluateHeads } from './evaluate.js';
+import { dataSentences, onPieces, corpusSentence } from './sentences.js';
+
+/** Where the annotated data and the measured table live, beside the page. */
+export const DATA_URL = new URL('../data/roles/', import.meta.url);
+export const PRETRAINED_ROLES_URL = new URL('../data/roles/pretrained-roles.json', import.meta.url);
+
+/**
+ * Encode each sentence with the pretrained encoder (web/lib/encoder.js) and measure every head.
+ * @param {object} encoder  loadEncoder's result
+ * @param {object[]} sentences  dataSentences' (no tokens yet), or corpus items (with `corpus`)
+ * @param {{ corpus?: boolean, tagged?: (text: string) => Promise<object[]|null>, onProgress?: Function, evidence?: boolean }} [o]
+ */
+export async function measurePretrained(encoder, sentences, { corpus = false, tagged, onProgress, evidence = false } = {}) {
+  const kept = [];
+  const skipped = [];
+  let heads = null;
+  for (let i = 0; i < sentences.length; i += 1) {
+    const item = sentences[i];
+    const encoding = await encoder.encode(item.text);
+    const s = corpus ? corpusSentence(item, encoding.pieces, tagged ? await tagged(item.text) : null) : onPieces(item, encoding.pieces);
+    if (!s) { skipped.push(item.id); continue; }
+    kept.push(s);
+    const layers = encoding.layers.map((layer) => layer.weights);
+    if (!heads) heads = layers.flatMap((w, layer) => Array.from({ length: w.shape[0] }, (_, head) => ({ layer, head, measured: [] })));
+    for (const entry of heads) {
+      const w = layers[entry.layer];
+      const T = w.shape[1];
+      entry.measured.push(measureHead(w.data.subarray(entry.head * T * T, (entry.head + 1) * T * T), s, false));
+    }
+    onProgress?.({ done: i + 1, total: sentences.length });
+  }
+  const result = evaluateHeads(kept, heads ?? [], { evidence });
+  result.corpus.skipped = skipped;
+  return result;
+}
+
+/** A file of the annotated data, fetched from beside the page (a `read` for the functions below). */
+export async function fetchData(name) {
+  const url = new URL(name, DATA_URL);
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`The evaluation data could not be loaded from ${url.pathname}: HTTP ${response.status}.`);
+  return response.json();
+}
+
+/** The annotated data (pronouns.json, relations.json) as evaluate.js's sentences, read by `read(name)`. */
+export async function annotatedSentences(read) {
+  const [pronouns, relations] = await Promise.all([read('pronouns.json'), read('relations.json')]);
+  return dataSentences(pronouns, relations);
+}
+
+/** The pretrained model's table on the annotated data, the way `npm run roles` writes it. */
+export async function pretrainedRoles(encoder, read, { onProgress, evidence = true } = {}) {
+  const sentences = await annotatedSentences(read);
+  return { source: 'pretrained', ...(await measurePretrained(encoder, sentences, { onProgress, evidence })) };
+}
+
+/** The trained model's sentences: its grammar's, from these seeds (even seeds dev, odd test). */
+export const TRAINED_SEEDS = { first: 10000, count: 600 };
+
+// The grammar's nouns: gender from the word, plural the second of each pair (grammar.cpp), for
+// the agreeing-noun baseline.
+const GRAMMAR_NOUNS = {
+  man: 'm', men: 'm', boy: 'm', boys: 'm', king: 'm', kings: 'm', woman: 'f', women: 'f', girl: 'f', girls: 'f',
+  queen: 'f', queens: 'f', dog: 'n', dogs: 'n', cat: 'n', cats: 'n', box: 'n', boxes: 'n',
+};
+const GRAMMAR_PLURALS = new Set(['men', 'boys', 'kings', 'women', 'girls', 'queens', 'dogs', 'cats', 'boxes']);
+const grammarAgrees = (pronoun, noun) => {
+  const gender = GRAMMAR_NOUNS[noun];
+  if (!gender) return false;
+  if (pronoun === 'they') return GRAMMAR_PLURALS.has(noun);
+  if (GRAMMAR_PLURALS.has(noun)) return false;
+  return { he: 'm', she: 'f', it: 'n' }[pronoun] === gender;
+};
+
+// Where a causal model needs a relation: a next-token predictor fetches a verb's subject and a
+// pronoun's antecedent at the token before the word (where it predicts the verb's number, or
+// the pronoun), so those instances are measured there; the others at the link's own query.
+const ASKED_AT = { verbSubject: -1, pronounAntecedent: -1 };
+
+/**
+ * A grammar sentence (Trainer.sentence) as evaluate.js's sentence: one token per word, <bos>
+ * first; the grammar's links as instances (the previous-token link is the `previous` role), the
+ * keys of one query together (a noun's determiner and adjective: either counts), queries moved
+ * by ASKED_AT.
+ */
+export function grammarSentence(grammar, categories, seed) {
+  const words = grammar.words;
+  const byQuery = new Map();
+  for (const link of grammar.links) {
+    if (link.relation === 'previous') continue;
+    const query = link.query + (ASKED_AT[link.relation] ?? 0);
+    if (query <= link.key) continue;
+    const k = `${link.relation} ${query}`;
+    if (!byQuery.has(k)) byQuery.set(k, { relation: link.relation, query, keys: [] });
+    byQuery.get(k).keys.push(link.key);
+  }
+  const nominal = grammar.tokens.map((t) => categories[t] === 'noun');
+  const instances = [...byQuery.values()].map((inst) => (inst.relation === 'pronounAntecedent'
+    ? { ...inst, agreeing: words.flatMap((w, b) => (b < inst.query && nominal[b] && grammarAgrees(words[inst.query + 1], w) ? [b] : [])) }
+    : inst));
+  return {
+    id: `seed ${seed}`, split: seed % 2 ? 'test' : 'dev', text: words.filter((w) => w !== '<bos>').join(' '),
+    words, tokens: words, tokenWord: words.map((_, i) => i), nominal,
+    subjects: [...new Set(grammar.links.filter((l) => l.relation === 'verbSubject').map((l) => l.key))], instances,
+  };
+}
+
+/**
+ * The trained model's table: its attention maps (Trainer.attention, the training core) on the
+ * grammar's sentences of TRAINED_SEEDS, causal, by the same rule.
+ * @param {import('../lib/train.js').Trainer} trainer  with its weights loaded
+ */
+export async function trainedRoles(trainer, { seeds = TRAINED_SEEDS, onProgress, evidence = false } = {}) {
+  const categories = trainer.categories;
+  const sentences = [];
+  const heads = [];
+  for (let n = 0; n < seeds.count; n += 1) {
+    const seed = seeds.first + n;
+    const grammar = trainer.sentence(seed);
+    const s = grammarSentence(grammar, categories, seed);
+    sentences.push(s);
+    const maps = trainer.attention(grammar);
+    const [L, H, T] = maps.shape;
+    if (!heads.length) for (let l = 0; l < L; l += 1) for (let h = 0; h < H; h += 1) heads.push({ layer: l, head: h, measured: [] });
+    for (const entry of heads) {
+      const offset = (entry.layer * H + entry.head) * T * T;
+      entry.measured.push(measureHead(maps.data.subarray(offset, offset + T * T), s, true));
+    }
+    onProgress?.({ done: n + 1, total: seeds.count });
+  }
+  return { source: 'trained', ...evaluateHeads(sentences, heads, { causal: true, evidence }) };
+}
+
+/**
+ * Heads over the lesson's token features (a weights file, web/sources/file.js): each annotated
+ * sentence tagged and embedded as the page does it (source.sentence), its maps computed by the
+ * core (source.compute); a sentence whose tagger tokens are not its words is left out.
+ * @param {{ sentence: Function, compute: Function }} source  a TokenFeatureSource, loaded
+ */
+export async function tokenFeatureRoles(source, read, { onProgress, evidence = true } = {}) {
+  const sentences = await annotatedSentences(read);
+  const kept = [];
+  const skipped = [];
+  const heads = [];
+  for (let i = 0; i < sentences.length; i += 1) {
+    const item = sentences[i];
+    const shown = await source.sentence(item.text);
+    const texts = shown.tokens.map((t) => t.text);
+    if (texts.length !== item.words.length || texts.some((t, k) => t.toLowerCase() !== item.words[k].toLowerCase())) {
+      skipped.push(item.id);
+    } else {
+      const s = { ...item, tokens: texts, tokenWord: texts.map((_, k) => k) };
+      kept.push(s);
+      const { weights } = await source.compute(shown, { parts: false });
+      const [H, T] = weights.shape;
+      if (!heads.length) for (let h = 0; h < H; h += 1) heads.push({ layer: 0, head: h, measured: [] });
+      for (const entry of heads) entry.measured.push(measureHead(weights.data.subarray(entry.head * T * T, (entry.head + 1) * T * T), s, false));
+    }
+    onProgress?.({ done: i + 1, total: sentences.length });
+  }
+  const result = evaluateHeads(kept, heads, { evidence });
+  result.corpus.skipped = skipped;
+  return { source: 'file', ...result };
+}
