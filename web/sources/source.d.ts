@@ -74,32 +74,61 @@ export interface SimilarityResult {
   heads: { layer: number; head: number; similarity: number; change: number }[];
 }
 
-/** One head measured over a corpus (head-roles.js measureHeads). */
+/** A head's figure on a role: its mean share on the test half, with its 95% interval [low, high]. */
+export interface RoleFigure {
+  score: number;
+  ci: number[];
+}
+
+/** A head's figure on a relation: its accuracy on n test instances, and the strongest baseline's. */
+export interface RelationFigure extends RoleFigure {
+  n: number;
+  baseline: { name: string; score: number };
+}
+
+/** One head measured by the rule of web/roles/evaluate.js. */
 export interface HeadRoleEntry {
   layer: number;
   head: number;
-  /** Mean share of a query row on each role (ROLES). */
-  roles: Record<string, number>;
-  /** Accuracy on each relation (RELATIONS). */
-  relations: Record<string, number>;
-  normalizedEntropy: number;
+  /** The role or relation it is named by, or 'broad' or 'mixed'. */
   label: string;
   kind: 'role' | 'relation' | 'broad' | 'mixed';
-  /** The role or relation the head is named by, null for broad and mixed heads. */
-  role: string | null;
-  score: number | null;
+  roles: Record<string, RoleFigure>;
+  relations: Record<string, RelationFigure>;
+  normalizedEntropy: number;
 }
 
-/** What each head does, measured over a corpus: the roles table. */
+/** What each head does (web/roles/evaluate.js evaluateHeads): the roles table. */
 export interface HeadRoles {
+  /** Which source measured it (the table files and the page say). */
+  source?: 'pretrained' | 'trained' | 'file';
+  /** skipped: the ids of sentences whose tokens did not line up with their words. */
+  corpus: { sentences: number; split: { dev: number; test: number }; skipped?: string[] };
+  rule: {
+    resamples: number;
+    seed: number;
+    interval: number;
+    roleFloor: number;
+    roleUniformFactor: number;
+    broadEntropy: number;
+    roles: Record<string, { threshold: number; uniform: { dev: number; test: number } }>;
+    relations: Record<string, {
+      n: number;
+      nDev: number;
+      strongest: { name: string; score: number };
+      baselines: { name: string; dev: number; score: number }[];
+    }>;
+  };
   heads: HeadRoleEntry[];
-  /** Per relation: the best fixed offset, its accuracy and how many links were found. */
-  baselines: Record<string, { offset: number; accuracy: number; count: number }>;
-  sentences: number;
-  /** Sentences tagged and aligned with the model's pieces. */
-  aligned: number;
-  thresholds: { role: number; relation: number; broad: number };
+  /** Per relation, the test instances ([sentence, query, ...keys]) and the word each head picked. */
+  evidence?: {
+    sentences: { id: string; words: string[] }[];
+    relations: Record<string, { items: number[][]; chosen: Record<string, number[]> }>;
+  };
 }
+
+/** How far a measurement has gone: sentences done of total. */
+export type MeasureProgress = (progress: { done: number; total: number }) => void;
 
 /** What the free-text box says while a source is shown. */
 export interface TextHelp {
@@ -163,6 +192,10 @@ export interface HeadSource {
   woNote?(): string;
   /** Why the W_O view is empty, for a source without head outputs. */
   woMissing?(): string;
+  /** Measure the heads (a source whose heads are named only on demand); sets roles. */
+  measureRoles?(onProgress?: MeasureProgress): Promise<HeadRoles>;
+  /** Measure the heads again in the page, by the code that made the shipped table. */
+  remeasure?(onProgress?: MeasureProgress): Promise<HeadRoles>;
   /** Two texts' embedding similarity, and how each head switched off moves it. */
   similarity?(textA: string, textB: string): Promise<SimilarityResult>;
 }

@@ -137,11 +137,11 @@ function renderTable(container, evaluation, roles, L, H) {
 
 function startTraining() {
   showError('error', '');
-  const seed = Number($('seed').value);
+  const seed = Number(/** @type {HTMLInputElement} */ ($('seed')).value);
   // An empty box trains at the default (the native trainer's, filled in once the core has loaded).
-  const learningRate = $('learning-rate').value.trim() === '' ? undefined : Number($('learning-rate').value);
-  if (!Number.isInteger(seed) || seed < 0) return showError('error', `The seed must be a whole number ≥ 0, got "${$('seed').value}".`);
-  if (learningRate !== undefined && !(learningRate > 0 && learningRate <= 0.05)) return showError('error', `The learning rate must be in (0, 0.05], got "${$('learning-rate').value}".`);
+  const learningRate = /** @type {HTMLInputElement} */ ($('learning-rate')).value.trim() === '' ? undefined : Number(/** @type {HTMLInputElement} */ ($('learning-rate')).value);
+  if (!Number.isInteger(seed) || seed < 0) return showError('error', `The seed must be a whole number ≥ 0, got "${/** @type {HTMLInputElement} */ ($('seed')).value}".`);
+  if (learningRate !== undefined && !(learningRate > 0 && learningRate <= 0.05)) return showError('error', `The learning rate must be in (0, 0.05], got "${/** @type {HTMLInputElement} */ ($('learning-rate')).value}".`);
   if (view.worker) view.worker.terminate();
   view.losses = [];
   view.evaluations = [];
@@ -156,7 +156,7 @@ function startTraining() {
       $('live-sentence').textContent = sentenceText(sentence);
       renderMaps($('live-maps'), data.maps, null);
       $('status').textContent = `Training from random weights (seed ${seed})…`;
-      $('pause').disabled = false;
+      /** @type {HTMLButtonElement} */ ($('pause')).disabled = false;
     } else if (data.type === 'loss') {
       view.losses.push({ step: data.step, loss: data.loss, seconds: data.seconds });
       drawLoss($('loss-curve'), view.losses);
@@ -179,23 +179,23 @@ function startTraining() {
   };
   worker.onerror = (event) => showError('error', `The training worker failed: ${event.message ?? 'unknown error'}`);
   worker.postMessage({ type: 'start', seed, learningRate });
-  $('resume').disabled = true;
+  /** @type {HTMLButtonElement} */ ($('resume')).disabled = true;
 }
 
 $('start').addEventListener('click', startTraining);
 $('pause').addEventListener('click', () => {
   view.worker?.postMessage({ type: 'pause' });
-  $('pause').disabled = true;
-  $('resume').disabled = false;
+  /** @type {HTMLButtonElement} */ ($('pause')).disabled = true;
+  /** @type {HTMLButtonElement} */ ($('resume')).disabled = false;
   $('status').textContent += ' Paused.';
 });
 $('resume').addEventListener('click', () => {
   view.worker?.postMessage({ type: 'resume' });
-  $('pause').disabled = false;
-  $('resume').disabled = true;
+  /** @type {HTMLButtonElement} */ ($('pause')).disabled = false;
+  /** @type {HTMLButtonElement} */ ($('resume')).disabled = true;
 });
 $('learning-rate').addEventListener('change', () => {
-  const value = Number($('learning-rate').value);
+  const value = Number(/** @type {HTMLInputElement} */ ($('learning-rate')).value);
   if (value > 0 && value <= 0.05) view.worker?.postMessage({ type: 'learningRate', value });
 });
 
@@ -207,8 +207,8 @@ let trained = null;
 function showTrained() {
   showError('trained-error', '');
   try {
-    const text = $('trained-text').value.trim();
-    const sentence = text ? trained.parse(text) : trained.sentence(Number($('trained-seed').value));
+    const text = /** @type {HTMLInputElement} */ ($('trained-text')).value.trim();
+    const sentence = text ? trained.parse(text) : trained.sentence(Number(/** @type {HTMLInputElement} */ ($('trained-seed')).value));
     const maps = trained.attention(sentence);
     $('trained-sentence').textContent = sentenceText(sentence);
     renderMaps($('trained-maps'), maps, view.trained.labels);
@@ -224,7 +224,7 @@ async function loadShipped() {
     trained = await loadTrainer({ seed: 1, heldOut: 300 });
     $('vocabulary').textContent = trained.vocabulary.filter((w) => !w.startsWith('<')).join(' ');
     $('example-sentence').textContent = sentenceText(trained.sentence(5));
-    if ($('learning-rate').value.trim() === '') $('learning-rate').value = String(trained.settings.learningRate);
+    if (/** @type {HTMLInputElement} */ ($('learning-rate')).value.trim() === '') /** @type {HTMLInputElement} */ ($('learning-rate')).value = String(trained.settings.learningRate);
     const response = await fetch(TRAINED_WEIGHTS);
     if (!response.ok) throw new Error(`could not load ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}`);
     trained.loadWeights(new Uint8Array(await response.arrayBuffer()));
