@@ -1,8 +1,9 @@
 // npm run golden -- [DIR|FILE ...] [--no-build]
 //
 // Every golden case file (default: tests/golden/cases) through each engine's runner: the native
-// one (build/native/mha_golden, tests/golden/golden_native.cpp) and the WebAssembly one
-// (tests/golden/golden_wasm.js: the wasm and wasm-threads cores). One line per case and engine
+// one (tests/golden/golden_native.js over build/native/mha_golden) and the WebAssembly one
+// (tests/golden/golden_wasm.js: the wasm and wasm-threads cores); both compare with
+// tests/golden/golden_common.js, this script merges their records. One line per case and engine
 // with the largest errors beside the tolerances, then "N passed, N failed" (one count per case
 // and engine); exit status 1 if any failed or there was nothing to run. It first builds the
 // native and wasm presets (scripts/build.js), unless --no-build.
@@ -14,7 +15,7 @@ import { repoRoot } from './setup.js';
 import { collectCaseFiles, formatResult } from '../tests/golden/golden_common.js';
 
 const RUNNERS = [
-  { engines: ['native'], cmd: path.join(repoRoot, 'build/native/mha_golden'), args: [] },
+  { engines: ['native'], cmd: process.execPath, args: [path.join(repoRoot, 'tests/golden/golden_native.js')] },
   { engines: ['wasm', 'wasm-threads'], cmd: process.execPath, args: [path.join(repoRoot, 'tests/golden/golden_wasm.js')] },
 ];
 const USAGE = 'usage: npm run golden -- [DIR|FILE ...] [--no-build]';

@@ -1,27 +1,34 @@
-// The Embind table of the training core (cpp/include/mha/train): one TrainSession holds the
-// grammar, a model and its optimizer. Every name JavaScript sees is given here, once:
-//   enums          StatusCode (status_code_name's names)
-//   value objects  TrainSettings, TrainDefaults, Evaluation, HeadScore, Link, SentenceResult,
-//                  TrainTensor
+// The Embind table of the training core (cpp/include/mha/train), in the dialect of boundary.h:
+// one TrainSession holds a training run (start_training: the grammar, a model and its
+// optimizer). Every name JavaScript sees is given here, once:
+//   enums          StatusCode
+//   value objects  TrainSettings, TrainDefaults, StepResult, Evaluation, HeadScore, Link,
+//                  SentenceResult (and boundary.h's Outcome, Buffer, TensorRef)
 //   classes        TrainSession
-// Arrays cross in bulk through typed_memory_views (one set in, one slice out); fallible calls
-// return a StatusCode value (or carry one) and error() the message. Checks of JavaScript types
-// and thrown errors live in web/lib/train.js.
+// Tensors come out as byte offsets into the module's memory with their shapes; the weights
+// file goes in and out through a buffer. Checks of JavaScript types and thrown errors live in
+// web/lib/train.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
-#include <limits>
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "boundary.h"
 #include "mha/train/trainer.h"
-#include "status_codes.h"
 
 namespace {
 
-using emscripten::typed_memory_view;
 using emscripten::val;
+using mha::bindings::Buffer;
+using mha::bindings::byte_offset;
+using mha::bindings::Outcome;
+using mha::bindings::outcome_of;
+using mha::bindings::record;
+using mha::bindings::shape_array;
+using mha::bindings::TensorRef;
 using namespace mha::train;
 
 // What a session is made with: TrainConfig's fields JavaScript may set, and the held-out count.
@@ -42,23 +49,19 @@ struct TrainDefaults {
   double warmup = 0;
 };
 
-struct EvaluationResult {
-  int status = 0;
+// n steps' mean loss.
+struct StepResult : Outcome {
+  double loss = 0;
+};
+
+struct EvaluationResult : Outcome {
   double loss = 0, agreement = 0, pronoun = 0, copy = 0, sentences = 0;
   val heads = val::null();  // an array of HeadScore, layer-major, then head, then relation
 };
 
-struct SentenceResult {
-  int status = 0;
-  val tokens = val::null();  // an Int32Array view
+struct SentenceResult : Outcome {
+  val tokens = val::null();  // an array of token ids
   val links = val::null();   // an array of Link
-};
-
-// A tensor of the session: data (a Float32Array view) and shape (a Float64Array view).
-struct TrainTensor {
-  int status = 0;
-  val data = val::null();
-  val shape = val::null();
 };
 
 std::string get_relation(const HeadScore& h) { return relation_name(h.relation); }
@@ -76,35 +79,30 @@ class TrainSession {
   }
 
   // Fresh random weights from the seed.
-  int init(const TrainSettings& settings) {
+  Outcome init(const TrainSettings& settings) {
     TrainConfig config;
     config.seed = static_cast<uint64_t>(settings.seed);
     config.learning_rate = settings.learningRate;
-    config.min_learning_rate = settings.learningRate / 10;
     config.steps = static_cast<int>(settings.steps);
     config.batch_size = static_cast<int>(settings.batchSize);
     config.warmup_steps = static_cast<int>(settings.warmup);
-    const int held_out = static_cast<int>(settings.heldOut);
-    const int status = record(check_settings(config, held_out));
-    if (status != 0) return status;
-    model_config_ = ModelConfig();
-    model_config_.vocab_size = grammar_.vocab_size();
-    model_config_.context = Grammar::kMaxLength;
-    held_out_ = held_out_sentences(grammar_, held_out);
-    trainer_ = std::make_unique<Trainer>(model_config_, config, held_out_);
-    return 0;
+    TrainingRun run;
+    const mha::Status status = start_training(config, static_cast<int>(settings.heldOut), &run);
+    if (status.ok()) run_ = std::move(run);
+    return outcome_of(status);
   }
 
-  std::string error() const { return error_; }
+  // The grammar's words and each one's category (category_name), in vocabulary order.
   val vocabulary() const {
     val words = val::array();
-    for (const Word& w : grammar_.vocabulary()) words.call<void>("push", w.text);
+    if (run_.trainer)
+      for (const Word& w : grammar().vocabulary()) words.call<void>("push", w.text);
     return words;
   }
-  // Each word's category (category_name), in vocabulary() order.
   val categories() const {
     val names = val::array();
-    for (const Word& w : grammar_.vocabulary()) names.call<void>("push", std::string(category_name(w.category)));
+    if (run_.trainer)
+      for (const Word& w : grammar().vocabulary()) names.call<void>("push", std::string(category_name(w.category)));
     return names;
   }
   val relations() const {
@@ -112,32 +110,27 @@ class TrainSession {
     for (int r = 0; r < kNumRelations; ++r) names.call<void>("push", std::string(relation_name(static_cast<Relation>(r))));
     return names;
   }
-  int context() const { return model_config_.context; }
-  int numLayers() const { return model_config_.num_layers; }
-  int numHeads() const { return model_config_.num_heads; }
+  int context() const { return run_.trainer ? model_config().context : 0; }
+  int numLayers() const { return run_.trainer ? model_config().num_layers : 0; }
+  int numHeads() const { return run_.trainer ? model_config().num_heads : 0; }
 
-  // n training steps; returns their mean loss (NaN before init).
-  double step(int n) {
-    if (!trainer_) {
-      error_ = "call init() first";
-      return std::numeric_limits<double>::quiet_NaN();
-    }
-    return trainer_->steps(n);
+  // n training steps and their mean loss.
+  StepResult step(int n) {
+    StepResult r;
+    if (ready("step", &r)) r.loss = run_.trainer->steps(n);
+    return r;
   }
-  int stepsDone() const { return trainer_ ? trainer_->steps_done() : 0; }
-  double learningRate() const { return trainer_ ? trainer_->current_learning_rate() : 0; }
+  int stepsDone() const { return run_.trainer ? run_.trainer->steps_done() : 0; }
+  double learningRate() const { return run_.trainer ? run_.trainer->current_learning_rate() : 0; }
   void setLearningRate(double peak) {
-    if (trainer_) trainer_->set_learning_rate(peak);
+    if (run_.trainer) run_.trainer->set_learning_rate(peak);
   }
 
   // Held-out loss and accuracy, and every head scored on every relation.
   EvaluationResult evaluate() {
     EvaluationResult r;
-    if (!trainer_) {
-      r.status = fail("evaluate: call init() first");
-      return r;
-    }
-    const Evaluation e = mha::train::evaluate(trainer_->model(), grammar_, held_out_);
+    if (!ready("evaluate", &r)) return r;
+    const Evaluation e = mha::train::evaluate(run_.trainer->model(), grammar(), run_.held_out);
     r.loss = e.loss;
     r.agreement = e.agreement;
     r.pronoun = e.pronoun;
@@ -150,97 +143,99 @@ class TrainSession {
 
   // A sentence of the grammar from its own seed; it becomes the session's sentence.
   SentenceResult sentence(double seed) {
+    SentenceResult r;
+    if (!ready("sentence", &r)) return r;
     Rng rng(static_cast<uint64_t>(seed));
-    return set_sentence(grammar_.generate(rng));
+    return set_sentence(grammar().generate(rng));
   }
-  // Free text in the vocabulary; error() names an unknown word.
+  // Free text in the vocabulary; the message names an unknown word.
   SentenceResult parse(std::string text) {
+    SentenceResult r;
+    if (!ready("parse", &r)) return r;
     Sentence s;
-    const mha::Status status = grammar_.parse(text, &s);
-    if (!status.ok()) {
-      SentenceResult r;
-      r.status = record(status);
-      return r;
-    }
+    if (!record(grammar().parse(text, &s), &r)) return r;
     return set_sentence(s);
   }
 
   // Attention maps of the current model on the session's sentence: (layers, H, T, T).
-  TrainTensor attention() {
-    if (!trainer_) return failed("attention: call init() first");
-    if (tokens_.empty()) return failed("attention: expected a sentence first");
-    const int T = static_cast<int>(tokens_.size());
-    TrainTensor t;
-    t.status = record(attention_maps(trainer_->model(), tokens_, &result_));
-    if (t.status == 0) t = tensor({double(model_config_.num_layers), double(model_config_.num_heads), double(T), double(T)});
-    return t;
+  TensorRef attention() {
+    TensorRef t;
+    if (!ready("attention", &t) || !has_sentence("attention", &t)) return t;
+    if (!record(attention_maps(run_.trainer->model(), tokens_, &result_), &t)) return t;
+    const int64_t T = static_cast<int64_t>(tokens_.size());
+    return tensor({model_config().num_layers, model_config().num_heads, T, T});
   }
   // Next-token probabilities after each token of the session's sentence: (T, V).
-  TrainTensor predictions() {
-    if (!trainer_ || tokens_.empty()) return failed("predictions: expected init() and a sentence");
-    result_ = next_token_probabilities(trainer_->model(), tokens_);
-    return tensor({double(tokens_.size()), double(model_config_.vocab_size)});
+  TensorRef predictions() {
+    TensorRef t;
+    if (!ready("predictions", &t) || !has_sentence("predictions", &t)) return t;
+    result_ = next_token_probabilities(run_.trainer->model(), tokens_);
+    return tensor({static_cast<int64_t>(tokens_.size()), model_config().vocab_size});
   }
 
-  // Weights file bytes (cpp/include/mha/train/trainer.h): write n bytes into bytes(n), then
-  // loadWeights(); or saveWeights() and read bytes(-1).
-  val bytes(int n) {
-    if (n >= 0) bytes_.resize(static_cast<size_t>(n));
-    return val(typed_memory_view(bytes_.size(), bytes_.data()));
+  // Weights file bytes (cpp/include/mha/train/trainer.h): n bytes into weightsBuffer(n), then
+  // loadWeights(); or saveWeights() (its shape [n]) to read them.
+  Buffer weightsBuffer(double count) {
+    bytes_.resize(static_cast<size_t>(std::max(0.0, count)));
+    Buffer b;
+    b.data = byte_offset(bytes_.data());
+    return b;
   }
-  int loadWeights() {
-    if (!trainer_) return fail("loadWeights: call init() first");
-    return record(load_weights(bytes_.data(), bytes_.size(), &trainer_->model()));
+  Outcome loadWeights() {
+    Outcome o;
+    if (ready("loadWeights", &o)) record(load_weights(bytes_.data(), bytes_.size(), &run_.trainer->model()), &o);
+    return o;
   }
-  int saveWeights() {
-    if (!trainer_) return fail("saveWeights: call init() first");
-    bytes_ = encode_weights(trainer_->model(), trainer_->config().seed, trainer_->steps_done());
-    return 0;
+  TensorRef saveWeights() {
+    TensorRef t;
+    if (!ready("saveWeights", &t)) return t;
+    bytes_ = encode_weights(run_.trainer->model(), run_.trainer->config().seed, run_.trainer->steps_done());
+    t.data = byte_offset(bytes_.data());
+    t.shape = shape_array({static_cast<int64_t>(bytes_.size())});
+    return t;
   }
 
  private:
-  int record(const mha::Status& status) {
-    error_ = status.message();
-    return static_cast<int>(status.code());
+  const Grammar& grammar() const { return run_.trainer->grammar(); }
+  const ModelConfig& model_config() const { return run_.trainer->model().config(); }
+  bool ready(const char* what, Outcome* out) const {
+    if (run_.trainer) return true;
+    record(mha::Status(mha::StatusCode::kInvalidArgument, std::string(what) + ": call init() first"), out);
+    return false;
   }
-  int fail(const std::string& message) { return record(mha::Status(mha::StatusCode::kInvalidArgument, message)); }
-  TrainTensor failed(const std::string& message) {
-    TrainTensor t;
-    t.status = fail(message);
-    return t;
+  bool has_sentence(const char* what, Outcome* out) const {
+    if (!tokens_.empty()) return true;
+    record(mha::Status(mha::StatusCode::kInvalidArgument, std::string(what) + ": expected a sentence first"), out);
+    return false;
   }
-  TrainTensor tensor(std::vector<double> shape) {
-    shape_ = std::move(shape);
-    TrainTensor t;
-    t.data = val(typed_memory_view(result_.size(), result_.data()));
-    t.shape = val(typed_memory_view(shape_.size(), shape_.data()));
+  TensorRef tensor(const mha::Shape& shape) {
+    TensorRef t;
+    t.data = byte_offset(result_.data());
+    t.shape = shape_array(shape);
     return t;
   }
   SentenceResult set_sentence(const Sentence& s) {
     tokens_ = s.tokens;
     SentenceResult r;
-    r.tokens = val(typed_memory_view(tokens_.size(), tokens_.data()));
+    r.tokens = val::array();
+    for (int token : tokens_) r.tokens.call<void>("push", token);
     r.links = val::array();
     for (const Link& link : s.links) r.links.call<void>("push", link);
     return r;
   }
 
-  Grammar grammar_;
-  ModelConfig model_config_;
-  std::vector<Sentence> held_out_;
-  std::unique_ptr<Trainer> trainer_;
+  TrainingRun run_;
   std::vector<int> tokens_;
   std::vector<float> result_;
-  std::vector<double> shape_;
   std::vector<uint8_t> bytes_;
-  std::string error_;
 };
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(mha_train) {
   using emscripten::value_object;
-  mha::bindings::register_status_codes();
+  using mha::bindings::with_outcome;
+  mha::bindings::register_boundary();
   value_object<TrainSettings>("TrainSettings")
       .field("seed", &TrainSettings::seed)
       .field("learningRate", &TrainSettings::learningRate)
@@ -260,8 +255,8 @@ EMSCRIPTEN_BINDINGS(mha_train) {
       .field("at", &get_at, &set_at)
       .field("meanWeight", &HeadScore::mean_weight)
       .field("argmaxShare", &HeadScore::argmax_share);
-  value_object<EvaluationResult>("Evaluation")
-      .field("status", &EvaluationResult::status)
+  with_outcome(value_object<StepResult>("StepResult")).field("loss", &StepResult::loss);
+  with_outcome(value_object<EvaluationResult>("Evaluation"))
       .field("loss", &EvaluationResult::loss)
       .field("agreement", &EvaluationResult::agreement)
       .field("pronoun", &EvaluationResult::pronoun)
@@ -272,19 +267,13 @@ EMSCRIPTEN_BINDINGS(mha_train) {
       .field("relation", &get_link_relation, &set_link_relation)
       .field("query", &Link::query)
       .field("key", &Link::key);
-  value_object<SentenceResult>("SentenceResult")
-      .field("status", &SentenceResult::status)
+  with_outcome(value_object<SentenceResult>("SentenceResult"))
       .field("tokens", &SentenceResult::tokens)
       .field("links", &SentenceResult::links);
-  value_object<TrainTensor>("TrainTensor")
-      .field("status", &TrainTensor::status)
-      .field("data", &TrainTensor::data)
-      .field("shape", &TrainTensor::shape);
   emscripten::class_<TrainSession>("TrainSession")
       .constructor<>()
       .class_function("defaults", &TrainSession::defaults)
       .function("init", &TrainSession::init)
-      .function("error", &TrainSession::error)
       .function("vocabulary", &TrainSession::vocabulary)
       .function("categories", &TrainSession::categories)
       .function("relations", &TrainSession::relations)
@@ -300,7 +289,7 @@ EMSCRIPTEN_BINDINGS(mha_train) {
       .function("parse", &TrainSession::parse)
       .function("attention", &TrainSession::attention)
       .function("predictions", &TrainSession::predictions)
-      .function("bytes", &TrainSession::bytes)
+      .function("weightsBuffer", &TrainSession::weightsBuffer)
       .function("loadWeights", &TrainSession::loadWeights)
       .function("saveWeights", &TrainSession::saveWeights);
 }

@@ -10,13 +10,22 @@
 #include "mha/format.h"
 #include "mha/kernels.h"
 
+// The checks of a call's shapes, its options and its memory, and their messages, run once a
+// call before any data is touched: they are built for size (the WebAssembly module every page
+// downloads), the code that computes for speed.
+#if defined(__clang__)
+#define MHA_FOR_SIZE __attribute__((minsize))
+#else
+#define MHA_FOR_SIZE
+#endif
+
 namespace mha {
 
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-std::string shape_str(const Shape& shape) {
+MHA_FOR_SIZE std::string shape_str(const Shape& shape) {
   std::string out = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) out += ", ";
@@ -29,25 +38,14 @@ std::string shape_str(const Shape& shape) {
 // A byte count held in a double (it may be far beyond int64_t), as text.
 std::string bytes_str(double bytes) { return format_g17(bytes); }
 
-// Product of a shape's dims, or -1 if a dim is negative or the product overflows 2^53.
-int64_t checked_numel(const Shape& shape) {
-  double product = 1;
-  for (int64_t d : shape) {
-    if (d < 0) return -1;
-    product *= static_cast<double>(d);
-  }
-  if (product > 9.0e15) return -1;
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+MHA_FOR_SIZE Status invalid_shape(const char* what, const Shape& shape) {
+  return Status(StatusCode::kInvalidArgument,
+                std::string(what) + ": shape " + shape_str(shape) + " is not a valid shape (negative or too large dimensions)");
 }
 
 Status check_tensor(const char* what, const float* data, size_t length, const Shape& shape) {
   const int64_t numel = checked_numel(shape);
-  if (numel < 0) {
-    return Status(StatusCode::kInvalidArgument,
-                  std::string(what) + ": shape " + shape_str(shape) + " is not a valid shape (negative or too large dimensions)");
-  }
+  if (numel < 0) return invalid_shape(what, shape);
   if (static_cast<int64_t>(length) != numel) {
     return Status(StatusCode::kLengthMismatch,
                   std::string(what) + ": data has " + std::to_string(length) + " values but shape " +
@@ -74,7 +72,7 @@ Status check_finite(const char* what, const float* data, size_t length) {
   return Status::Ok();
 }
 
-Status check_positive_dims(const char* what, const Shape& shape) {
+MHA_FOR_SIZE Status check_positive_dims(const char* what, const Shape& shape) {
   for (int64_t d : shape) {
     if (d <= 0) {
       return Status(StatusCode::kShapeMismatch, std::string(what) + ": every dimension must be at least 1, but the shape is " + shape_str(shape));
@@ -95,10 +93,22 @@ void grow(std::vector<T>& buffer, size_t count) {
 
 }  // namespace
 
+int64_t checked_numel(const Shape& shape) {
+  double product = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    product *= static_cast<double>(d);
+  }
+  if (product > 9.0e15) return -1;
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Configuration and parameters
 
-Status MultiHeadAttention::Create(const Config& config_in, uint64_t seed,
+MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config_in, uint64_t seed,
                                   std::unique_ptr<MultiHeadAttention>* out) {
   Config config = config_in;
   if (config.embed_dim <= 0) {
@@ -124,10 +134,17 @@ Status MultiHeadAttention::Create(const Config& config_in, uint64_t seed,
     return Status(StatusCode::kInvalidConfig, "kdim and vdim must be positive, but got kdim " +
                                                   std::to_string(config.kdim) + ", vdim " + std::to_string(config.vdim));
   }
+  if (!config.out_dim) config.out_dim = config.embed_dim;
+  if (*config.out_dim < 1) {
+    return Status(StatusCode::kInvalidConfig, "out_dim must be positive, but got " + std::to_string(*config.out_dim));
+  }
   const int64_t head_dim = config.embed_dim / config.num_heads;
   const int64_t kv = config.num_kv_heads * head_dim;
-  const double parameter_floats = double(config.embed_dim) * config.embed_dim * 2 +
-                                  double(kv) * (double(config.kdim) + double(config.vdim)) + 4.0 * config.embed_dim;
+  const double O = double(*config.out_dim);
+  // W_q (E, E), W_k and W_v (kv, kdim | vdim), W_O (O, E); biases E + 2 kv and O.
+  const double parameter_floats = double(config.embed_dim) * config.embed_dim + O * config.embed_dim +
+                                  double(kv) * (double(config.kdim) + double(config.vdim)) +
+                                  double(config.embed_dim) + 2.0 * kv + O;
   if (parameter_floats * 4 > double(kDefaultMemoryCapBytes)) {
     return Status(StatusCode::kTooLarge, "the parameters would take " + bytes_str(parameter_floats * 4) +
                                              " bytes, more than the memory cap of " + std::to_string(kDefaultMemoryCapBytes));
@@ -138,17 +155,17 @@ Status MultiHeadAttention::Create(const Config& config_in, uint64_t seed,
   mha->head_dim_ = head_dim;
   mha->packed_in_proj_ = config.kdim == config.embed_dim && config.vdim == config.embed_dim &&
                          config.num_kv_heads == config.num_heads;
-  const int64_t E = config.embed_dim;
+  const int64_t E = config.embed_dim, out_width = *config.out_dim;
   mha->in_proj_weight_.assign(static_cast<size_t>(E * E + kv * config.kdim + kv * config.vdim), 0.0f);
   if (config.bias) {
     mha->in_proj_bias_.assign(static_cast<size_t>(E + 2 * kv), 0.0f);
-    mha->out_proj_bias_.assign(static_cast<size_t>(E), 0.0f);
+    mha->out_proj_bias_.assign(static_cast<size_t>(out_width), 0.0f);
   }
   if (config.add_bias_kv) {
     mha->bias_k_.assign(static_cast<size_t>(kv), 0.0f);
     mha->bias_v_.assign(static_cast<size_t>(kv), 0.0f);
   }
-  mha->out_proj_weight_.assign(static_cast<size_t>(E * E), 0.0f);
+  mha->out_proj_weight_.assign(static_cast<size_t>(out_width * E), 0.0f);
   mha->reset_parameters(seed);
   *out = std::move(mha);
   return Status::Ok();
@@ -182,7 +199,7 @@ struct ParameterSlot {
 }  // namespace
 
 // Where each named parameter lives; mutable access for set_parameter.
-static bool locate_parameter(MultiHeadAttention& mha, const std::string& name, std::vector<float>& in_w,
+MHA_FOR_SIZE static bool locate_parameter(MultiHeadAttention& mha, const std::string& name, std::vector<float>& in_w,
                              std::vector<float>& in_b, std::vector<float>& bk, std::vector<float>& bv,
                              std::vector<float>& out_w, std::vector<float>& out_b, ParameterSlot* slot) {
   const Config& c = mha.config();
@@ -203,9 +220,9 @@ static bool locate_parameter(MultiHeadAttention& mha, const std::string& name, s
   } else if (name == "bias_v" && c.add_bias_kv) {
     *slot = {bv.data(), bv.size(), {1, 1, kv}};
   } else if (name == "out_proj.weight") {
-    *slot = {out_w.data(), out_w.size(), {E, E}};
+    *slot = {out_w.data(), out_w.size(), {mha.out_dim(), E}};
   } else if (name == "out_proj.bias" && c.bias) {
-    *slot = {out_b.data(), out_b.size(), {E}};
+    *slot = {out_b.data(), out_b.size(), {mha.out_dim()}};
   } else {
     return false;
   }
@@ -219,7 +236,7 @@ static std::string unknown_parameter_message(const MultiHeadAttention& mha, cons
   return message;
 }
 
-Status MultiHeadAttention::parameter_shape(const std::string& name, Shape* shape) const {
+MHA_FOR_SIZE Status MultiHeadAttention::parameter_shape(const std::string& name, Shape* shape) const {
   auto* self = const_cast<MultiHeadAttention*>(this);
   ParameterSlot slot;
   if (!locate_parameter(*self, name, self->in_proj_weight_, self->in_proj_bias_, self->bias_k_, self->bias_v_,
@@ -230,8 +247,7 @@ Status MultiHeadAttention::parameter_shape(const std::string& name, Shape* shape
   return Status::Ok();
 }
 
-Status MultiHeadAttention::check_parameter(const std::string& name, const float* data, size_t length,
-                                           const Shape& shape) const {
+MHA_FOR_SIZE Status MultiHeadAttention::check_parameter_shape(const std::string& name, const Shape& shape) const {
   Shape expected;
   MHA_RETURN_IF_ERROR(parameter_shape(name, &expected));
   // A bias may also be given flat, as (n) for (1, 1, n).
@@ -240,6 +256,12 @@ Status MultiHeadAttention::check_parameter(const std::string& name, const float*
     return Status(StatusCode::kShapeMismatch, "parameter '" + name + "': expected shape " + shape_str(expected) +
                                                   ", got " + shape_str(shape));
   }
+  return Status::Ok();
+}
+
+Status MultiHeadAttention::check_parameter(const std::string& name, const float* data, size_t length,
+                                           const Shape& shape) const {
+  MHA_RETURN_IF_ERROR(check_parameter_shape(name, shape));
   MHA_RETURN_IF_ERROR(check_tensor(("parameter '" + name + "'").c_str(), data, length, shape));
   for (size_t i = 0; i < length; ++i) {
     if (!std::isfinite(data[i])) {
@@ -297,15 +319,19 @@ constexpr double kPerHeadProjectionFloats = 1 << 21;
 // q . k^T and P . V); below it the kernels split each pair's query blocks.
 constexpr double kParallelPairsMinMacs = 1 << 20;
 
-Status check_mask(const char* what, const MaskView& mask) {
-  if (mask.dtype == MaskDtype::kNone) return Status::Ok();
-  if (mask.dtype != MaskDtype::kBool && mask.dtype != MaskDtype::kFloat) {
+// A mask's dtype and shape, before its data is read.
+MHA_FOR_SIZE Status check_mask_kind(const char* what, MaskDtype dtype, const Shape& shape) {
+  if (dtype == MaskDtype::kNone) return Status::Ok();
+  if (dtype != MaskDtype::kBool && dtype != MaskDtype::kFloat) {
     return Status(StatusCode::kInvalidDtype, std::string(what) + ": only bool and float masks are supported");
   }
+  return checked_numel(shape) < 0 ? invalid_shape(what, shape) : Status::Ok();
+}
+
+Status check_mask(const char* what, const MaskView& mask) {
+  if (mask.dtype == MaskDtype::kNone) return Status::Ok();
+  MHA_RETURN_IF_ERROR(check_mask_kind(what, mask.dtype, mask.shape));
   const int64_t numel = checked_numel(mask.shape);
-  if (numel < 0) {
-    return Status(StatusCode::kInvalidArgument, std::string(what) + ": shape " + shape_str(mask.shape) + " is not a valid shape");
-  }
   if (static_cast<int64_t>(mask.length) != numel) {
     return Status(StatusCode::kLengthMismatch, std::string(what) + ": data has " + std::to_string(mask.length) +
                                                    " values but shape " + shape_str(mask.shape) + " needs " +
@@ -355,65 +381,106 @@ Status check_buffers(const TensorView& query, const TensorView& key, const Tenso
   return check_mask("attn_mask", attn_mask);
 }
 
+// What a call's inputs are, without their data.
+CallShapes shapes_of(const TensorView& query, const TensorView& key, const TensorView& value,
+                     const MaskView& key_padding_mask, const MaskView& attn_mask) {
+  CallShapes shapes;
+  shapes.query = query.shape;
+  shapes.key = key.shape;
+  shapes.value = value.shape;
+  shapes.key_padding_mask = key_padding_mask.shape;
+  shapes.attn_mask = attn_mask.shape;
+  shapes.key_padding_mask_dtype = key_padding_mask.dtype;
+  shapes.attn_mask_dtype = attn_mask.dtype;
+  shapes.key_is_query = key.data == query.data;
+  shapes.value_is_key = value.data == key.data;
+  return shapes;
+}
+
+// The bytes of a call's inputs, each buffer once, and (unless parts is null) their names and
+// sizes for a message: "query 2048, key 1024". Every shape is valid (checked_numel >= 0).
+MHA_FOR_SIZE double input_bytes(const CallShapes& shapes, std::string* parts) {
+  const auto bytes = [](const Shape& shape, bool one_byte) { return double(checked_numel(shape)) * (one_byte ? 1 : sizeof(float)); };
+  const struct {
+    const char* name;
+    bool held;
+    double bytes;
+  } inputs[] = {
+      {"query", true, bytes(shapes.query, false)},
+      {"key", !shapes.key_is_query, bytes(shapes.key, false)},
+      {"value", !shapes.value_is_key, bytes(shapes.value, false)},
+      {"key_padding_mask", shapes.key_padding_mask_dtype != MaskDtype::kNone,
+       bytes(shapes.key_padding_mask, shapes.key_padding_mask_dtype == MaskDtype::kBool)},
+      {"attn_mask", shapes.attn_mask_dtype != MaskDtype::kNone, bytes(shapes.attn_mask, shapes.attn_mask_dtype == MaskDtype::kBool)},
+  };
+  double total = 0;
+  for (const auto& input : inputs) {
+    if (!input.held) continue;
+    total += input.bytes;
+    if (parts) *parts += (parts->empty() ? "" : ", ") + std::string(input.name) + " " + bytes_str(input.bytes);
+  }
+  return total;
+}
+
 // Batched (3-D) or unbatched (2-D): query, key and value agree, and key_padding_mask has one
 // dimension fewer. PyTorch's wording.
-Status check_ranks(const TensorView& query, const TensorView& key, const TensorView& value,
-                   const MaskView& key_padding_mask) {
-  const size_t qdim = query.shape.size();
+MHA_FOR_SIZE Status check_ranks(const CallShapes& shapes) {
+  const size_t qdim = shapes.query.size();
   if (qdim != 3 && qdim != 2) {
     return Status(StatusCode::kShapeMismatch, "query should be unbatched 2D or batched 3D tensor but received " +
-                                                  std::to_string(qdim) + "-D query tensor of shape " + shape_str(query.shape));
+                                                  std::to_string(qdim) + "-D query tensor of shape " + shape_str(shapes.query));
   }
   const std::string kind = qdim == 3 ? "batched (3-D)" : "unbatched (2-D)";
   const std::string rank = qdim == 3 ? "3-D" : "2-D";
-  if (key.shape.size() != qdim || value.shape.size() != qdim) {
+  if (shapes.key.size() != qdim || shapes.value.size() != qdim) {
     return Status(StatusCode::kShapeMismatch,
                   "For " + kind + " `query`, expected `key` and `value` to be " + rank + " but found " +
-                      std::to_string(key.shape.size()) + "-D and " + std::to_string(value.shape.size()) +
+                      std::to_string(shapes.key.size()) + "-D and " + std::to_string(shapes.value.size()) +
                       "-D tensors respectively");
   }
-  if (key_padding_mask.dtype != MaskDtype::kNone && key_padding_mask.shape.size() != qdim - 1) {
+  if (shapes.key_padding_mask_dtype != MaskDtype::kNone && shapes.key_padding_mask.size() != qdim - 1) {
     return Status(StatusCode::kShapeMismatch, "For " + kind + " `query`, expected `key_padding_mask` to be `None` or " +
                                                   (qdim == 3 ? "2-D" : "1-D") + " but found " +
-                                                  std::to_string(key_padding_mask.shape.size()) + "-D tensor instead");
+                                                  std::to_string(shapes.key_padding_mask.size()) + "-D tensor instead");
   }
-  MHA_RETURN_IF_ERROR(check_positive_dims("query", query.shape));
-  MHA_RETURN_IF_ERROR(check_positive_dims("key", key.shape));
-  return check_positive_dims("value", value.shape);
+  MHA_RETURN_IF_ERROR(check_positive_dims("query", shapes.query));
+  MHA_RETURN_IF_ERROR(check_positive_dims("key", shapes.key));
+  return check_positive_dims("value", shapes.value);
 }
 
 // The masks' shapes against N, L, S: key_padding_mask (N, S) / (S); attn_mask (L, S) or
 // (N*H, L, S). Sets *per_head when attn_mask has one map per (batch, head).
-Status check_mask_shapes(const MaskView& key_padding_mask, const MaskView& attn_mask, bool batched, int64_t N,
-                         int64_t H, int64_t L, int64_t S, bool* per_head) {
-  if (key_padding_mask.dtype != MaskDtype::kNone) {
+MHA_FOR_SIZE Status check_mask_shapes(const CallShapes& shapes, bool batched, int64_t N, int64_t H, int64_t L, int64_t S,
+                         bool* per_head) {
+  if (shapes.key_padding_mask_dtype != MaskDtype::kNone) {
     const Shape expected = batched ? Shape{N, S} : Shape{S};
-    if (key_padding_mask.shape != expected) {
+    if (shapes.key_padding_mask != expected) {
       return Status(StatusCode::kShapeMismatch, "expecting key_padding_mask shape of " + shape_str(expected) +
-                                                    ", but got " + shape_str(key_padding_mask.shape));
+                                                    ", but got " + shape_str(shapes.key_padding_mask));
     }
   }
   *per_head = false;
-  if (attn_mask.dtype == MaskDtype::kNone) return Status::Ok();
-  if (attn_mask.shape.size() == 2) {
-    if (attn_mask.shape != Shape{L, S}) {
-      return Status(StatusCode::kShapeMismatch, "The shape of the 2D attn_mask is " + shape_str(attn_mask.shape) +
+  const Shape& attn_mask = shapes.attn_mask;
+  if (shapes.attn_mask_dtype == MaskDtype::kNone) return Status::Ok();
+  if (attn_mask.size() == 2) {
+    if (attn_mask != Shape{L, S}) {
+      return Status(StatusCode::kShapeMismatch, "The shape of the 2D attn_mask is " + shape_str(attn_mask) +
                                                     ", but should be " + shape_str({L, S}) + ".");
     }
-  } else if (attn_mask.shape.size() == 3) {
-    if (attn_mask.shape != Shape{N * H, L, S}) {
-      return Status(StatusCode::kShapeMismatch, "The shape of the 3D attn_mask is " + shape_str(attn_mask.shape) +
+  } else if (attn_mask.size() == 3) {
+    if (attn_mask != Shape{N * H, L, S}) {
+      return Status(StatusCode::kShapeMismatch, "The shape of the 3D attn_mask is " + shape_str(attn_mask) +
                                                     ", but should be " + shape_str({N * H, L, S}) + ".");
     }
     *per_head = true;
   } else {
-    return Status(StatusCode::kShapeMismatch, "attn_mask's dimension " + std::to_string(attn_mask.shape.size()) +
+    return Status(StatusCode::kShapeMismatch, "attn_mask's dimension " + std::to_string(attn_mask.size()) +
                                                   " is not supported (expected 2-D (L, S) or 3-D (N*num_heads, L, S))");
   }
   return Status::Ok();
 }
 
-Status check_options(const ForwardOptions& options, int64_t H) {
+MHA_FOR_SIZE Status check_options(const ForwardOptions& options, int64_t H) {
   for (int64_t h : options.ablate_heads) {
     if (h < 0 || h >= H) {
       return Status(StatusCode::kInvalidArgument, "ablate_heads: head index " + std::to_string(h) +
@@ -440,6 +507,9 @@ struct MultiHeadAttention::Call {
   bool sequence_first = false;      // (L, N, E) with N > 1: inputs and outputs are transposed
   bool attn_mask_per_head = false;  // attn_mask is (N*H, L, S), index n*H + h
   bool causal = false;              // is_causal, and no attn_mask given
+  MaskDtype key_padding_mask_dtype = MaskDtype::kNone;
+  MaskDtype attn_mask_dtype = MaskDtype::kNone;
+  int64_t attn_mask_numel = 0;
   Projection projection = Projection::kSeparate;
 };
 
@@ -480,98 +550,65 @@ struct MultiHeadAttention::Projected {
   int64_t ld_q = 0, ld_kv = 0;
 };
 
-// The memory this call needs against the cap, in doubles (no overflow).
-Status MultiHeadAttention::check_memory(const Call& call) const {
+// The shapes of a call against the config, before any data is read: ranks, widths, batch
+// sizes, masks and options. On success *call holds N, L, S and how the call is computed (its
+// pointers to the inputs unset).
+MHA_FOR_SIZE Status MultiHeadAttention::resolve(const CallShapes& shapes, const ForwardOptions& options, Call* call) const {
   const Config& c = config_;
-  const ForwardOptions& options = *call.options;
-  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, kv = kv_dim();
-  const int64_t N = call.N, L = call.L, S = call.S, S_total = call.S_total;
-  const double per_head_weights = options.need_weights ? double(N) * H * L * S_total : 0;
-  const double buffers[] = {
-      double(N) * L * E * 3,                           // q (or q,k,v fused)
-      double(N) * S_total * kv * 2,                    // k, v
-      double(N) * L * E,                               // concat
-      per_head_weights,                                // per-head probabilities
-      call.attn_mask->dtype == MaskDtype::kBool ? double(call.attn_mask->length) : 0,
-      double(N) * S * std::max(c.kdim, c.vdim),        // sequence-first transposes
-      // What is returned is held as well: output (and concat), weights, head outputs.
-      double(N) * L * E * (options.return_concat ? 2 : 1),
-      options.need_weights ? double(N) * L * S_total * (options.average_attn_weights ? 1 : H) : 0,
-      options.return_head_outputs ? double(N) * H * L * hd : 0,
-  };
-  double total = 0;
-  for (double floats : buffers) total += floats * sizeof(float);
-  if (total > static_cast<double>(memory_cap_bytes_)) {
-    return Status(StatusCode::kTooLarge, "this call needs about " + bytes_str(total) +
-                                             " bytes of buffers (N=" + std::to_string(N) + ", L=" + std::to_string(L) +
-                                             ", S=" + std::to_string(S) + ", E=" + std::to_string(E) +
-                                             (options.need_weights ? ", with weights" : "") +
-                                             "), more than the memory cap of " + std::to_string(memory_cap_bytes_) + " bytes");
-  }
-  return Status::Ok();
-}
-
-// 1. Every shape, length, dtype, value and option, and the memory the call needs, before
-// anything is touched. On success *call holds the call resolved: N, L, S and the strategy.
-Status MultiHeadAttention::validate(const TensorView& query, const TensorView& key, const TensorView& value,
-                                    const MaskView& key_padding_mask, const MaskView& attn_mask,
-                                    const ForwardOptions& options, Call* call) const {
-  const Config& c = config_;
-  MHA_RETURN_IF_ERROR(check_buffers(query, key, value, key_padding_mask, attn_mask));
-  MHA_RETURN_IF_ERROR(check_ranks(query, key, value, key_padding_mask));
-
+  MHA_RETURN_IF_ERROR(check_ranks(shapes));
   // N, L, S from the layout: (N, L, E) batch_first, (L, N, E) otherwise, (L, E) unbatched.
+  const Shape &query = shapes.query, &key = shapes.key, &value = shapes.value;
   Call& r = *call;
   r = Call();
-  r.query = &query, r.key = &key, r.value = &value;
-  r.key_padding_mask = &key_padding_mask, r.attn_mask = &attn_mask, r.options = &options;
-  r.batched = query.shape.size() == 3;
+  r.options = &options;
+  r.batched = query.size() == 3;
   int64_t key_batch = 1, value_batch = 1, value_len = 0;
   if (r.batched) {
     const int b = c.batch_first ? 0 : 1, s = c.batch_first ? 1 : 0;
-    r.N = query.shape[b];
-    r.L = query.shape[s];
-    key_batch = key.shape[b];
-    r.S = key.shape[s];
-    value_batch = value.shape[b];
-    value_len = value.shape[s];
+    r.N = query[b];
+    r.L = query[s];
+    key_batch = key[b];
+    r.S = key[s];
+    value_batch = value[b];
+    value_len = value[s];
   } else {
-    r.L = query.shape[0];
-    r.S = key.shape[0];
-    value_len = value.shape[0];
+    r.L = query[0];
+    r.S = key[0];
+    value_len = value[0];
   }
-  if (query.shape.back() != c.embed_dim) {
+  if (query.back() != c.embed_dim) {
     return Status(StatusCode::kShapeMismatch, "was expecting embedding dimension of " + std::to_string(c.embed_dim) +
-                                                  ", but got " + std::to_string(query.shape.back()) +
-                                                  " (query shape " + shape_str(query.shape) + ")");
+                                                  ", but got " + std::to_string(query.back()) + " (query shape " +
+                                                  shape_str(query) + ")");
   }
-  if (key.shape.back() != c.kdim) {
+  if (key.back() != c.kdim) {
     return Status(StatusCode::kShapeMismatch, "key: expected last dimension kdim = " + std::to_string(c.kdim) +
-                                                  ", but got " + std::to_string(key.shape.back()) + " (key shape " +
-                                                  shape_str(key.shape) + ")");
+                                                  ", but got " + std::to_string(key.back()) + " (key shape " +
+                                                  shape_str(key) + ")");
   }
-  if (value.shape.back() != c.vdim) {
+  if (value.back() != c.vdim) {
     return Status(StatusCode::kShapeMismatch, "value: expected last dimension vdim = " + std::to_string(c.vdim) +
-                                                  ", but got " + std::to_string(value.shape.back()) + " (value shape " +
-                                                  shape_str(value.shape) + ")");
+                                                  ", but got " + std::to_string(value.back()) + " (value shape " +
+                                                  shape_str(value) + ")");
   }
   if (key_batch != value_batch || r.S != value_len) {
-    return Status(StatusCode::kShapeMismatch, "key's sequence and batch dims " + shape_str({key.shape[0], key.shape.size() == 3 ? key.shape[1] : 0}) +
-                                                  " do not match value's " + shape_str({value.shape[0], value.shape.size() == 3 ? value.shape[1] : 0}));
+    return Status(StatusCode::kShapeMismatch, "key's sequence and batch dims " + shape_str({key[0], key.size() == 3 ? key[1] : 0}) +
+                                                  " do not match value's " + shape_str({value[0], value.size() == 3 ? value[1] : 0}));
   }
   if (key_batch != r.N) {
     return Status(StatusCode::kShapeMismatch, "key and value batch size " + std::to_string(key_batch) +
                                                   " does not match query batch size " + std::to_string(r.N));
   }
-  MHA_RETURN_IF_ERROR(check_mask_shapes(key_padding_mask, attn_mask, r.batched, r.N, c.num_heads, r.L, r.S,
-                                        &r.attn_mask_per_head));
+  MHA_RETURN_IF_ERROR(check_mask_shapes(shapes, r.batched, r.N, c.num_heads, r.L, r.S, &r.attn_mask_per_head));
   MHA_RETURN_IF_ERROR(check_options(options, c.num_heads));
 
   r.S_total = r.S + (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0);
-  r.self_attention = packed_in_proj_ && query.data == key.data && key.data == value.data &&
-                     query.shape == key.shape && key.shape == value.shape;
+  r.self_attention = packed_in_proj_ && shapes.key_is_query && shapes.value_is_key && query == key && key == value;
   r.sequence_first = r.batched && !c.batch_first && r.N > 1;
-  r.causal = options.is_causal && attn_mask.dtype == MaskDtype::kNone;
+  r.causal = options.is_causal && shapes.attn_mask_dtype == MaskDtype::kNone;
+  r.key_padding_mask_dtype = shapes.key_padding_mask_dtype;
+  r.attn_mask_dtype = shapes.attn_mask_dtype;
+  r.attn_mask_numel = shapes.attn_mask_dtype == MaskDtype::kNone ? 0 : checked_numel(shapes.attn_mask);
   if (!r.self_attention || r.S_total != r.S) {
     r.projection = Projection::kSeparate;
   } else if (!options.need_weights && double(r.N) * r.L * 3 * c.embed_dim > kPerHeadProjectionFloats) {
@@ -579,11 +616,64 @@ Status MultiHeadAttention::validate(const TensorView& query, const TensorView& k
   } else {
     r.projection = Projection::kFused;
   }
-  return check_memory(r);
+  return Status::Ok();
 }
 
-// 2. The workspace: each buffer the call uses gets its offset, then workspace_ grows to hold them.
-MultiHeadAttention::Workspace MultiHeadAttention::plan(const Call& call) {
+// The whole call against the cap, in doubles (no overflow): the inputs, the workspace plan()
+// lays out, and what the call returns (output, concat, weights, head outputs).
+MHA_FOR_SIZE Status MultiHeadAttention::check_memory(const CallShapes& shapes, const Call& call) const {
+  const Config& c = config_;
+  const ForwardOptions& options = *call.options;
+  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_;
+  const double N = double(call.N), L = double(call.L);
+  const double input = input_bytes(shapes, nullptr);
+  const double workspace = double(layout(call).size) * sizeof(float);
+  const double output_floats = N * L * (options.skip_out_proj ? E : out_dim()) + (options.return_concat ? N * L * E : 0) +
+                               (options.need_weights ? N * L * call.S_total * (options.average_attn_weights ? 1 : H) : 0) +
+                               (options.return_head_outputs ? N * H * L * hd : 0);
+  const double output = output_floats * sizeof(float);
+  const double total = input + workspace + output;
+  if (total <= static_cast<double>(memory_cap_bytes_)) return Status::Ok();
+  std::string inputs;
+  input_bytes(shapes, &inputs);
+  return Status(StatusCode::kTooLarge,
+                "this call needs " + bytes_str(total) + " bytes, more than the memory cap of " +
+                    bytes_str(static_cast<double>(memory_cap_bytes_)) + " bytes: inputs " + bytes_str(input) + " (" + inputs +
+                    "), workspace " + bytes_str(workspace) + ", outputs " + bytes_str(output) + " (N=" +
+                    std::to_string(call.N) + ", L=" + std::to_string(call.L) + ", S=" + std::to_string(call.S) +
+                    ", E=" + std::to_string(E) + (options.need_weights ? ", with weights" : "") + ")");
+}
+
+MHA_FOR_SIZE Status MultiHeadAttention::check_call_memory(const CallShapes& shapes, const ForwardOptions& options) const {
+  const struct {
+    const char* name;
+    const Shape& shape;
+  } tensors[] = {{"query", shapes.query}, {"key", shapes.key}, {"value", shapes.value}};
+  for (const auto& t : tensors) {
+    if (checked_numel(t.shape) < 0) return invalid_shape(t.name, t.shape);
+  }
+  MHA_RETURN_IF_ERROR(check_mask_kind("key_padding_mask", shapes.key_padding_mask_dtype, shapes.key_padding_mask));
+  MHA_RETURN_IF_ERROR(check_mask_kind("attn_mask", shapes.attn_mask_dtype, shapes.attn_mask));
+  Call call;
+  MHA_RETURN_IF_ERROR(resolve(shapes, options, &call));
+  return check_memory(shapes, call);
+}
+
+// 1. Every shape, length, dtype, value and option, and the memory the call takes, before
+// anything is touched. On success *call holds the call resolved: N, L, S and the strategy.
+Status MultiHeadAttention::validate(const TensorView& query, const TensorView& key, const TensorView& value,
+                                    const MaskView& key_padding_mask, const MaskView& attn_mask,
+                                    const ForwardOptions& options, Call* call) const {
+  MHA_RETURN_IF_ERROR(check_buffers(query, key, value, key_padding_mask, attn_mask));
+  const CallShapes shapes = shapes_of(query, key, value, key_padding_mask, attn_mask);
+  MHA_RETURN_IF_ERROR(resolve(shapes, options, call));
+  call->query = &query, call->key = &key, call->value = &value;
+  call->key_padding_mask = &key_padding_mask, call->attn_mask = &attn_mask;
+  return check_memory(shapes, *call);
+}
+
+// The workspace of a call: each buffer the call uses gets its offset; size is their total.
+MultiHeadAttention::Workspace MultiHeadAttention::layout(const Call& call) const {
   const Config& c = config_;
   const ForwardOptions& options = *call.options;
   const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, kv = kv_dim();
@@ -613,13 +703,19 @@ MultiHeadAttention::Workspace MultiHeadAttention::plan(const Call& call) {
   }
   ws.concat = ws.reserve(N * L * E);
   if (options.need_weights) ws.probs = ws.reserve(N * H * L * S_total);
-  if (call.attn_mask->dtype == MaskDtype::kBool) ws.attn_mask = ws.reserve(call.attn_mask->length);
-  if (call.key_padding_mask->dtype != MaskDtype::kNone) ws.key_mask = ws.reserve(N * S);
+  if (call.attn_mask_dtype == MaskDtype::kBool) ws.attn_mask = ws.reserve(call.attn_mask_numel);
+  if (call.key_padding_mask_dtype != MaskDtype::kNone) ws.key_mask = ws.reserve(N * S);
   if (!options.need_weights) {
     ws.streaming_floats = kernels::attention_streaming_scratch_floats(L, S_total, hd);
     ws.streaming = ws.reserve(ws.pair_scratches * ws.streaming_floats);
   }
-  if (call.sequence_first) ws.out_t = ws.reserve(N * L * E);
+  if (call.sequence_first && !options.skip_out_proj) ws.out_t = ws.reserve(N * L * out_dim());
+  return ws;
+}
+
+// 2. The workspace laid out, and workspace_ grown to hold it.
+MultiHeadAttention::Workspace MultiHeadAttention::plan(const Call& call) {
+  Workspace ws = layout(call);
   grow(workspace_, ws.size);
   ws.base = workspace_.data();
   return ws;
@@ -632,8 +728,8 @@ void MultiHeadAttention::pack_weights(const Call& call) {
   if (packed_weights_stale_) {
     packed_in_proj_weight_.clear();
     packed_in_proj_per_head_.clear();
-    packed_out_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(E, E)));
-    kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), E, E);
+    packed_out_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(out_dim(), E)));
+    kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), out_dim(), E);
     packed_weights_stale_ = false;
   }
   if (call.projection == Projection::kFused && packed_in_proj_weight_.empty()) {
@@ -819,10 +915,12 @@ void MultiHeadAttention::attend_head(const Call& call, const Workspace& ws, cons
 void MultiHeadAttention::assemble(const Call& call, const Workspace& ws, ForwardResult* result) const {
   const Config& c = config_;
   const ForwardOptions& options = *call.options;
-  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_;
+  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, O = out_dim();
   const int64_t N = call.N, L = call.L, S_total = call.S_total;
   float* concat = ws.at(ws.concat);  // (N, L, E)
-  const Shape out_shape = !call.batched ? Shape{L, E} : (c.batch_first ? Shape{N, L, E} : Shape{L, N, E});
+  const auto layout_shape = [&](int64_t D) {
+    return !call.batched ? Shape{L, D} : (c.batch_first ? Shape{N, L, D} : Shape{L, N, D});
+  };
   if (options.return_head_outputs) {
     result->head_outputs.shape = call.batched ? Shape{N, H, L, hd} : Shape{H, L, hd};
     result->head_outputs.data.resize(static_cast<size_t>(N * H * L * hd));
@@ -837,33 +935,36 @@ void MultiHeadAttention::assemble(const Call& call, const Workspace& ws, Forward
   for (int64_t h : options.ablate_heads) {
     for (int64_t r = 0; r < N * L; ++r) std::fill(concat + r * E + h * hd, concat + r * E + (h + 1) * hd, 0.0f);
   }
-  auto write_out_layout = [&](Tensor* dst, const float* src_nle) {
-    dst->shape = out_shape;
-    dst->data.resize(static_cast<size_t>(N * L * E));
+  const Shape concat_shape = layout_shape(E), output_shape = layout_shape(O);
+  // (N, L, D) in the output's layout (the shapes copied, so that a result's buffers are reused).
+  auto write_out_layout = [&](Tensor* dst, const float* src_nld, int64_t D) {
+    dst->shape = D == E ? concat_shape : output_shape;
+    dst->data.resize(static_cast<size_t>(N * L * D));
     if (call.sequence_first) {
-      to_sequence_first(dst->data.data(), src_nle, N, L, E);
+      to_sequence_first(dst->data.data(), src_nld, N, L, D);
     } else {
-      std::memcpy(dst->data.data(), src_nle, N * L * E * sizeof(float));
+      std::memcpy(dst->data.data(), src_nld, N * L * D * sizeof(float));
     }
   };
   if (options.return_concat) {
-    write_out_layout(&result->concat, concat);
+    write_out_layout(&result->concat, concat, E);
   } else {
     result->concat = Tensor();
   }
 
   if (options.skip_out_proj) {
-    write_out_layout(&result->output, concat);
+    write_out_layout(&result->output, concat, E);
   } else {
-    result->output.shape = out_shape;
-    result->output.data.resize(static_cast<size_t>(N * L * E));
+    // (N*L, E) . W_O(O, E)^T + b_O -> (N*L, O)
+    result->output.shape = output_shape;
+    result->output.data.resize(static_cast<size_t>(N * L * O));
     const float* b_o = c.bias ? out_proj_bias_.data() : nullptr;
     if (call.sequence_first) {
-      float* out_nle = ws.at(ws.out_t);
-      kernels::linear_packed(out_nle, concat, packed_out_proj_weight_.data(), b_o, N * L, E, E);
-      to_sequence_first(result->output.data.data(), out_nle, N, L, E);
+      float* out_nlo = ws.at(ws.out_t);
+      kernels::linear_packed(out_nlo, concat, packed_out_proj_weight_.data(), b_o, N * L, O, E);
+      to_sequence_first(result->output.data.data(), out_nlo, N, L, O);
     } else {
-      kernels::linear_packed(result->output.data.data(), concat, packed_out_proj_weight_.data(), b_o, N * L, E, E);
+      kernels::linear_packed(result->output.data.data(), concat, packed_out_proj_weight_.data(), b_o, N * L, O, E);
     }
   }
 

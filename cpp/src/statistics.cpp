@@ -213,4 +213,18 @@ Status js_divergence(const TensorView& a, const TensorView& b, std::vector<doubl
   return Status::Ok();
 }
 
+Status check_maps_memory(const Shape& a, const char* a_name, const Shape* b) {
+  const double cap = static_cast<double>(kDefaultMemoryCapBytes);
+  const double a_count = double(std::max<int64_t>(checked_numel(a), 0));
+  const double b_count = b ? double(std::max<int64_t>(checked_numel(*b), 0)) : 0;
+  const bool a_fails = a_count * sizeof(float) > cap;
+  if (!a_fails && (a_count + b_count) * sizeof(float) <= cap) return Status::Ok();
+  // "weights: 10 values (40 bytes) would take the statistics' inputs past the memory cap of 16 bytes"
+  const double count = a_fails ? a_count : b_count;
+  return Status(StatusCode::kTooLarge, std::string(a_fails ? a_name : "b") + ": " + format_g17(count) + " values (" +
+                                           format_g17(count * sizeof(float)) +
+                                           " bytes) would take the statistics' inputs past the memory cap of " +
+                                           format_g17(cap) + " bytes");
+}
+
 }  // namespace mha

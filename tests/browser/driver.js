@@ -569,6 +569,26 @@ const FIREFOX_KEYS = { ' ': 'Space' };
 /** The Firefox tab in front: Firefox holds back focus events in a tab behind another one. */
 let frontFirefoxPage = null;
 
+/**
+ * WebDriver BiDi sends an object met twice in a result as a reference to the first, and
+ * puppeteer returns nothing in its place ({ a: x, b: x } comes back as { a: x, b: {} }): the
+ * page function's result is copied into a tree first, so every place holds its own copy.
+ */
+function treeResult(fn) {
+  if (typeof fn !== 'function') return `(${fn})`;
+  const copy = function tree(value, path = []) {
+    if (value === null || typeof value !== 'object' || path.includes(value)) return value;
+    if (ArrayBuffer.isView(value)) return value.slice();
+    if (Array.isArray(value)) return value.map((v) => tree(v, [...path, value]));
+    if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+    const out = {};
+    for (const [k, v] of Object.entries(value)) out[k] = tree(v, [...path, value]);
+    return out;
+  };
+  // eslint-disable-next-line no-new-func -- built here, sent to the page as a function's text
+  return new Function('arg', `return Promise.resolve((${fn.toString()})(arg)).then((v) => (${copy.toString()})(v));`);
+}
+
 class FirefoxPage extends BasePage {
   constructor(page, context, downloads) {
     super();
@@ -593,7 +613,7 @@ class FirefoxPage extends BasePage {
   }
   async goto(url) { await this.front(); return this.page.goto(url); }
   async focus(selector, index = 0) { await this.front(); return super.focus(selector, index); }
-  evaluate(fn, arg) { return this.page.evaluate(typeof fn === 'function' ? fn : `(${fn})`, arg); }
+  evaluate(fn, arg) { return this.page.evaluate(treeResult(fn), arg); }
   $$eval(selector, fn) { return this.page.$$eval(selector, fn); }
   // polling on animation frames by default, as playwright does
   async waitForFunction(fn, arg, { timeout = 30000, polling = 'raf' } = {}) {
@@ -656,7 +676,7 @@ class FirefoxPage extends BasePage {
   }
   async frames() {
     return this.page.frames().map((f) => ({
-      url: f.url(), evaluate: (fn, arg) => f.evaluate(fn, arg),
+      url: f.url(), evaluate: (fn, arg) => f.evaluate(treeResult(fn), arg),
       waitForFunction: (fn, arg, { timeout = 30000 } = {}) => f.waitForFunction(fn, { timeout, polling: POLL_MS }, arg),
     }));
   }

@@ -52,7 +52,7 @@ std::vector<float> param(const MultiHeadAttention& m, const std::string& name) {
 
 // Reference forward for batch-first 3-D input, masks as additive (N*H or 1, L, S) and (N, S).
 struct Reference {
-  std::vector<double> output;   // (N, L, E)
+  std::vector<double> output;   // (N, L, O)
   std::vector<double> weights;  // (N, H, L, S_total)
 };
 
@@ -79,8 +79,9 @@ Reference reference_forward(const MultiHeadAttention& m, const std::vector<float
     std::copy(b.begin() + E, b.begin() + E + kv, bk.begin());
     std::copy(b.begin() + E + kv, b.end(), bv.begin());
   }
-  auto wo = param(m, "out_proj.weight");
-  std::vector<float> bo = c.bias ? param(m, "out_proj.bias") : std::vector<float>(E, 0);
+  const int64_t O = m.out_dim();
+  auto wo = param(m, "out_proj.weight");  // (O, E)
+  std::vector<float> bo = c.bias ? param(m, "out_proj.bias") : std::vector<float>(O, 0);
   std::vector<float> bias_k, bias_v;
   if (c.add_bias_kv) {
     bias_k = param(m, "bias_k");
@@ -144,12 +145,12 @@ Reference reference_forward(const MultiHeadAttention& m, const std::vector<float
         }
       }
     }
-  ref.output.assign(N * L * E, 0.0);
+  ref.output.assign(N * L * O, 0.0);
   for (int64_t r = 0; r < N * L; ++r)
-    for (int64_t o = 0; o < E; ++o) {
+    for (int64_t o = 0; o < O; ++o) {
       double acc = bo[o];
       for (int64_t i = 0; i < E; ++i) acc += concat[r * E + i] * wo[o * E + i];
-      ref.output[r * E + o] = acc;
+      ref.output[r * O + o] = acc;
     }
   return ref;
 }
@@ -240,6 +241,11 @@ Config cfg(int64_t E, int64_t H, int64_t G = 0, int64_t kdim = 0, int64_t vdim =
   return c;
 }
 
+Config with_out_dim(Config c, int64_t out_dim) {
+  c.out_dim = out_dim;
+  return c;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Variants, ForwardAgainstReference,
     ::testing::Values(Variant{"self", cfg(16, 4), 2, 5, 5, true, false, false, false, false},
@@ -250,7 +256,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{"causal", cfg(16, 4), 1, 6, 6, true, false, false, false, true},
                       Variant{"gqa_2", cfg(32, 8, 2), 2, 5, 7, false, true, false, false, false},
                       Variant{"mqa", cfg(16, 4, 1, 6, 6), 1, 4, 4, false, false, true, false, false},
-                      Variant{"long_keys", cfg(16, 2), 1, 3, 300, false, true, true, false, false}),
+                      Variant{"long_keys", cfg(16, 2), 1, 3, 300, false, true, true, false, false},
+                      Variant{"wider_out", with_out_dim(cfg(16, 4), 24), 2, 5, 5, true, false, false, false, true},
+                      Variant{"narrower_out", with_out_dim(cfg(12, 3, 0, 5, 7), 5), 2, 4, 6, false, true, true, true, false},
+                      Variant{"out_no_bias", with_out_dim(cfg(8, 2, 2, 0, 0, false, true, true), 3), 1, 3, 4, false, false, false, false, false}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Config, RejectsBadConfigsWithPyTorchWording) {
@@ -470,6 +479,151 @@ TEST(ForwardOptionsTest, HugeScoresStayFinite) {
   ASSERT_TRUE(m->forward(xv, xv, xv, {}, {}, ForwardOptions{}, &r).ok());
   for (float w : r.weights.data) EXPECT_TRUE(std::isfinite(w));
   for (float o : r.output.data) EXPECT_TRUE(std::isfinite(o));
+}
+
+// ---------------------------------------------------------------------------------------------
+// out_dim: W_O (out_dim, E), the output out_dim wide.
+
+TEST(OutDim, ShapesOfParametersAndOutputsInEveryLayout) {
+  Config c = cfg(8, 2);
+  c.out_dim = 5;
+  for (bool batch_first : {true, false}) {
+    c.batch_first = batch_first;
+    auto m = make(c);
+    EXPECT_EQ(m->out_dim(), 5);
+    EXPECT_EQ(*m->config().out_dim, 5);
+    Shape shape;
+    ASSERT_TRUE(m->parameter_shape("out_proj.weight", &shape).ok());
+    EXPECT_EQ(shape, (Shape{5, 8}));
+    ASSERT_TRUE(m->parameter_shape("out_proj.bias", &shape).ok());
+    EXPECT_EQ(shape, (Shape{5}));
+    auto x = random_vector(2 * 3 * 8, 61);
+    ForwardOptions options;
+    options.return_concat = true;
+    ForwardResult r;
+    const Shape batched = batch_first ? Shape{2, 3, 8} : Shape{3, 2, 8};
+    ASSERT_TRUE(m->forward(view(x, batched), view(x, batched), view(x, batched), {}, {}, options, &r).ok());
+    EXPECT_EQ(r.output.shape, batch_first ? (Shape{2, 3, 5}) : (Shape{3, 2, 5}));
+    EXPECT_EQ(r.output.data.size(), 30u);
+    EXPECT_EQ(r.concat.shape, batched);  // the concatenation stays E wide
+    const auto x2 = random_vector(3 * 8, 62);
+    ASSERT_TRUE(m->forward(view(x2, {3, 8}), view(x2, {3, 8}), view(x2, {3, 8}), {}, {}, options, &r).ok());
+    EXPECT_EQ(r.output.shape, (Shape{3, 5}));
+    options.skip_out_proj = true;  // W_O skipped: the output is the concatenation, E wide
+    ASSERT_TRUE(m->forward(view(x2, {3, 8}), view(x2, {3, 8}), view(x2, {3, 8}), {}, {}, options, &r).ok());
+    EXPECT_EQ(r.output.shape, (Shape{3, 8}));
+    EXPECT_EQ(r.output.data, r.concat.data);
+  }
+}
+
+TEST(OutDim, AHandComputedCase) {
+  // E = 2, one head, out_dim 3, two tokens x0 = (1, 0), x1 = (0, 1). W_q = 0: every score is 0,
+  // so both rows weigh both keys 1/2. W_v = I, b_v = 0: concat = (x0 + x1) / 2 = (0.5, 0.5) in
+  // both rows. W_O = [[1, 0], [0, 1], [1, 1]], b_O = (0.1, 0.2, 0.3): output (0.6, 0.7, 1.3).
+  Config c = cfg(2, 1);
+  c.out_dim = 3;
+  std::unique_ptr<MultiHeadAttention> m;
+  ASSERT_TRUE(MultiHeadAttention::Create(c, 0, &m).ok());
+  const std::vector<float> in_w = {0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1};  // W_q (2, 2), W_k = I, W_v = I
+  const std::vector<float> in_b(6, 0.0f), out_w = {1, 0, 0, 1, 1, 1}, out_b = {0.1f, 0.2f, 0.3f};
+  ASSERT_TRUE(m->set_parameter("in_proj_weight", in_w.data(), in_w.size(), {6, 2}).ok());
+  ASSERT_TRUE(m->set_parameter("in_proj_bias", in_b.data(), in_b.size(), {6}).ok());
+  ASSERT_TRUE(m->set_parameter("out_proj.weight", out_w.data(), out_w.size(), {3, 2}).ok());
+  ASSERT_TRUE(m->set_parameter("out_proj.bias", out_b.data(), out_b.size(), {3}).ok());
+  const std::vector<float> x = {1, 0, 0, 1};
+  for (bool need_weights : {true, false}) {
+    ForwardOptions options;
+    options.need_weights = need_weights;
+    ForwardResult r;
+    ASSERT_TRUE(m->forward(view(x, {1, 2, 2}), view(x, {1, 2, 2}), view(x, {1, 2, 2}), {}, {}, options, &r).ok());
+    ASSERT_EQ(r.output.shape, (Shape{1, 2, 3}));
+    const float want[] = {0.6f, 0.7f, 1.3f, 0.6f, 0.7f, 1.3f};
+    for (int i = 0; i < 6; ++i) EXPECT_NEAR(r.output.data[i], want[i], 1e-6) << i;
+  }
+}
+
+TEST(OutDim, NotSetOrEqualToEmbedDimIsPyTorchs) {
+  Config plain = cfg(8, 2), explicit_e = cfg(8, 2);
+  explicit_e.out_dim = 8;
+  auto a = make(plain), b = make(explicit_e);
+  EXPECT_EQ(a->out_dim(), 8);
+  EXPECT_EQ(a->parameter_names(), b->parameter_names());
+  auto x = random_vector(3 * 8, 63);
+  ForwardResult ra, rb;
+  ASSERT_TRUE(a->forward(view(x, {3, 8}), view(x, {3, 8}), view(x, {3, 8}), {}, {}, {}, &ra).ok());
+  ASSERT_TRUE(b->forward(view(x, {3, 8}), view(x, {3, 8}), view(x, {3, 8}), {}, {}, {}, &rb).ok());
+  EXPECT_EQ(ra.output.data, rb.output.data);
+  EXPECT_EQ(ra.output.shape, (Shape{3, 8}));
+}
+
+TEST(OutDim, BelowOneIsRefusedAndAWrongW_OShapeToo) {
+  for (int64_t bad : {0, -1, -100}) {
+    Config c = cfg(8, 2);
+    c.out_dim = bad;
+    std::unique_ptr<MultiHeadAttention> m;
+    const mha::Status status = MultiHeadAttention::Create(c, 0, &m);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidConfig) << bad;
+    EXPECT_NE(status.message().find("out_dim must be positive, but got " + std::to_string(bad)), std::string::npos)
+        << status.message();
+  }
+  Config c = cfg(8, 2);
+  c.out_dim = 5;
+  auto m = make(c);
+  const std::vector<float> square(64, 0.1f);
+  const mha::Status status = m->set_parameter("out_proj.weight", square.data(), square.size(), {8, 8});
+  EXPECT_EQ(status.code(), StatusCode::kShapeMismatch);
+  EXPECT_NE(status.message().find("expected shape (5, 8), got (8, 8)"), std::string::npos) << status.message();
+}
+
+TEST(OutDim, TheMemoryCapCountsTheWiderOutput) {
+  Config c = cfg(8, 2);
+  c.out_dim = 4096;
+  auto m = make(c);
+  auto x = random_vector(64 * 8, 64);
+  ForwardOptions options;
+  options.need_weights = false;
+  ForwardResult r;
+  // output 64 x 4096 floats = 1 MiB; inputs and workspace far less
+  m->set_memory_cap(size_t{1} << 20);
+  mha::Status status = m->forward(view(x, {64, 8}), view(x, {64, 8}), view(x, {64, 8}), {}, {}, options, &r);
+  EXPECT_EQ(status.code(), StatusCode::kTooLarge);
+  EXPECT_NE(status.message().find("outputs 1048576"), std::string::npos) << status.message();
+  m->set_memory_cap(size_t{2} << 20);
+  status = m->forward(view(x, {64, 8}), view(x, {64, 8}), view(x, {64, 8}), {}, {}, options, &r);
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+// ---------------------------------------------------------------------------------------------
+// check_call_memory: the one rule of the memory cap, on shapes alone.
+
+TEST(CallMemory, ShapesAloneGiveForwardsVerdictAndMessage) {
+  auto m = make(cfg(8, 2));
+  const int64_t L = 100;
+  auto x = random_vector(L * 8, 65);
+  mha::CallShapes shapes;
+  shapes.query = shapes.key = shapes.value = {1, L, 8};
+  shapes.key_is_query = shapes.value_is_key = true;
+  ForwardOptions options;
+  EXPECT_TRUE(m->check_call_memory(shapes, options).ok());
+  m->set_memory_cap(16 * 1024);
+  const mha::Status by_shapes = m->check_call_memory(shapes, options);
+  ForwardResult r;
+  const mha::Status by_forward = m->forward(view(x, {1, L, 8}), view(x, {1, L, 8}), view(x, {1, L, 8}), {}, {}, options, &r);
+  EXPECT_EQ(by_shapes.code(), StatusCode::kTooLarge);
+  EXPECT_EQ(by_shapes.message(), by_forward.message());
+  // inputs (the query once: key and value are its buffer), workspace and outputs, each named
+  for (const char* part : {"inputs 3200 (query 3200)", "workspace ", "outputs ", "memory cap of 16384 bytes"}) {
+    EXPECT_NE(by_shapes.message().find(part), std::string::npos) << part << " in " << by_shapes.message();
+  }
+  shapes.key_is_query = shapes.value_is_key = false;
+  EXPECT_NE(m->check_call_memory(shapes, options).message().find("key 3200, value 3200"), std::string::npos);
+  // and shapes that do not fit the config are refused as forward() refuses them
+  shapes.query = {1, L, 7};
+  const mha::Status wrong = m->check_call_memory(shapes, options);
+  EXPECT_EQ(wrong.code(), StatusCode::kShapeMismatch);
+  EXPECT_NE(wrong.message().find("embedding dimension of 8, but got 7"), std::string::npos) << wrong.message();
+  shapes.query = {1, -2, 8};
+  EXPECT_EQ(m->check_call_memory(shapes, options).code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

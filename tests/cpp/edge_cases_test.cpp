@@ -363,23 +363,25 @@ TEST(EdgeCases, MemoryCapCountsTheReturnedTensors) {
   config.num_heads = 1;
   config.batch_first = true;
   auto m = Make(config);
-  const int64_t L = 64;
+  const int64_t L = 256;
   const auto x = Random(L * 8, 9, 1.0f);
   const TensorView q{x.data(), x.size(), {1, L, 8}};
-  // Scratch: 7,680 floats (30,720 bytes), of which the probabilities are L * L = 4,096; handed
-  // back: the output (512 floats) and the per-head weights (another 4,096). 40,000 bytes holds
-  // the scratch alone but not the scratch and the results.
-  m->set_memory_cap(40000);
+  // The query, 2,048 floats (8,192 bytes); scratch: 73,728 floats (294,912 bytes), of which the
+  // probabilities are L * L = 65,536; handed back: the output (2,048 floats) and the per-head
+  // weights (another 65,536), 270,336 bytes. 400,000 bytes holds the query and the scratch but
+  // not them and the results; without weights the call takes about a third of it.
+  m->set_memory_cap(400000);
   ForwardOptions per_head;
   per_head.average_attn_weights = false;
   ForwardResult result;
   mha::Status status = m->forward(q, q, q, {}, {}, per_head, &result);
   EXPECT_EQ(status.code(), StatusCode::kTooLarge) << status.message();
+  EXPECT_NE(status.message().find("this call needs 573440 bytes"), std::string::npos) << status.message();
   ForwardOptions no_weights;
   no_weights.need_weights = false;
   status = m->forward(q, q, q, {}, {}, no_weights, &result);
   EXPECT_TRUE(status.ok()) << status.message();
-  m->set_memory_cap(64000);
+  m->set_memory_cap(600000);
   status = m->forward(q, q, q, {}, {}, per_head, &result);
   EXPECT_TRUE(status.ok()) << status.message();
 }

@@ -1,6 +1,8 @@
-// What the JS golden runners share: finding case files, reading them, comparing a result with
-// the expected values, and the one-line report. tests/golden/golden_native.cpp implements the
-// same rules in C++ (see tests/golden/README.md, "What passes").
+// The one comparator of the golden cases, for every engine (tests/golden/README.md, "What
+// passes"): finding case files, reading them, comparing an engine's result with the expected
+// values, the per-case record and its one-line report, and the main of a runner. Each engine's
+// runner only computes: golden_wasm.js through the JS API, golden_native.js through
+// build/<preset>/mha_golden (golden_native.cpp), which reads calls and writes results.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -220,4 +222,152 @@ export function formatResult(r) {
   }
   if (r.message) line += `  -- ${r.message}`;
   return line;
+}
+
+/** A case's config as the JS API's constructor takes it (seed 0). */
+export function apiConfig(cfg) {
+  const config = {
+    embedDim: cfg.embed_dim, numHeads: cfg.num_heads, numKvHeads: cfg.num_kv_heads, kdim: cfg.kdim, vdim: cfg.vdim,
+    bias: cfg.bias, addBiasKv: cfg.add_bias_kv, addZeroAttn: cfg.add_zero_attn, batchFirst: cfg.batch_first, seed: 0,
+  };
+  for (const key of Object.keys(config)) if (config[key] === null || config[key] === undefined) delete config[key];
+  return config;
+}
+
+/**
+ * A case file read for the engines: name, tolerances, config (as the file writes it), the
+ * state_dict's tensors ([name, tensor], null entries left out), the inputs (key and value
+ * default to the query and key tensors themselves: self-attention), the options with their
+ * defaults, and the expected output and weights. Throws a CaseError for a file that is not a case.
+ */
+export function loadGoldenCase(file) {
+  const c = readCase(file);
+  const query = readTensor(c.inputs, 'query', 'inputs', true);
+  const key = readTensor(c.inputs, 'key', 'inputs', false) ?? query;
+  const options = c.options && typeof c.options === 'object' ? c.options : {};
+  const flag = (v, fallback) => (typeof v === 'boolean' ? v : fallback);
+  return {
+    name: typeof c.name === 'string' ? c.name : path.basename(file, '.json'),
+    tolerance: tolerances(c),
+    config: c.config,
+    stateDict: Object.keys(c.state_dict).filter((n) => c.state_dict[n] !== null).map((n) => [n, readTensor(c.state_dict, n, 'state_dict', true)]),
+    inputs: {
+      query,
+      key,
+      value: readTensor(c.inputs, 'value', 'inputs', false) ?? key,
+      keyPaddingMask: readTensor(c.inputs, 'key_padding_mask', 'inputs', false),
+      attnMask: readTensor(c.inputs, 'attn_mask', 'inputs', false),
+    },
+    options: {
+      needWeights: flag(options.need_weights, true),
+      averageAttnWeights: flag(options.average_attn_weights, true),
+      isCausal: flag(options.is_causal, false),
+    },
+    expected: { output: readTensor(c.expected, 'output', 'expected', true), weights: readTensor(c.expected, 'weights', 'expected', false) },
+  };
+}
+
+/**
+ * The record of one case on one engine (what --json prints, a line each). `loaded` is
+ * loadGoldenCase's case or the CaseError it threw; `outcome` the engine's { output, weights }
+ * (weights null when none came back) or the Error that stopped it (its message is the case's).
+ */
+export function judgeCase(engine, file, loaded, outcome) {
+  const record = {
+    engine, name: path.basename(file, '.json'), file, pass: false,
+    output_compared: false, output_max_abs_err: null, output_atol: null, output_rtol: null,
+    weights_compared: false, weights_max_abs_err: null, weights_atol: null, weights_rtol: null,
+    message: '',
+  };
+  if (loaded instanceof Error) return { ...record, message: loaded.message };
+  const tol = loaded.tolerance;
+  Object.assign(record, {
+    name: loaded.name, output_atol: tol.atol, output_rtol: tol.rtol, weights_atol: tol.weightsAtol, weights_rtol: tol.weightsRtol,
+  });
+  if (outcome instanceof Error) return { ...record, message: outcome.message };
+  const { expected } = loaded;
+  const output = compareTensor('output', outcome.output, expected.output, tol.atol, tol.rtol);
+  let weights = { compared: false, pass: true, maxAbsErr: 0, message: '' };
+  if (expected.weights !== null) {
+    weights = outcome.weights
+      ? compareTensor('weights', outcome.weights, expected.weights, tol.weightsAtol, tol.weightsRtol)
+      : { compared: true, pass: false, maxAbsErr: Infinity, message: 'weights expected but none returned' };
+  } else if (outcome.weights) {
+    weights = {
+      compared: true, pass: false, maxAbsErr: Infinity,
+      message: `weights returned with shape [${outcome.weights.shape.join(', ')}] but the case expects none (need_weights false)`,
+    };
+  }
+  const finite = (v) => (Number.isFinite(v) ? v : null);
+  return {
+    ...record,
+    pass: output.pass && weights.pass,
+    output_compared: true,
+    output_max_abs_err: finite(output.maxAbsErr),
+    weights_compared: weights.compared,
+    weights_max_abs_err: weights.compared ? finite(weights.maxAbsErr) : null,
+    message: [output.message, weights.message].filter(Boolean).join('; '),
+  };
+}
+
+/**
+ * A runner's main: `node RUNNER [--json] [--OPTION VALUE ...] DIR|FILE...`. Each case file is
+ * read once; `start(options)` gives the engines ({ engine, run(loaded) }, where run maps the
+ * loaded cases, CaseErrors among them, to outcomes), or throws an Error saying what could not
+ * start. Prints one line (or --json record) per case and engine, case by case, then
+ * "N passed, N failed" (or {"summary": {"passed", "failed"}}). Returns the exit status: 1 if a
+ * case failed or an engine did not start, 2 on bad usage.
+ */
+export async function goldenMain(argv, { name, valueOptions = [], start }) {
+  const usage = `usage: node tests/golden/${name}.js [--json]${valueOptions.map((o) => ` [${o} VALUE]`).join('')} DIR|FILE...`;
+  if (argv.includes('-h') || argv.includes('--help')) {
+    console.log(usage);
+    return 0;
+  }
+  const options = {};
+  const targets = [];
+  let asJson = false;
+  for (let i = 0; i < argv.length; ++i) {
+    const arg = argv[i];
+    if (arg === '--json') asJson = true;
+    else if (valueOptions.includes(arg) && i + 1 < argv.length) options[arg.slice(2)] = argv[++i];
+    else if (arg.startsWith('-')) {
+      console.error(`${name}: unknown option ${arg}\n${usage}`);
+      return 2;
+    } else targets.push(arg);
+  }
+  const files = collectCaseFiles(targets);
+  if (files.length === 0) {
+    console.error(`${name}: no case files (*.json) in ${targets.join(', ') || 'the arguments'} (${usage})`);
+    return 2;
+  }
+  let engines;
+  try {
+    engines = await start(options);
+  } catch (error) {
+    console.error(`${name}: ${error.message}`);
+    return 1;
+  }
+  const loaded = files.map((file) => {
+    try {
+      return loadGoldenCase(file);
+    } catch (error) {
+      if (error instanceof CaseError) return error;
+      throw error;
+    }
+  });
+  const outcomes = [];
+  for (const engine of engines) outcomes.push(await engine.run(loaded));
+  let passed = 0;
+  let failed = 0;
+  files.forEach((file, i) => {
+    engines.forEach((engine, e) => {
+      const record = judgeCase(engine.engine, file, loaded[i], outcomes[e][i]);
+      if (record.pass) passed++;
+      else failed++;
+      console.log(asJson ? JSON.stringify(record) : formatResult(record));
+    });
+  });
+  console.log(asJson ? JSON.stringify({ summary: { passed, failed } }) : `${passed} passed, ${failed} failed`);
+  return failed > 0 ? 1 : 0;
 }

@@ -91,7 +91,16 @@ test('config, shapes, pieces joined into words', () => {
   assert.ok(Math.abs(r.embedding.reduce((s, v) => s + v * v, 0) - 1) < 1e-5, 'the embedding is L2-normalised');
   const joined = [];
   r.pieces.forEach((p, i) => { joined[r.words[i]] = (joined[r.words[i]] ?? '') + p; });
-  assert.deepEqual(joined.map((w) => w.replace(/^▁/, '')), ['The', 'cat', 'sat', 'on', 'the', 'mat', 'because', 'it', 'was', 'tired.']);
+  assert.deepEqual(joined.map((w) => w.replace(/^▁/, '')), ['The', 'cat', 'sat', 'on', 'the', 'mat', 'because', 'it', 'was', 'tired', '.']);
+  // a word starts at "▁", at a piece of punctuation, and after one
+  const quoted = encoder.tokenize('"Hello," she said (twice).');
+  const words = [];
+  quoted.pieces.forEach((p, i) => { words[quoted.words[i]] = (words[quoted.words[i]] ?? '') + p; });
+  const punctuation = /^▁?[\p{P}\p{S}]+$/u;
+  quoted.pieces.forEach((p, i) => {
+    if (i > 0 && (punctuation.test(p) || punctuation.test(quoted.pieces[i - 1]))) assert.notEqual(quoted.words[i], quoted.words[i - 1], `${p} after ${quoted.pieces[i - 1]}`);
+  });
+  assert.ok(words.includes('Hello') || words.includes('▁Hello'), words.join(' | '));
   for (const layer of r.layers) {
     for (let row = 0; row < 4 * T; ++row) {
       const sum = layer.weights.data.subarray(row * T, row * T + T).reduce((a, b) => a + b, 0);

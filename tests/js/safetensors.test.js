@@ -160,7 +160,7 @@ test('mis-shaped state_dicts: the error names the tensor, its shape and the expe
   throwsMha(() => loadStateDictFile(withTensor('conv.weight', [3])), 'UNKNOWN_PARAMETER', [/tensor 'conv\.weight' is not a parameter of nn\.MultiheadAttention/]);
   // The number of heads must divide E and be known.
   const noConfig = toSafetensors(good);
-  throwsMha(() => loadStateDictFile(noConfig), 'INVALID_CONFIG', [/number of heads is not in the file/, /numHeads/]);
+  throwsMha(() => loadStateDictFile(noConfig), 'NUM_HEADS_MISSING', [/number of heads is not in the file/, /numHeads/]);
   assert.equal(loadStateDictFile(noConfig, { numHeads: 2 }).config.numHeads, 2);
   throwsMha(() => loadStateDictFile(noConfig, { numHeads: 5 }), 'INVALID_CONFIG', [/num_heads must be a positive integer dividing embed_dim 16, got 5/]);
 });

@@ -9,9 +9,11 @@
 //   encoder.encode(text, { ablate: [[0, 1]] });   // layer 0, head 1 switched off
 //   encoder.dispose();
 import { MhaError, statusCodes } from './errors.js';
+import { loadOnce } from './load-once.js';
 import { folderUrl, modelFileError, readModelFolder } from './model-files.js';
 import { parseSafetensors } from './safetensors.js';
-import { instantiateWasmModule } from './wasm-module.js';
+import { describe, flag } from './tensors.js';
+import { heapViews, instantiateWasmModule, readTensor } from './wasm-module.js';
 
 /** Where loadEncoder() looks by default: web/models/use-lite/ beside web/lib/ (npm start serves it). */
 const DEFAULT_MODEL_PATH = '../models/use-lite/';
@@ -23,12 +25,6 @@ const VOCAB_FILE = 'vocab.txt';
 const RESERVED_PIECES = 6;
 /** Names of a layer's attention parameters, as nn.MultiheadAttention has them. */
 export const ATTENTION_PARAMETERS = Object.freeze(['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']);
-const LAYER_RESULTS = ['weights', 'headOutputs', 'concat', 'attentionOutput', 'residual'];
-// More code points than this are refused before anything is copied (the core's own limit).
-const MAX_CODE_POINTS = 1 << 24;
-
-let corePromise = null;
-let codes = null;  // the module's status codes, once it is loaded
 
 /**
  * The encoder in a Web Worker (encoder-worker.js): the same methods, each returning a promise.
@@ -40,37 +36,29 @@ export async function createWorkerEncoder(options) {
   return worker.createWorkerEncoder(options);
 }
 
+const loadCore = loadOnce(async (_, options) => {
+  const { default: createMhaEncoder } = await import('./wasm/mha_encoder.js');
+  const core = await instantiateWasmModule(createMhaEncoder, new URL('./wasm/mha_encoder.wasm', import.meta.url), options);
+  if (typeof core.EncoderSession !== 'function') {
+    throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no EncoderSession: rebuild with npm run build');
+  }
+  return core;
+});
+
 /** The encoder's WebAssembly module (one instance, shared by every encoder). */
 export function loadEncoderCore(options = {}) {
-  if (!corePromise) {
-    corePromise = (async () => {
-      const { default: createMhaEncoder } = await import('./wasm/mha_encoder.js');
-      const core = await instantiateWasmModule(createMhaEncoder, new URL('./wasm/mha_encoder.wasm', import.meta.url), options);
-      if (typeof core.EncoderSession !== 'function') {
-        throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no EncoderSession: rebuild with npm run build');
-      }
-      codes = statusCodes(core);
-      return core;
-    })().catch((error) => {
-      corePromise = null;
-      throw error;
-    });
-  }
-  return corePromise;
+  return loadCore('encoder', options);
 }
 
-function describe(value) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return `an array of length ${value.length}`;
-  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${value.length}`;
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
+// What an Encoder reads of its module: status codes, heap views and the names of a layer's
+// results (EncoderLayerResult's, in the core's order), once a module.
+const moduleParts = new WeakMap();
+function partsOf(core) {
+  if (!moduleParts.has(core)) moduleParts.set(core, { ...statusCodes(core), heap: heapViews(core), layerResults: core.layerResultNames() });
+  return moduleParts.get(core);
 }
 
-function check(status) {
-  if (status.code !== codes.ok) throw new MhaError(codes.name(status.code), status.message);
-}
-
-/** The config a model file carries in its __metadata__, checked. */
+/** The config a model file carries in its __metadata__ (the core checks its values). */
 function modelConfig(metadata, file) {
   let config;
   try {
@@ -78,29 +66,29 @@ function modelConfig(metadata, file) {
   } catch {
     throw modelFileError(file, 'its __metadata__ has no "config" JSON: this is not a model file of scripts/build-model.js');
   }
-  const positive = (v) => Number.isInteger(v) && v > 0;
-  const ok = config && positive(config.vocab_size) && positive(config.embedding_rows) && positive(config.max_tokens) &&
-    config.layer_norm_eps > 0 && positive(config.output_dim) && Array.isArray(config.layers) && config.layers.length > 0 &&
-    config.layers.every((l) => positive(l.embed_dim) && positive(l.num_heads) && positive(l.out_dim) && positive(l.ffn_dim));
+  const numbers = (o, keys) => o !== null && typeof o === 'object' && keys.every((k) => typeof o[k] === 'number');
+  const ok = numbers(config, ['vocab_size', 'embedding_rows', 'max_tokens', 'layer_norm_eps', 'output_dim']) &&
+    Array.isArray(config.layers) && config.layers.every((l) => numbers(l, ['embed_dim', 'num_heads', 'out_dim', 'ffn_dim']));
   if (!ok) throw modelFileError(file, `its config is incomplete: ${metadata.config}`);
   return config;
 }
 
-/** Code points of a string into the core's buffer (a lone surrogate is one code point, as in for…of). */
-function writeCodePoints(session, text) {
-  const view = session.codePoints(text.length);
+/** Code points of a string into the core's text buffer (a lone surrogate is one code point, as in for…of). */
+function writeCodePoints(session, { check, heap }, text, what) {
+  const at = check(session.textBuffer(text.length), what).data >> 2;
+  const view = heap().u32;
   let count = 0;
   for (let i = 0; i < text.length; ++i) {
     const unit = text.charCodeAt(i);
     if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
       const next = text.charCodeAt(i + 1);
       if (next >= 0xdc00 && next <= 0xdfff) {
-        view[count++] = 0x10000 + ((unit - 0xd800) << 10) + (next - 0xdc00);
+        view[at + count++] = 0x10000 + ((unit - 0xd800) << 10) + (next - 0xdc00);
         ++i;
         continue;
       }
     }
-    view[count++] = unit;
+    view[at + count++] = unit;
   }
   return count;
 }
@@ -146,7 +134,7 @@ export async function loadEncoder(options = {}) {
   const session = new core.EncoderSession();
   try {
     const config = fill(core, session, files, MODEL_FILES[dtype]);
-    return new Encoder(session, config, dtype, folder.href, manifest);
+    return new Encoder(session, config, dtype, folder.href, manifest, partsOf(core));
   } catch (error) {
     session.delete();
     throw error;
@@ -162,29 +150,33 @@ function fill(core, session, files, weightsFile) {
     throw new MhaError('MODEL_FILE', error.message);
   }
   const config = modelConfig(parsed.metadata, weightsFile);
+  const { ok, heap } = partsOf(core);
+  const refused = (file, what) => (result) => {
+    if (result.code !== ok) throw modelFileError(file, what ? `${what}: ${result.message}` : result.message);
+    return result;
+  };
   const layers = new core.EncoderLayerConfigList();
   try {
     for (const l of config.layers) layers.push_back({ embedDim: l.embed_dim, numHeads: l.num_heads, outDim: l.out_dim, ffnDim: l.ffn_dim });
-    const status = session.configure({
+    refused(weightsFile, 'its config is refused')(session.configure({
       vocabSize: config.vocab_size, embeddingRows: config.embedding_rows, maxTokens: config.max_tokens,
       layerNormEps: config.layer_norm_eps, outputDim: config.output_dim,
-    }, layers);
-    if (status.code !== 0) throw modelFileError(weightsFile, `its config is refused: ${status.message}`);
+    }, layers));
   } finally {
     layers.delete();
   }
   const vocab = files[VOCAB_FILE];
-  session.bytes(vocab.byteLength).set(vocab);
-  const vocabStatus = session.loadVocabulary(RESERVED_PIECES);
-  if (vocabStatus.code !== 0) throw modelFileError(VOCAB_FILE, vocabStatus.message);
+  heap().u8.set(vocab, session.vocabularyBuffer(vocab.byteLength).data);
+  refused(VOCAB_FILE)(session.loadVocabulary(RESERVED_PIECES));
   for (const [name, tensor] of Object.entries(parsed.tensors)) {
-    session.floats(tensor.data.length).set(tensor.data);
-    const status = session.setParameter(name, tensor.shape);
-    if (status.code !== 0) throw modelFileError(weightsFile, `tensor '${name}': ${status.message}`);
+    const check = refused(weightsFile, `tensor '${name}'`);
+    const buffer = check(session.parameterBuffer(name, tensor.shape));
+    heap().f32.set(tensor.data, buffer.data >> 2);
+    check(session.setParameter(name, tensor.shape));
   }
   session.releaseStaging();
   const missing = session.missingParameters();
-  if (missing) throw modelFileError(weightsFile, `lacks the tensors ${missing.split(',').join(', ')}`);
+  if (missing.length) throw modelFileError(weightsFile, `lacks the tensors ${missing.join(', ')}`);
   return config;
 }
 
@@ -193,9 +185,11 @@ const registry = typeof FinalizationRegistry === 'function' ? new FinalizationRe
 export class Encoder {
   #session;
   #config;
+  #module;  // partsOf(the module)
 
-  constructor(session, config, dtype, modelUrl, manifest) {
+  constructor(session, config, dtype, modelUrl, manifest, module) {
     this.#session = session;
+    this.#module = module;
     this.#config = Object.freeze({
       numLayers: config.layers.length,
       maxTokens: config.max_tokens,
@@ -219,35 +213,24 @@ export class Encoder {
     return this.#session;
   }
 
-  /** Tokenize text, or take ids as they are; returns how many tokens there are. */
-  #tokens(input, what) {
+  /** Tokenize text, or take ids as they are: { count, kept } (kept: what encode() takes). */
+  #tokens(input, truncate, what) {
     const session = this.#live();
+    const { check, heap } = this.#module;
     if (typeof input === 'string') {
-      if (input.length > MAX_CODE_POINTS) {
-        throw new MhaError('TOO_LARGE', `${what}: a text of ${input.length} UTF-16 code units; at most ${MAX_CODE_POINTS} are tokenized`);
-      }
-      check(session.tokenize(writeCodePoints(session, input)));
-    } else if (input !== null && typeof input === 'object' && (Array.isArray(input.ids) || ArrayBuffer.isView(input.ids))) {
+      return check(session.tokenize(writeCodePoints(session, this.#module, input, what), truncate), what);
+    }
+    if (input !== null && typeof input === 'object' && (Array.isArray(input.ids) || ArrayBuffer.isView(input.ids))) {
       const { ids } = input;
       for (let i = 0; i < ids.length; ++i) {
-        if (!Number.isInteger(ids[i]) || ids[i] < 0 || ids[i] >= this.#config.vocabSize) {
-          throw new MhaError('INVALID_ARGUMENT', `${what}: ids[${i}] is ${String(ids[i])}; expected an integer from 0 to ${this.#config.vocabSize - 1}`);
+        if (!Number.isInteger(ids[i]) || ids[i] < -0x80000000 || ids[i] > 0x7fffffff) {
+          throw new MhaError('INVALID_ARGUMENT', `${what}: ids[${i}] is ${String(ids[i])}; expected a 32-bit integer`);
         }
       }
-      session.ids(ids.length).set(ids);
-      check(session.fromIds(ids.length));
-    } else {
-      throw new MhaError('INVALID_ARGUMENT', `${what}: expected a string or { ids: number[] }, got ${describe(input)}`);
+      heap().i32.set(ids, session.idsBuffer(ids.length).data >> 2);
+      return check(session.fromIds(ids.length, truncate), what);
     }
-    return session.tokenIds().length;
-  }
-
-  #kept(count, truncate, what) {
-    if (typeof truncate !== 'boolean') throw new MhaError('INVALID_ARGUMENT', `${what}: truncate must be true or false, got ${describe(truncate)}`);
-    const max = this.#config.maxTokens;
-    if (count <= max) return count;
-    if (truncate) return max;
-    throw new MhaError('TOO_LARGE', `${what}: ${count} tokens; the model takes at most ${max}. Shorten the text, or pass { truncate: true } to use its first ${max} tokens`);
+    throw new MhaError('INVALID_ARGUMENT', `${what}: expected a string or { ids: number[] }, got ${describe(input)}`);
   }
 
   /**
@@ -256,27 +239,8 @@ export class Encoder {
    */
   tokenize(text, { truncate = false } = {}) {
     if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `tokenize: expected a string, got ${describe(text)}`);
-    if (typeof truncate !== 'boolean') throw new MhaError('INVALID_ARGUMENT', `tokenize: truncate must be true or false, got ${describe(truncate)}`);
-    const count = this.#tokens(text, 'tokenize');
-    const kept = truncate ? Math.min(count, this.#config.maxTokens) : count;
+    const { count, kept } = this.#tokens(text, flag('tokenize: truncate', truncate, false), 'tokenize');
     return { ...readTokens(this.#session, kept), truncated: kept < count, totalTokens: count };
-  }
-
-  #ablation(ablate) {
-    if (!Array.isArray(ablate)) throw new MhaError('INVALID_ARGUMENT', `encode: ablate must be an array of [layer, head] pairs, got ${describe(ablate)}`);
-    const flat = [];
-    for (const pair of ablate) {
-      const [layer, head] = Array.isArray(pair) && pair.length === 2 ? pair : [NaN, NaN];
-      if (!Number.isInteger(layer) || layer < 0 || layer >= this.#config.numLayers) {
-        throw new MhaError('INVALID_ARGUMENT', `encode: ablate: ${JSON.stringify(pair)} is not a [layer, head] pair with a layer from 0 to ${this.#config.numLayers - 1}`);
-      }
-      const heads = this.#config.layers[layer].numHeads;
-      if (!Number.isInteger(head) || head < 0 || head >= heads) {
-        throw new MhaError('INVALID_ARGUMENT', `encode: ablate: head ${String(head)} of layer ${layer} is out of range; expected 0 to ${heads - 1}`);
-      }
-      flat.push(layer, head);
-    }
-    return flat;
   }
 
   /**
@@ -284,17 +248,21 @@ export class Encoder {
    * attention output and residual stream, and the sentence embedding.
    */
   encode(input, { ablate = [], truncate = false } = {}) {
-    const flat = this.#ablation(ablate);
-    const count = this.#tokens(input, 'encode');
-    const kept = this.#kept(count, truncate, 'encode');
+    if (!Array.isArray(ablate)) throw new MhaError('INVALID_ARGUMENT', `encode: ablate must be an array of [layer, head] pairs, got ${describe(ablate)}`);
+    const pairs = [];
+    for (const pair of ablate) {
+      if (!Array.isArray(pair) || pair.length !== 2 || !pair.every(Number.isSafeInteger)) {
+        throw new MhaError('INVALID_ARGUMENT', `encode: ablate: ${JSON.stringify(pair)} is not a [layer, head] pair of integers`);
+      }
+      pairs.push(pair[0], pair[1]);
+    }
+    const { count, kept } = this.#tokens(input, flag('encode: truncate', truncate, false), 'encode');
     const session = this.#session;
-    check(session.encode(kept, flat));
+    this.#module.check(session.encode(pairs, truncate), 'encode');
     const layers = [];
     for (let l = 0; l < this.#config.numLayers; ++l) {
       const layer = {};
-      LAYER_RESULTS.forEach((name, which) => {
-        layer[name] = { data: session.layerResult(l, which).slice(), shape: session.layerShape(l, which).split(',').map(Number) };
-      });
+      for (const name of this.#module.layerResults) layer[name] = { data: session.layerResult(l, name).slice(), shape: session.layerShape(l, name) };
       layers.push(layer);
     }
     const embedding = session.embedding().slice();
@@ -304,14 +272,9 @@ export class Encoder {
   /** A layer's attention parameter under nn.MultiheadAttention's name (out_proj.weight is W_O). */
   parameter(layer, name) {
     const session = this.#live();
-    if (!Number.isInteger(layer) || layer < 0 || layer >= this.#config.numLayers) {
-      throw new MhaError('INVALID_ARGUMENT', `parameter: layer must be an integer from 0 to ${this.#config.numLayers - 1}, got ${describe(layer)}`);
-    }
-    if (!ATTENTION_PARAMETERS.includes(name)) {
-      throw new MhaError('UNKNOWN_PARAMETER', `parameter: '${String(name)}' is not an attention parameter; expected one of ${ATTENTION_PARAMETERS.join(', ')}`);
-    }
-    check(session.getParameter(`layers.${layer}.self_attn.${name}`));
-    return { data: session.parameterData().slice(), shape: session.parameterShape().split(',').map(Number) };
+    if (!Number.isSafeInteger(layer)) throw new MhaError('INVALID_ARGUMENT', `parameter: layer must be an integer, got ${describe(layer)}`);
+    if (typeof name !== 'string') throw new MhaError('UNKNOWN_PARAMETER', `parameter: the name must be a string, got ${describe(name)}`);
+    return readTensor(this.#module.heap, this.#module.check(session.attentionParameter(layer, name), 'parameter'));
   }
 
   dispose() {

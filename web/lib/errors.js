@@ -1,5 +1,6 @@
 // MhaError: the one error type the API throws for bad input, with a `code` saying which kind.
-// The core's codes are read from each WebAssembly module (its StatusCode enum), never copied.
+// The core's codes are read from each WebAssembly module (its StatusCode enum), never copied;
+// the JS layer's own codes are DISPOSED, WORKER_ERROR, MODEL_FILE and NUM_HEADS_MISSING.
 
 export class MhaError extends Error {
   constructor(code, message) {
@@ -9,9 +10,14 @@ export class MhaError extends Error {
   }
 }
 
+/** A weights file that does not say how many heads it has (safetensors.js): retry with the option numHeads. */
+export const NUM_HEADS_MISSING = 'NUM_HEADS_MISSING';
+
 /**
- * A module's status codes: `ok`, the value of success, and `name(value)`, the code's name
- * (Module.StatusCode.<NAME>.value, cpp/bindings/status_codes.h).
+ * A module's status codes: `ok`, the value of success; `name(value)`, the code's name
+ * (Module.StatusCode.<NAME>.value, cpp/bindings/boundary.h); and `check(result, what)`, which
+ * gives back a result of the module ({ code, message, … }) that succeeded and throws the
+ * MhaError of one that did not (its message after `what: ` when `what` is given).
  * @param {{StatusCode: Record<string, {value: number}>}} module
  */
 export function statusCodes(module) {
@@ -19,5 +25,11 @@ export function statusCodes(module) {
   for (const [name, entry] of Object.entries(module.StatusCode)) {
     if (entry !== null && typeof entry === 'object' && typeof entry.value === 'number') names[entry.value] = name;
   }
-  return { ok: module.StatusCode.OK.value, name: (value) => names[value] ?? 'INVALID_ARGUMENT' };
+  const ok = module.StatusCode.OK.value;
+  const name = (value) => names[value] ?? 'INVALID_ARGUMENT';
+  function check(result, what) {
+    if (result.code !== ok) throw new MhaError(name(result.code), what ? `${what}: ${result.message}` : result.message);
+    return result;
+  }
+  return { ok, name, check };
 }

@@ -54,6 +54,11 @@ export interface AttentionConfig {
   kdim?: number;
   /** Width of the value input. Defaults to embedDim. */
   vdim?: number;
+  /**
+   * Width of the out-projection: W_O is (outDim, embedDim), out_proj.bias (outDim), and the
+   * output's last dimension outDim. An integer of at least 1; defaults to embedDim (PyTorch's).
+   */
+  outDim?: number;
   /** Biases on the in- and out-projections. Default true. */
   bias?: boolean;
   /** Learned bias_k / bias_v rows appended to the keys and values. Default false. */
@@ -142,7 +147,9 @@ export type MhaErrorCode =
   /** The Web Worker of {@link createWorkerMha} failed to start, or was terminated. */
   | 'WORKER_ERROR'
   /** A file of a pretrained model (mha-explorer/encoder) is missing or damaged; the message names it. */
-  | 'MODEL_FILE';
+  | 'MODEL_FILE'
+  /** {@link loadStateDictFile}: the file does not say how many heads it has; pass the option `numHeads`. */
+  | 'NUM_HEADS_MISSING';
 
 /** Thrown for every bad input; `code` says which kind. */
 export class MhaError extends Error {
@@ -151,7 +158,7 @@ export class MhaError extends Error {
 
 export declare class MultiHeadAttention implements Disposable {
   constructor(config: AttentionConfig);
-  /** The resolved config (numKvHeads, kdim, vdim filled in). */
+  /** The resolved config (numKvHeads, kdim, vdim, outDim filled in). */
   readonly config: Required<AttentionConfig>;
   /** embedDim / numHeads. */
   readonly headDim: number;
@@ -167,8 +174,9 @@ export declare class MultiHeadAttention implements Disposable {
   /** Re-initialise as PyTorch does, from a seed. */
   resetParameters(seed?: number): void;
   /**
-   * Cap, in bytes, on the buffers one forward call may allocate (default 1 GiB). A call that
-   * would need more throws MhaError with code TOO_LARGE instead of exhausting memory.
+   * Cap, in bytes, on the memory one forward call takes: its inputs, its workspace and its
+   * results (default 1 GiB). A call that would take more throws MhaError with code TOO_LARGE
+   * instead of exhausting memory.
    */
   setMemoryCap(bytes: number): void;
   forward(input: ForwardInput): ForwardResult;

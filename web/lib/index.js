@@ -1,8 +1,9 @@
 // The JavaScript API over the WebAssembly core: shapes, defaults, errors and ownership.
 // Types and documentation: index.d.ts beside this file.
 import { MhaError, statusCodes } from './errors.js';
-import { instantiateWasmModule, isNode } from './wasm-module.js';
-import { ablateArg, describe, flag, maskArg, positiveInteger, same, tensorArg, toArray } from './tensors.js';
+import { loadOnce } from './load-once.js';
+import { heapViews, instantiateWasmModule, isNode, readTensor } from './wasm-module.js';
+import { ablateArg, describe, flag, maskArg, optionalInteger, positiveInteger, same, tensorArg } from './tensors.js';
 
 export { MhaError };
 export { loadStateDictFile, parseSafetensors, toSafetensors } from './safetensors.js';
@@ -19,7 +20,7 @@ export async function createWorkerMha(options) {
 }
 
 // One module per kind, loaded once: the single-thread core and the pthreads core.
-const modulePromises = new Map();
+const loadModule = loadOnce((kind, options) => (kind === 'threads' ? instantiateThreads() : instantiateSingle(options)));
 
 /**
  * Load the WebAssembly core once; later calls return the same module.
@@ -41,17 +42,11 @@ export function loadMha(options = {}) {
   // wasmBinary / wasmUrl name the single-thread module's bytes: 'auto' then keeps to it.
   const ownBinary = options.wasmBinary !== undefined || options.wasmUrl !== undefined;
   const kind = threads === true || (threads === 'auto' && !ownBinary && threadsAvailable()) ? 'threads' : 'single';
-  let promise = modulePromises.get(kind);
-  if (!promise) {
-    promise = (kind === 'threads' ? instantiateThreads() : instantiateSingle(options)).catch((error) => {
-      modulePromises.delete(kind);
-      // 'auto' falls back to the single-thread module when the threaded one cannot start.
-      if (kind === 'threads' && threads === 'auto') return loadMha({ ...options, threads: false });
-      throw error;
-    });
-    modulePromises.set(kind, promise);
-  }
-  return promise;
+  return loadModule(kind, options).catch((error) => {
+    // 'auto' falls back to the single-thread module when the threaded one cannot start.
+    if (kind === 'threads' && threads === 'auto') return loadMha({ ...options, threads: false });
+    throw error;
+  });
 }
 
 /**
@@ -112,32 +107,12 @@ function createModule(core, threads) {
   const registry = typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((handle) => handle.delete())
     : null;
-  const status = statusCodes(core);
+  const { check } = statusCodes(core);
   const { MaskDtype } = core;
-
-  function check(handle, code) {
-    if (code !== status.ok) throw new MhaError(status.name(code), handle.error());
-  }
-
-  // The heap, read after each call: memory may have grown during it. The single-thread module
-  // renews core.HEAPF32 itself; the pthreads one shares a WebAssembly.Memory (core.wasmMemory)
-  // whose buffer a worker thread may have replaced, so its views are made again then.
-  const memory = core.wasmMemory;
-  let views = null;
-  function heap() {
-    if (!memory) return { f32: core.HEAPF32, u8: core.HEAPU8 };
-    if (!views || views.f32.buffer !== memory.buffer) views = { f32: new Float32Array(memory.buffer), u8: new Uint8Array(memory.buffer) };
-    return views;
-  }
-
-  // A tensor of the core: its data copied out of the heap with one slice, its shape a copy of
-  // `dims`.
-  function readTensor(offset, dims) {
-    let numel = 1;
-    for (let i = 0; i < dims.length; ++i) numel *= dims[i];
-    const start = offset >> 2;
-    return { data: heap().f32.slice(start, start + numel), shape: toArray(dims) };
-  }
+  // The heap, read after each call: memory may have grown during it.
+  const heap = heapViews(core);
+  // Shapes the JS keeps for later calls are handed out as copies.
+  const read = (ref) => readTensor(heap, { data: ref.data, shape: ref.shape.slice() });
 
   class MultiHeadAttention {
     #handle;
@@ -157,21 +132,22 @@ function createModule(core, threads) {
       if (!Number.isSafeInteger(seed) || seed < 0) {
         throw new MhaError('INVALID_CONFIG', `seed must be a non-negative integer, got ${describe(seed)}`);
       }
+      const outDim = optionalInteger('outDim', config.outDim);
       const bias = flag('bias', config.bias, true);
       const addBiasKv = flag('addBiasKv', config.addBiasKv, false);
       const addZeroAttn = flag('addZeroAttn', config.addZeroAttn, false);
       const batchFirst = flag('batchFirst', config.batchFirst, false);
       const handle = new core.Attention();
-      const code = handle.init({ embedDim, numHeads, numKvHeads, kdim, vdim, bias, addBiasKv, addZeroAttn, batchFirst }, seed);
-      if (code !== status.ok) {
-        const message = handle.error();
+      try {
+        check(handle.init({ embedDim, numHeads, numKvHeads, kdim, vdim, outDim, bias, addBiasKv, addZeroAttn, batchFirst }, seed));
+      } catch (error) {
         handle.delete();
-        throw new MhaError(status.name(code), message);
+        throw error;
       }
       this.#handle = handle;
       const resolved = handle.config();
       this.#config = Object.freeze({
-        embedDim, numHeads, numKvHeads: resolved.numKvHeads, kdim: resolved.kdim, vdim: resolved.vdim,
+        embedDim, numHeads, numKvHeads: resolved.numKvHeads, kdim: resolved.kdim, vdim: resolved.vdim, outDim: resolved.outDim,
         bias, addBiasKv, addZeroAttn, batchFirst, seed,
       });
       registry?.register(this, handle, this);
@@ -187,37 +163,31 @@ function createModule(core, threads) {
     get disposed() { return this.#handle === null; }
 
     parameterNames() {
-      return this.#live().parameterNames().split(',');
+      return this.#live().parameterNames();
     }
 
     parameterShape(name) {
-      const handle = this.#live();
-      const t = handle.getParameter(String(name));
-      check(handle, t.status);
-      return Array.from(t.shape);
+      return check(this.#live().getParameter(String(name))).shape;
     }
 
-    // One bulk copy of a parameter's values into the core's parameter buffer.
+    // One bulk copy of a parameter's values into the core's parameter buffer, sized for its
+    // name and shape once the core has checked them.
     #writeParameter(name, tensor) {
       const handle = this.#live();
       if (typeof name !== 'string') throw new MhaError('UNKNOWN_PARAMETER', `parameter name must be a string, got ${describe(name)}`);
       const t = tensorArg(`parameter '${name}'`, tensor);
-      const buffer = handle.parameterBuffer(t.data.length);
-      check(handle, buffer.status);
+      const buffer = check(handle.parameterBuffer(name, t.shape));
       heap().f32.set(t.data, buffer.data >> 2);
       return t;
     }
 
     setParameter(name, tensor) {
       const t = this.#writeParameter(name, tensor);
-      check(this.#handle, this.#handle.setParameter(name, t.shape.join(',')));
+      check(this.#handle.setParameter(name, t.shape));
     }
 
     getParameter(name) {
-      const handle = this.#live();
-      const t = handle.getParameter(String(name));
-      check(handle, t.status);
-      return readTensor(t.data, t.shape);
+      return readTensor(heap, check(this.#live().getParameter(String(name))));
     }
 
     loadStateDict(stateDict, { strict = true } = {}) {
@@ -238,7 +208,7 @@ function createModule(core, threads) {
       const known = given.filter((name) => names.includes(name));
       for (const name of known) {
         const t = this.#writeParameter(name, stateDict[name]);
-        check(this.#handle, this.#handle.checkParameter(name, t.shape.join(',')));
+        check(this.#handle.checkParameter(name, t.shape));
       }
       for (const name of known) this.setParameter(name, stateDict[name]);
     }
@@ -279,16 +249,15 @@ function createModule(core, threads) {
       const value = valueInput === keyInput ? key : tensorArg('value', valueInput);
       const keyPaddingMask = maskArg('keyPaddingMask', input.keyPaddingMask);
       const attnMask = maskArg('attnMask', input.attnMask);
-      // Shapes and head indices as text, "1,10,64" (cpp/bindings/bindings.cpp says why).
       const call = {
-        query: query.shape.join(','),
-        key: key === query ? '' : key.shape.join(','),
-        value: value === key ? '' : value.shape.join(','),
+        query: query.shape,
+        key: key === query ? null : key.shape,
+        value: value === key ? null : value.shape,
         keyIsQuery: key === query,
         valueIsKey: value === key,
-        keyPaddingMask: keyPaddingMask ? keyPaddingMask.shape.join(',') : '',
+        keyPaddingMask: keyPaddingMask ? keyPaddingMask.shape : null,
         keyPaddingMaskDtype: keyPaddingMask ? MaskDtype[keyPaddingMask.dtype] : MaskDtype.none,
-        attnMask: attnMask ? attnMask.shape.join(',') : '',
+        attnMask: attnMask ? attnMask.shape : null,
         attnMaskDtype: attnMask ? MaskDtype[attnMask.dtype] : MaskDtype.none,
         options: {
           needWeights: flag('needWeights', input.needWeights, true),
@@ -305,8 +274,7 @@ function createModule(core, threads) {
       // sends only its data.
       if (!this.#prepared || !same(this.#prepared.call, call)) {
         this.#prepared = null;
-        const buffers = handle.prepare(call);
-        check(handle, buffers.status);
+        const buffers = check(handle.prepare(call));
         this.#prepared = { call, buffers, shapes: null };
       }
       const { buffers } = this.#prepared;
@@ -319,22 +287,11 @@ function createModule(core, threads) {
         if (mask?.dtype === 'bool') u8.set(mask.data, offset);
         else if (mask) f32.set(mask.data, offset >> 2);
       }
-      const out = handle.forward();
-      check(handle, out.status);
-      // Copied out at once: the views go stale when the memory grows.
-      if (!this.#prepared.shapes) {
-        const views = handle.outputShapes();
-        const shapes = {};
-        for (const name in views) shapes[name] = views[name] && toArray(views[name]);
-        this.#prepared.shapes = shapes;
-      }
+      const out = check(handle.forward());
+      this.#prepared.shapes ??= handle.outputShapes();
       const { shapes } = this.#prepared;
-      return {
-        output: readTensor(out.output, shapes.output),
-        weights: shapes.weights ? readTensor(out.weights, shapes.weights) : null,
-        headOutputs: shapes.headOutputs ? readTensor(out.headOutputs, shapes.headOutputs) : null,
-        concat: shapes.concat ? readTensor(out.concat, shapes.concat) : null,
-      };
+      const result = (name) => (shapes[name] ? read({ data: out[name], shape: shapes[name] }) : null);
+      return { output: result('output'), weights: result('weights'), headOutputs: result('headOutputs'), concat: result('concat') };
     }
 
     dispose() {
@@ -356,19 +313,15 @@ function createModule(core, threads) {
     if (!statistics) statistics = new core.Statistics();
     return statistics;
   }
-  function statisticsError(s, code) {
-    return new MhaError(status.name(code), s.error());
-  }
   // The maps in the statistics' buffers, one bulk copy each; the buffers are sized again only
   // for maps of other shapes than the last ones.
   let mapsPrepared = null;  // { shapes, buffers }
   function writeMaps(...maps) {
     const s = stats();
-    const shapes = maps.map((m) => m.shape.join(','));
+    const shapes = maps.map((m) => m.shape);
     if (!mapsPrepared || !same(mapsPrepared.shapes, shapes)) {
       mapsPrepared = null;
-      const buffers = shapes.length === 1 ? s.prepareOne(shapes[0]) : s.prepareTwo(shapes[0], shapes[1]);
-      if (buffers.status !== status.ok) throw statisticsError(s, buffers.status);
+      const buffers = check(shapes.length === 1 ? s.prepareOne(shapes[0]) : s.prepareTwo(shapes[0], shapes[1]));
       mapsPrepared = { shapes, buffers };
     }
     const { buffers } = mapsPrepared;
@@ -384,12 +337,11 @@ function createModule(core, threads) {
       throw new MhaError('INVALID_ARGUMENT', `sparsityThreshold must be a number from 0 to 1, got ${describe(threshold)}`);
     }
     const perRow = flag('perRow', options.perRow, false);
-    headFields ??= core.headStatisticsFields().split(',');
-    rowFields ??= core.rowStatisticsFields().split(',');
+    headFields ??= core.headStatisticsFields();
+    rowFields ??= core.rowStatisticsFields();
     const s = writeMaps(tensorArg('weights', weights));
     // The views of the result are read before any other call into the module.
-    const result = s.headStatistics({ sparsityThreshold: threshold, perRow });
-    if (result.status !== status.ok) throw statisticsError(s, result.status);
+    const result = check(s.headStatistics({ sparsityThreshold: threshold, perRow }));
     return { heads: records(result.heads, headFields), rows: result.rows ? columns(result.rows, rowFields, result.rowsShape) : null };
   }
 
@@ -407,7 +359,7 @@ function createModule(core, threads) {
   }
   function columns(flat, fields, shape) {
     const F = fields.length, count = flat.length / F;
-    const out = { shape: toArray(shape) };
+    const out = { shape };
     for (let i = 0; i < F; ++i) {
       const column = fields[i] === 'argmax' ? new Int32Array(count) : new Float64Array(count);
       for (let r = 0; r < count; ++r) column[r] = flat[r * F + i];
@@ -418,15 +370,13 @@ function createModule(core, threads) {
 
   function headSimilarity(weights) {
     const s = writeMaps(tensorArg('weights', weights));
-    const result = s.headSimilarity();
-    if (result.status !== status.ok) throw statisticsError(s, result.status);
+    const result = check(s.headSimilarity());
     return { jsd: result.matrix.slice(), numHeads: result.numHeads };
   }
 
   function jsDivergence(a, b) {
     const s = writeMaps(tensorArg('a', a), tensorArg('b', b));
-    const result = s.jsDivergence();
-    if (result.status !== status.ok) throw statisticsError(s, result.status);
+    const result = check(s.jsDivergence());
     return { perRow: result.matrix.slice(), mean: result.mean };
   }
 

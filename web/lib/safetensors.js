@@ -9,7 +9,7 @@
 //
 // Plain JavaScript with no imports beyond errors.js, so it also runs in a worker and in Node.
 
-import { MhaError } from './errors.js';
+import { MhaError, NUM_HEADS_MISSING } from './errors.js';
 
 /** Bytes per element, by safetensors dtype. */
 const DTYPE_SIZE = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1 };
@@ -324,7 +324,7 @@ function inferConfig(stateDict, fileConfig, options, fileName, prefix) {
   }
   const numHeads = options.numHeads ?? configValue(fileConfig, 'num_heads', 'numHeads');
   if (numHeads === undefined) {
-    throw fail(`${fileName}: the number of heads is not in the file (no config / __metadata__ num_heads); pass it as the option numHeads`, 'INVALID_CONFIG');
+    throw fail(`${fileName}: the number of heads is not in the file (no config / __metadata__ num_heads); pass it as the option numHeads`, NUM_HEADS_MISSING);
   }
   if (!Number.isInteger(numHeads) || numHeads < 1 || E % numHeads !== 0) {
     throw fail(`${fileName}: num_heads must be a positive integer dividing embed_dim ${E}, got ${numHeads}`, 'INVALID_CONFIG');

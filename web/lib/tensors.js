@@ -76,20 +76,13 @@ export function maskArg(what, mask) {
   return { dtype, data: values, shape: Array.from(mask.shape) };
 }
 
-// An array of numbers from a short typed array or array (Array.from is slower at this size).
-export function toArray(dims) {
-  const out = new Array(dims.length);
-  for (let i = 0; i < dims.length; ++i) out[i] = dims[i];
-  return out;
-}
-
 // Whether two values are alike: arrays element by element, plain objects key by key, anything
 // else (numbers, booleans, the module's enum values) by identity.
 export function same(a, b) {
   if (a === b) return true;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; ++i) if (a[i] !== b[i]) return false;
+    for (let i = 0; i < a.length; ++i) if (a[i] !== b[i] && !same(a[i], b[i])) return false;
     return true;
   }
   const plain = (v) => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
@@ -98,9 +91,9 @@ export function same(a, b) {
   return true;
 }
 
-// The head indices as text, "2,5" ('' for none); the core checks their range.
+// The head indices as an array ([] for none); the core checks their range.
 export function ablateArg(ablate, numHeads) {
-  if (ablate === undefined || ablate === null) return '';
+  if (ablate === undefined || ablate === null) return [];
   if (!Array.isArray(ablate) && !ArrayBuffer.isView(ablate)) {
     throw new MhaError('INVALID_ARGUMENT', `ablateHeads: expected an array of head indices, got ${describe(ablate)}`);
   }
@@ -109,13 +102,21 @@ export function ablateArg(ablate, numHeads) {
       throw new MhaError('INVALID_ARGUMENT', `ablateHeads: head index ${String(h)} is out of range; expected an integer from 0 to ${numHeads - 1}`);
     }
   }
-  return Array.from(ablate).join(',');
+  return Array.from(ablate);
 }
 
 export function positiveInteger(what, value, { optional = false } = {}) {
   if (value === undefined && optional) return 0;
   if (!Number.isInteger(value) || value <= 0 || value > 0x7fffffff) {
     throw new MhaError('INVALID_CONFIG', `${what} must be a positive integer, got ${describe(value)}`);
+  }
+  return value;
+}
+
+// An integer, or undefined when not given; the core checks its range.
+export function optionalInteger(what, value) {
+  if (value !== undefined && !Number.isSafeInteger(value)) {
+    throw new MhaError('INVALID_CONFIG', `${what} must be an integer, got ${describe(value)}`);
   }
   return value;
 }

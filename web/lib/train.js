@@ -9,29 +9,24 @@
 //   const maps = trainer.attention(s);      // { data: Float32Array, shape: [layers, H, T, T] }
 //   trainer.dispose();
 import { MhaError, statusCodes } from './errors.js';
-import { instantiateWasmModule } from './wasm-module.js';
+import { loadOnce } from './load-once.js';
+import { heapViews, instantiateWasmModule, readTensor } from './wasm-module.js';
 
 /** The relations heads are scored on, in the core's order (TrainSession.relations()); ids of web/roles/vocabulary.js. */
 export const RELATIONS = ['previous', 'verbSubject', 'pronounAntecedent', 'nounModifier', 'induction'];
 
-let corePromise = null;
+const loadCore = loadOnce(async (_, options) => {
+  const { default: createMhaTrain } = await import('./wasm/mha_train.js');
+  const core = await instantiateWasmModule(createMhaTrain, new URL('./wasm/mha_train.wasm', import.meta.url), options);
+  if (typeof core.TrainSession !== 'function') {
+    throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no TrainSession: rebuild with npm run build');
+  }
+  return core;
+});
 
 /** The raw WebAssembly module (one instance, shared by every session). */
 export function loadTrainCore(options = {}) {
-  if (!corePromise) {
-    corePromise = (async () => {
-      const { default: createMhaTrain } = await import('./wasm/mha_train.js');
-      const core = await instantiateWasmModule(createMhaTrain, new URL('./wasm/mha_train.wasm', import.meta.url), options);
-      if (typeof core.TrainSession !== 'function') {
-        throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no TrainSession: rebuild with npm run build');
-      }
-      return core;
-    })().catch((error) => {
-      corePromise = null;
-      throw error;
-    });
-  }
-  return corePromise;
+  return loadCore('train', options);
 }
 
 function positiveNumber(what, value, integer) {
@@ -58,7 +53,8 @@ export class Trainer {
   #vocabulary;
   #categories;
   #settings;
-  #status;
+  #check;  // a result of the core as it is, or its MhaError thrown
+  #heap;
   #sentenceTokens = [];  // the tokens of the session's sentence, which attention() and predictions() read
 
   constructor(core, options = {}) {
@@ -74,9 +70,16 @@ export class Trainer {
     positiveNumber('warmup', warmup, true);
     positiveNumber('heldOut', heldOut, true);
     this.#core = core;
-    this.#status = statusCodes(core);
+    this.#check = statusCodes(core).check;
+    this.#heap = heapViews(core);
     this.#handle = new core.TrainSession();
-    this.#check(this.#handle.init({ seed, learningRate, steps, batchSize, warmup, heldOut }));
+    try {
+      this.#check(this.#handle.init({ seed, learningRate, steps, batchSize, warmup, heldOut }));
+    } catch (error) {
+      this.#handle.delete();
+      this.#handle = null;
+      throw error;
+    }
     this.#vocabulary = this.#handle.vocabulary();
     this.#categories = this.#handle.categories();
     this.seed = seed;
@@ -86,10 +89,6 @@ export class Trainer {
   #live() {
     if (!this.#handle) throw new MhaError('DISPOSED', 'this Trainer has been disposed');
     return this.#handle;
-  }
-
-  #check(code) {
-    if (code !== this.#status.ok) throw new MhaError(this.#status.name(code), this.#handle.error());
   }
 
   /** The set-up this trainer was made with, defaults filled in: {seed, learningRate, steps, batchSize, warmup, heldOut}. */
@@ -112,19 +111,17 @@ export class Trainer {
   /** n AdamW steps on fresh batches of the grammar; returns their mean loss. */
   step(n = 1) {
     positiveNumber('n', n, true);
-    return this.#live().step(n);
+    return this.#check(this.#live().step(n)).loss;
   }
 
   /** Held-out accuracy and every head scored on every relation. */
   evaluate() {
-    const e = this.#live().evaluate();
-    this.#check(e.status);
+    const e = this.#check(this.#live().evaluate());
     return { loss: e.loss, accuracy: { agreement: e.agreement, pronoun: e.pronoun, copy: e.copy }, sentences: e.sentences, heads: e.heads };
   }
 
   #readSentence(result) {
-    this.#check(result.status);
-    const tokens = Array.from(result.tokens);
+    const { tokens } = this.#check(result);
     this.#sentenceTokens = tokens;
     return { tokens, words: tokens.map((t) => this.#vocabulary[t]), links: result.links, length: tokens.length };
   }
@@ -154,8 +151,7 @@ export class Trainer {
   }
 
   #readTensor(t) {
-    this.#check(t.status);
-    return { data: t.data.slice(), shape: Array.from(t.shape) };
+    return readTensor(this.#heap, this.#check(t));
   }
 
   /** Attention maps of the current weights on a sentence, computed by the core's MultiHeadAttention: shape [layers, heads, T, T]. */
@@ -173,15 +169,14 @@ export class Trainer {
     const data = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes;
     if (!(data instanceof Uint8Array)) throw new MhaError('INVALID_DTYPE', `weights: expected a Uint8Array or ArrayBuffer, got ${typeof bytes}`);
     const handle = this.#live();
-    handle.bytes(data.length).set(data);
+    this.#heap().u8.set(data, handle.weightsBuffer(data.length).data);
     this.#check(handle.loadWeights());
   }
 
   /** The current weights as a weights file (float16). */
   saveWeights() {
-    const handle = this.#live();
-    this.#check(handle.saveWeights());
-    return handle.bytes(-1).slice();
+    const { data, shape } = this.#check(this.#live().saveWeights());
+    return this.#heap().u8.slice(data, data + shape[0]);
   }
 
   dispose() {

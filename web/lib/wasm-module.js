@@ -1,5 +1,5 @@
-// Instantiating an Emscripten module in a browser, a worker or Node.js: the one place that knows
-// how the .wasm bytes are found. Callers pass `new URL('./wasm/….wasm', import.meta.url)` written
+// Instantiating an Emscripten module in a browser, a worker or Node.js, and reading its memory:
+// the one place that knows how the .wasm bytes are found. Callers pass `new URL('./wasm/….wasm', import.meta.url)` written
 // out in their own module, so that bundlers see and copy the file.
 
 export function isNode() {
@@ -27,4 +27,32 @@ export async function instantiateWasmModule(factory, wasmUrl, options = {}) {
     moduleArgs.locateFile = () => url;
   }
   return factory(moduleArgs);
+}
+
+/**
+ * The module's memory as typed arrays, made again when the memory has grown (a view of the old
+ * buffer is empty then). The pthreads core shares a WebAssembly.Memory (module.wasmMemory)
+ * whose buffer a worker thread may have replaced; the single-thread modules renew their own
+ * HEAP views.
+ * @returns {() => { f32: Float32Array, u8: Uint8Array, i32: Int32Array, u32: Uint32Array }}
+ */
+export function heapViews(module) {
+  const memory = module.wasmMemory;
+  let views = null;
+  return () => {
+    if (!memory) return { f32: module.HEAPF32, u8: module.HEAPU8, i32: module.HEAP32, u32: module.HEAPU32 };
+    if (!views || views.f32.buffer !== memory.buffer) {
+      const { buffer } = memory;
+      views = { f32: new Float32Array(buffer), u8: new Uint8Array(buffer), i32: new Int32Array(buffer), u32: new Uint32Array(buffer) };
+    }
+    return views;
+  };
+}
+
+/** A tensor of the module ({ data: byte offset, shape }) copied out with one slice. */
+export function readTensor(heap, { data, shape }) {
+  let numel = 1;
+  for (let i = 0; i < shape.length; ++i) numel *= shape[i];
+  const start = data >> 2;
+  return { data: heap().f32.slice(start, start + numel), shape };
 }

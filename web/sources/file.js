@@ -1,29 +1,24 @@
 // Heads from a weights file: a state_dict of nn.MultiheadAttention (.safetensors or JSON),
 // from bytes a user picked or a URL, run on the lesson's token features.
+import { NUM_HEADS_MISSING } from '../lib/errors.js';
 import { loadStateDictFile } from '../lib/index.js';
+import { loadOnce } from '../lib/load-once.js';
 import { TokenFeatureSource } from './token-features.js';
 import { fetchData, tokenFeatureRoles } from '../roles/measure.js';
-
-const weightFiles = new Map(); // URL -> Promise<ArrayBuffer>, shared by every element on a page
 
 /** URLs weights may be fetched from (not javascript:, file: or others a browser refuses anyway). */
 const FETCHED_PROTOCOLS = ['http:', 'https:', 'blob:', 'data:'];
 
-/** The bytes at a URL, fetched once. */
-export function fetchWeights(url) {
-  if (!weightFiles.has(url)) {
-    const { protocol } = new URL(url, globalThis.location?.href ?? 'http://localhost/');
-    const promise = FETCHED_PROTOCOLS.includes(protocol)
-      ? fetch(url).then(async (response) => {
-        if (!response.ok) throw new Error(`could not load weights from ${url}: HTTP ${response.status} ${response.statusText}`);
-        return response.arrayBuffer();
-      })
-      : Promise.reject(new Error(`could not load weights from ${url}: expected an http:, https:, blob: or data: URL or a path, got a ${protocol} URL`));
-    promise.catch(() => weightFiles.delete(url));
-    weightFiles.set(url, promise);
+/** The bytes at a URL, fetched once (shared by every element on a page). */
+export const fetchWeights = loadOnce(async (url) => {
+  const { protocol } = new URL(url, globalThis.location?.href ?? 'http://localhost/');
+  if (!FETCHED_PROTOCOLS.includes(protocol)) {
+    throw new Error(`could not load weights from ${url}: expected an http:, https:, blob: or data: URL or a path, got a ${protocol} URL`);
   }
-  return weightFiles.get(url);
-}
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`could not load weights from ${url}: HTTP ${response.status} ${response.statusText}`);
+  return response.arrayBuffer();
+});
 
 /**
  * Read a weights file for heads over the token features: .safetensors or JSON. A file that does
@@ -37,7 +32,7 @@ export function readWeightsFile(bytes, fileName, { width, numHeads } = {}) {
   try {
     file = loadStateDictFile(bytes, { fileName, numHeads });
   } catch (error) {
-    if (numHeads !== undefined || !/number of heads is not in the file/.test(error.message)) throw error;
+    if (numHeads !== undefined || error.code !== NUM_HEADS_MISSING) throw error;
     file = loadStateDictFile(bytes, { fileName, numHeads: 8 });
     note = ' The file does not say how many heads it has; read as 8.';
   }

@@ -5,10 +5,11 @@
 // of web/data/roles/ (the table `npm run roles -- --write` computed, or recomputed here), and a
 // head is named only where a test could have refuted it.
 import { loadEncoder } from '../lib/encoder.js';
+import { loadOnce } from '../lib/load-once.js';
 import { EXAMPLES } from './examples.js';
 import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
-import { measureHead, pieceText, pieceWords, wordTexts } from '../roles/evaluate.js';
+import { measureHead, pieceText, wordTexts } from '../roles/evaluate.js';
 import { PRETRAINED_ROLES_URL, fetchData, pretrainedRoles } from '../roles/measure.js';
 import { evidenceText } from '../roles/table.js';
 import { labelName } from '../roles/vocabulary.js';
@@ -92,11 +93,10 @@ export class PretrainedSource {
     const example = typeof input === 'number' ? input : EXAMPLES.findIndex((e) => e.text === input);
     const text = typeof input === 'number' ? EXAMPLES[input].text : String(input);
     if (!text.trim()) throw new Error('Type a sentence first.');
-    const { pieces, ids } = await this.encoder.tokenize(text);
-    if (pieces.length === 0) throw new Error('The model\'s tokenizer found no pieces in that text.');
-    if (pieces.length > this.maxTokens) throw tooManyTokens(pieces.length, this.maxTokens, 'pieces', 'the model\'s tokenizer splits words into pieces from its vocabulary of 8,000');
-    const encoding = await this.encoder.encode(text);
-    const words = pieceWords(pieces);
+    const encoding = await this.encoder.encode(text, { truncate: true });
+    const { pieces, ids, words, totalTokens } = encoding;
+    if (totalTokens === 0) throw new Error('The model\'s tokenizer found no pieces in that text.');
+    if (totalTokens > this.maxTokens) throw tooManyTokens(totalTokens, this.maxTokens, 'pieces', 'the model\'s tokenizer splits words into pieces from its vocabulary of 8,000');
     const tokens = pieces.map((piece, i) => ({
       text: pieceText(piece), tag: `#${ids[i]}`, word: words[i], piece,
       details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, piece.startsWith('▁') ? 'starts a word' : 'continues a word'],
@@ -168,7 +168,7 @@ export class PretrainedSource {
         : `Not named: ${evidenceText(e, this.roles.rule)}.` };
     }
     const pieces = sentence.tokens.map((t) => t.piece);
-    const tokenWord = pieceWords(pieces);
+    const tokenWord = sentence.tokens.map((t) => t.word);  // the core's words
     const words = wordTexts(pieces, tokenWord);
     const m = measureHead(map, { tokens: pieces, tokenWord, words, nominal: words.map(() => false), subjects: null, instances: [] });
     const r = m.roles[e.label];
@@ -213,27 +213,12 @@ export class PretrainedSource {
 }
 
 // One encoder and one measurement of its heads for every PretrainedSource of the page.
-const encoders = new Map();
-function sharedEncoder(modelUrl, dtype, onProgress) {
-  const key = `${modelUrl} ${dtype}`;
-  if (!encoders.has(key)) {
-    const promise = loadEncoder({ modelUrl, dtype, onProgress });
-    promise.catch(() => encoders.delete(key));
-    encoders.set(key, promise);
-  }
-  return encoders.get(key);
-}
+const encoders = loadOnce((_, modelUrl, dtype, onProgress) => loadEncoder({ modelUrl, dtype, onProgress }));
+const sharedEncoder = (modelUrl, dtype, onProgress) => encoders(`${modelUrl} ${dtype}`, modelUrl, dtype, onProgress);
 
 // The table `npm run roles -- --write` computed (web/data/roles/pretrained-roles.json), fetched once a page.
-const tables = new Map();
-function sharedRoles(url) {
-  if (!tables.has(url)) {
-    const promise = fetch(url).then(async (response) => {
-      if (!response.ok) throw new Error(`The heads' table could not be loaded from ${new URL(url).pathname}: HTTP ${response.status} (npm run roles -- --write writes it).`);
-      return response.json();
-    });
-    promise.catch(() => tables.delete(url));
-    tables.set(url, promise);
-  }
-  return tables.get(url);
-}
+const sharedRoles = loadOnce(async (url) => {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`The heads' table could not be loaded from ${new URL(url).pathname}: HTTP ${response.status} (npm run roles -- --write writes it).`);
+  return response.json();
+});

@@ -3,6 +3,7 @@
 // WebAssembly module through web/lib/train.js; their statistics from the main core. Head names
 // come from the one rule of web/roles/evaluate.js (every source with learned heads), on the
 // grammar's sentences (web/roles/measure.js trainedRoles).
+import { loadOnce } from '../lib/load-once.js';
 import { loadTrainer, RELATIONS } from '../lib/train.js';
 import { grammarSentence, trainedRoles } from '../roles/measure.js';
 import { measureHead } from '../roles/evaluate.js';
@@ -46,20 +47,13 @@ export function ruleHead(roles, layer, head) {
 export { evidenceText };
 
 // One training module and one evaluation for every TrainedSource of the page.
-let shared = null;
-function loadShared() {
-  if (!shared) {
-    shared = (async () => {
-      const trainer = await loadTrainer({ seed: 1, heldOut: HELD_OUT });
-      const response = await fetch(TRAINED_WEIGHTS);
-      if (!response.ok) throw new Error(`The trained weights could not be loaded from ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}.`);
-      trainer.loadWeights(new Uint8Array(await response.arrayBuffer()));
-      return { trainer, evaluation: trainer.evaluate(), roles: await trainedRoles(trainer, { evidence: true }) };
-    })();
-    shared.catch(() => { shared = null; });
-  }
-  return shared;
-}
+const loadShared = loadOnce(async () => {
+  const trainer = await loadTrainer({ seed: 1, heldOut: HELD_OUT });
+  const response = await fetch(TRAINED_WEIGHTS);
+  if (!response.ok) throw new Error(`The trained weights could not be loaded from ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}.`);
+  trainer.loadWeights(new Uint8Array(await response.arrayBuffer()));
+  return { trainer, evaluation: trainer.evaluate(), roles: await trainedRoles(trainer, { evidence: true }) };
+});
 
 export class TrainedSource {
   /** @param {{ layer?: number }} [o] */

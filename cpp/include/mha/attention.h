@@ -3,14 +3,14 @@
 // F.scaled_dot_product_attention(enable_gqa=True)).
 //
 // Shapes use PyTorch's letters: N batch, L target (query) length, S source (key) length,
-// E embed_dim, H num_heads, G num_kv_heads, hd = E / H head_dim.
+// E embed_dim, H num_heads, G num_kv_heads, hd = E / H head_dim, O out_dim (E unless set).
 //
 //   query (N, L, E)  or (L, N, E) when !batch_first, or (L, E) unbatched
 //   key   (N, S, kdim) ...                            or (S, kdim)
 //   value (N, S, vdim) ...                            or (S, vdim)
 //   key_padding_mask (N, S) or (S) unbatched; bool: true = ignore that key; float: added
 //   attn_mask (L, S) or (N*H, L, S) (index n*H + h); bool: true = not allowed; float: added
-//   output (N, L, E) / (L, N, E) / (L, E); weights (N, L, S) averaged or (N, H, L, S)
+//   output (N, L, O) / (L, N, O) / (L, O); weights (N, L, S) averaged or (N, H, L, S)
 //
 // The order of the math is PyTorch's: in-projection with bias; q scaled by 1/sqrt(hd); masks
 // added; row softmax; weights . V; heads concatenated; out-projection. Masks are merged as in
@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,13 @@ struct Config {
   bool add_bias_kv = false;
   bool add_zero_attn = false;
   bool batch_first = false;
+  // The out-projection's width: W_O is (out_dim, embed_dim), its bias (out_dim), the output's
+  // last dimension out_dim. Not set: embed_dim, as nn.MultiheadAttention has it.
+  std::optional<int64_t> out_dim;
 };
+
+// Product of a shape's dimensions, or -1 if one is negative or the product passes 2^53.
+int64_t checked_numel(const Shape& shape);
 
 // A borrowed float buffer with its declared shape; length is the number of floats actually
 // supplied, checked against the shape's product.
@@ -73,8 +80,8 @@ struct ForwardOptions {
   bool average_attn_weights = true;
   bool is_causal = false;             // used only when no attn_mask is given
   bool return_head_outputs = false;   // head_i before concatenation: (N, H, L, hd) / (H, L, hd)
-  bool return_concat = false;         // Concat(head_1..head_H), shaped like the output
-  bool skip_out_proj = false;         // output = the concatenation (W_O skipped)
+  bool return_concat = false;         // Concat(head_1..head_H): (N, L, E) / (L, N, E) / (L, E)
+  bool skip_out_proj = false;         // output = the concatenation (W_O skipped), E wide
   std::vector<int64_t> ablate_heads;  // these heads are zeroed before W_O
   bool fully_masked_rows_zero = false;
 };
@@ -86,9 +93,19 @@ struct ForwardResult {
   Tensor concat;        // present when return_concat (after ablation)
 };
 
-// The cap on any single buffer a forward call would allocate; beyond it forward() fails with
-// kTooLarge instead of exhausting memory.
+// The cap on the memory one forward call takes (check_call_memory); beyond it forward() fails
+// with kTooLarge instead of exhausting memory.
 constexpr size_t kDefaultMemoryCapBytes = size_t{1} << 30;
+
+// A forward call's inputs without their data: their shapes, the masks' dtypes (kNone: no mask),
+// and which inputs are one buffer (the key the query's, the value the key's).
+struct CallShapes {
+  Shape query, key, value, key_padding_mask, attn_mask;
+  MaskDtype key_padding_mask_dtype = MaskDtype::kNone;
+  MaskDtype attn_mask_dtype = MaskDtype::kNone;
+  bool key_is_query = false;
+  bool value_is_key = false;
+};
 
 class MultiHeadAttention {
  public:
@@ -96,9 +113,10 @@ class MultiHeadAttention {
   // as PyTorch does, from `seed`.
   static Status Create(const Config& config, uint64_t seed, std::unique_ptr<MultiHeadAttention>* out);
 
-  const Config& config() const { return config_; }  // resolved: num_kv_heads, kdim, vdim set
+  const Config& config() const { return config_; }  // resolved: num_kv_heads, kdim, vdim, out_dim set
   int64_t head_dim() const { return head_dim_; }
   int64_t kv_dim() const { return config_.num_kv_heads * head_dim_; }
+  int64_t out_dim() const { return *config_.out_dim; }
   // in_proj_weight (3E x E) when kdim = vdim = E and G = H; else q/k/v_proj_weight.
   bool packed_in_proj() const { return packed_in_proj_; }
 
@@ -116,12 +134,20 @@ class MultiHeadAttention {
   size_t memory_cap() const { return memory_cap_bytes_; }
 
   // The checks set_parameter makes, without setting anything (so that a whole state_dict can
-  // be checked before any of it is set).
+  // be checked before any of it is set); check_parameter_shape, those of the name and shape alone.
   Status check_parameter(const std::string& name, const float* data, size_t length, const Shape& shape) const;
+  Status check_parameter_shape(const std::string& name, const Shape& shape) const;
+
+  // The memory a forward call with these inputs and options takes, in bytes: its inputs, its
+  // workspace and its outputs, against the memory cap (kTooLarge past it, the message naming
+  // each part). The shapes are checked as forward() checks them, so that a call can be refused
+  // before its data is anywhere; forward() makes the same check.
+  Status check_call_memory(const CallShapes& shapes, const ForwardOptions& options) const;
 
   // Five steps, each a private function of its own:
   //   1. validate  every shape, length, dtype, value and option, and the memory the call
-  //                needs, before anything is touched; resolves N, L, S and how to project
+  //                takes (check_call_memory), before anything is touched; resolves N, L, S
+  //                and how to project
   //   2. plan      the workspace: one offset per scratch buffer, and the thread schedule
   //   3. project   inputs to batch-first order; q, k, v by the in-projection (fused, per
   //                head or separate)
@@ -140,7 +166,9 @@ class MultiHeadAttention {
   Status validate(const TensorView& query, const TensorView& key, const TensorView& value,
                   const MaskView& key_padding_mask, const MaskView& attn_mask,
                   const ForwardOptions& options, Call* call) const;
-  Status check_memory(const Call& call) const;
+  Status resolve(const CallShapes& shapes, const ForwardOptions& options, Call* call) const;
+  Status check_memory(const CallShapes& shapes, const Call& call) const;
+  Workspace layout(const Call& call) const;
   Workspace plan(const Call& call);
   void pack_weights(const Call& call);
   Projected project(const Call& call, const Workspace& ws);
@@ -161,8 +189,8 @@ class MultiHeadAttention {
   std::vector<float> in_proj_bias_;     // (E + 2*G*hd), or empty when !bias
   std::vector<float> bias_k_;           // (G*hd), or empty when !add_bias_kv
   std::vector<float> bias_v_;
-  std::vector<float> out_proj_weight_;  // (E, E)
-  std::vector<float> out_proj_bias_;    // (E), or empty when !bias
+  std::vector<float> out_proj_weight_;  // (O, E)
+  std::vector<float> out_proj_bias_;    // (O), or empty when !bias
 
   // Scratch reused across calls, so that steady-state forwards do not allocate.
   std::vector<float> workspace_;

@@ -11,8 +11,8 @@
 //       timing[t] = [sin(t·f_k) for k] ++ [cos(t·f_k) for k], f = timing.inv_timescales
 //   per layer l:
 //     a   = MultiHeadAttention_l(LayerNorm1_l(x))    weights (H, T, T), heads (H, T, hd),
-//                                                     concat (T, E_l) (W_O not applied there)
-//     o   = concat · W_Oᵀ + b_O                                                    (T, out_l)
+//                                                     concat (T, E_l), output o (T, out_l):
+//         o = concat · W_Oᵀ + b_O, W_O (out_l, E_l) (the attention's out_dim is out_l)
 //     x   = o + (out_l == E_l ? x : x · W_Rᵀ + b_R)        (the residual widened when needed)
 //     x   = x + linear2(relu(linear1(LayerNorm2_l(x))))                            (T, out_l)
 //   embedding = l2_normalize(tanh(pooler(mean_t x)))                               (output_dim)
@@ -40,7 +40,7 @@ namespace mha {
 // Tokenizer
 
 // The tokens of one text. Piece i is text[piece_begin[i], piece_end[i]); words[i] is the index
-// of the word it belongs to (a piece that starts with "▁" begins a word).
+// of the word it belongs to (words_of_pieces).
 struct Tokens {
   std::vector<int32_t> ids;
   std::u32string text;  // what the pieces are cut from: "▁" + NFKC(input), spaces as "▁"
@@ -64,6 +64,9 @@ class Tokenizer {
   size_t vocab_size() const { return pieces_.size(); }
   const std::u32string& piece(int32_t id) const { return pieces_[static_cast<size_t>(id)]; }
 
+  // A text of `count` code points (or of `count` UTF-16 units, which bound them) against
+  // kMaxCodePoints: kTooLarge past it. tokenize() makes the same check.
+  static Status check_text_size(size_t count);
   // Any code points up to 0x10FFFF, lone surrogates included.
   Status tokenize(const char32_t* code_points, size_t count, Tokens* out) const;
   // Well-formed UTF-8 (anything else is refused with the offset of the first bad byte).
@@ -92,7 +95,10 @@ class Tokenizer {
   std::vector<Edge> edges_;             // each node's edges, sorted by code point
 };
 
-// The word index of each piece, from the pieces' first code points.
+// The word index of each piece. A piece begins a word when it is the first, when it starts with
+// "▁", when it is all punctuation or symbols (Unicode P* and S*, its leading "▁" aside), or when
+// the piece before it is: "▁The ▁ma t ▁is ▁red ." is five words (0 1 1 2 3 4), "▁( cat ) ▁ok"
+// four (0 1 2 3).
 void words_of_pieces(const Tokens& tokens, std::vector<int32_t>* words);
 
 // ---------------------------------------------------------------------------------------------
@@ -116,6 +122,7 @@ struct EncoderConfig {
 
 struct EncodeOptions {
   std::vector<std::pair<int64_t, int64_t>> ablate;  // (layer, head) pairs switched off
+  bool truncate = false;  // more than max_tokens ids: encode the first max_tokens, not refuse
 };
 
 struct EncoderLayerResult {
@@ -142,12 +149,20 @@ class Encoder {
   // Every parameter's PyTorch name, in the order of the forward pass.
   std::vector<std::string> parameter_names() const;
   Status parameter_shape(const std::string& name, Shape* shape) const;
+  // The name and the shape set_parameter checks, before any data.
+  Status check_parameter_shape(const std::string& name, const Shape& shape) const;
   Status set_parameter(const std::string& name, const float* data, size_t length, const Shape& shape);
   Status get_parameter(const std::string& name, Tensor* out) const;
   // Names not set yet (empty when the encoder can run).
   std::vector<std::string> missing_parameters() const;
+  // A layer's attention parameter by nn.MultiheadAttention's name: in_proj_weight, in_proj_bias,
+  // out_proj.weight (W_O, (out, E)), out_proj.bias.
+  Status attention_parameter(int64_t layer, const std::string& name, Tensor* out) const;
 
-  // ids[0 .. count), each 0 <= id < vocab_size, count <= max_tokens.
+  // How many of `count` tokens encode() takes: all of them, or with truncate at most max_tokens.
+  size_t tokens_kept(size_t count, bool truncate) const;
+  // ids[0 .. count), each 0 <= id < vocab_size; count <= max_tokens unless options.truncate
+  // (then the first max_tokens are encoded).
   Status encode(const int32_t* ids, size_t count, const EncodeOptions& options, EncodeResult* result);
 
  private:
@@ -161,8 +176,7 @@ class Encoder {
     bool keep_transposed = false;
   };
   struct LayerState {
-    std::unique_ptr<MultiHeadAttention> attention;  // in_proj; out_proj too when out == E
-    Linear out_proj;                                // W_O when out != E (applied to the concat)
+    std::unique_ptr<MultiHeadAttention> attention;  // in_proj and out_proj (out, E)
     Linear residual_proj;                           // when out != E
     Linear linear1, linear2;
     std::vector<float> norm1_weight, norm1_bias, norm2_weight, norm2_bias;

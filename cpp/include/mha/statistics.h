@@ -67,4 +67,9 @@ Status head_similarity(const TensorView& weights, std::vector<double>* jsd_hh);
 Status js_divergence(const TensorView& a, const TensorView& b, std::vector<double>* per_row,
                      double* mean);
 
+// The maps a statistics call is given (a named a_name in messages; b, named b, may be null),
+// against kDefaultMemoryCapBytes, before they are anywhere: kTooLarge naming the map that takes
+// them past it.
+Status check_maps_memory(const Shape& a, const char* a_name, const Shape* b);
+
 }  // namespace mha

@@ -1,9 +1,10 @@
 // Encoder::encode reads like the header's list of steps: validate, embed, each layer (norm,
-// attend, project, add, feed forward), pool. Attention is MultiHeadAttention::forward on the
-// normalised stream (self-attention, unbatched (T, E), per-head weights); when a layer's W_O
-// widens the stream (out != E) it is applied here to the concatenation the forward returns.
+// attend, add, feed forward), pool. Attention is MultiHeadAttention::forward on the normalised
+// stream (self-attention, unbatched (T, E), per-head weights), its W_O (out, E) the layer's:
+// out_dim is the layer's out_dim.
 #include "mha/encoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -26,11 +27,7 @@ std::string shape_text(const Shape& shape) {
   return text + "]";
 }
 
-size_t numel(const Shape& shape) {
-  size_t n = 1;
-  for (int64_t d : shape) n *= static_cast<size_t>(d);
-  return n;
-}
+size_t numel(const Shape& shape) { return static_cast<size_t>(checked_numel(shape)); }
 
 Tensor make_tensor(Shape shape) {
   Tensor t;
@@ -76,13 +73,14 @@ Status Encoder::Create(const EncoderConfig& config, std::unique_ptr<Encoder>* ou
     Config attention;
     attention.embed_dim = layers[l].embed_dim;
     attention.num_heads = layers[l].num_heads;
+    attention.out_dim = layers[l].out_dim;
     MHA_RETURN_IF_ERROR(MultiHeadAttention::Create(attention, 0, &encoder->layers_[l].attention));
   }
   for (size_t l = 0; l < layers.size(); ++l) {
     const EncoderLayerConfig& c = layers[l];
     LayerState& s = encoder->layers_[l];
-    s.out_proj.out = s.residual_proj.out = c.out_dim;
-    s.out_proj.in = s.residual_proj.in = c.embed_dim;
+    s.residual_proj.out = c.out_dim;
+    s.residual_proj.in = c.embed_dim;
     s.linear1.out = c.ffn_dim;
     s.linear1.in = c.out_dim;
     s.linear2.out = c.out_dim;
@@ -148,9 +146,6 @@ Status Encoder::find(const std::string& name, Slot* slot) const {
     if (widens && (rest == "residual_proj.weight" || rest == "residual_proj.bias")) {
       return linear(&s.residual_proj, rest == "residual_proj.weight");
     }
-    if (widens && (rest == "self_attn.out_proj.weight" || rest == "self_attn.out_proj.bias")) {
-      return linear(&s.out_proj, rest == "self_attn.out_proj.weight");
-    }
     const std::string attention_prefix = "self_attn.";
     if (rest.compare(0, attention_prefix.size(), attention_prefix) == 0) {
       const std::string inner = rest.substr(attention_prefix.size());
@@ -173,13 +168,20 @@ Status Encoder::parameter_shape(const std::string& name, Shape* shape) const {
   return Status::Ok();
 }
 
-Status Encoder::set_parameter(const std::string& name, const float* data, size_t length, const Shape& shape) {
-  Slot slot;
-  MHA_RETURN_IF_ERROR(find(name, &slot));
-  if (shape != slot.shape) {
-    return Status(StatusCode::kShapeMismatch, "parameter '" + name + "': expected shape " + shape_text(slot.shape) + ", got " +
+Status Encoder::check_parameter_shape(const std::string& name, const Shape& shape) const {
+  Shape expected;
+  MHA_RETURN_IF_ERROR(parameter_shape(name, &expected));
+  if (shape != expected) {
+    return Status(StatusCode::kShapeMismatch, "parameter '" + name + "': expected shape " + shape_text(expected) + ", got " +
                                                   shape_text(shape));
   }
+  return Status::Ok();
+}
+
+Status Encoder::set_parameter(const std::string& name, const float* data, size_t length, const Shape& shape) {
+  MHA_RETURN_IF_ERROR(check_parameter_shape(name, shape));
+  Slot slot;
+  find(name, &slot);
   if (length != numel(shape) || (length > 0 && data == nullptr)) {
     return Status(StatusCode::kLengthMismatch, "parameter '" + name + "': shape " + shape_text(shape) + " needs " +
                                                    std::to_string(numel(shape)) + " values, got " + std::to_string(length));
@@ -218,6 +220,16 @@ Status Encoder::get_parameter(const std::string& name, Tensor* out) const {
   return Status::Ok();
 }
 
+Status Encoder::attention_parameter(int64_t layer, const std::string& name, Tensor* out) const {
+  if (layer < 0 || layer >= static_cast<int64_t>(config_.layers.size())) {
+    return Status(StatusCode::kInvalidArgument, "layer " + std::to_string(layer) + " is out of range; expected a layer from 0 to " +
+                                                    std::to_string(config_.layers.size() - 1));
+  }
+  Shape shape;
+  MHA_RETURN_IF_ERROR(layers_[static_cast<size_t>(layer)].attention->parameter_shape(name, &shape));
+  return get_parameter("layers." + std::to_string(layer) + ".self_attn." + name, out);
+}
+
 std::vector<std::string> Encoder::missing_parameters() const {
   std::vector<std::string> missing;
   for (const std::string& name : parameter_names()) {
@@ -232,19 +244,21 @@ Status Encoder::validate(const int32_t* ids, size_t count, const EncodeOptions& 
     return Status(StatusCode::kInvalidArgument, "the encoder's weights are not loaded: " + std::to_string(missing.size()) +
                                                     " parameters unset, the first '" + missing[0] + "'");
   }
-  if (count > static_cast<size_t>(config_.max_tokens)) {
-    return Status(StatusCode::kTooLarge, std::to_string(count) + " tokens: the model takes at most " +
-                                             std::to_string(config_.max_tokens));
+  const std::string max = std::to_string(config_.max_tokens);
+  if (tokens_kept(count, options.truncate) > static_cast<size_t>(config_.max_tokens)) {
+    return Status(StatusCode::kTooLarge, std::to_string(count) + " tokens; the model takes at most " + max +
+                                             ". Shorten the text, or pass truncate to use its first " + max + " tokens");
   }
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = 0; i < tokens_kept(count, options.truncate); ++i) {
     if (ids[i] < 0 || ids[i] >= config_.vocab_size) {
-      return Status(StatusCode::kInvalidArgument, "id " + std::to_string(i) + " is " + std::to_string(ids[i]) +
-                                                      "; expected 0 to " + std::to_string(config_.vocab_size - 1));
+      return Status(StatusCode::kInvalidArgument, "ids[" + std::to_string(i) + "] is " + std::to_string(ids[i]) +
+                                                      "; expected an id from 0 to " + std::to_string(config_.vocab_size - 1));
     }
   }
   for (const auto& [layer, head] : options.ablate) {
     if (layer < 0 || layer >= static_cast<int64_t>(config_.layers.size())) {
-      return Status(StatusCode::kInvalidArgument, "ablate: layer " + std::to_string(layer) + " is out of range; expected 0 to " +
+      return Status(StatusCode::kInvalidArgument, "ablate: layer " + std::to_string(layer) +
+                                                      " is out of range; expected a layer from 0 to " +
                                                       std::to_string(config_.layers.size() - 1));
     }
     const int64_t heads = config_.layers[static_cast<size_t>(layer)].num_heads;
@@ -272,36 +286,28 @@ Status Encoder::run_layer(size_t l, const std::vector<int64_t>& ablated, int64_t
   // 1. LayerNorm before attention: normed_ (T, E)
   normed_.resize(static_cast<size_t>(T * E));
   encoder::layer_norm(normed_.data(), x->data(), s.norm1_weight.data(), s.norm1_bias.data(), config_.layer_norm_eps, T, E);
-  // 2. Self-attention: weights (H, T, T), head outputs (H, T, hd), concat (T, E)
+  // 2. Self-attention: weights (H, T, T), head outputs (H, T, hd), concat (T, E), output (T, D)
   const TensorView stream{normed_.data(), normed_.size(), {T, E}};
   ForwardOptions options;
   options.need_weights = true;
   options.average_attn_weights = false;
   options.return_head_outputs = true;
   options.return_concat = true;
-  options.skip_out_proj = widens;
   options.ablate_heads = ablated;
   ForwardResult attended;
   MHA_RETURN_IF_ERROR(s.attention->forward(stream, stream, stream, MaskView(), MaskView(), options, &attended));
   out->weights = std::move(attended.weights);
   out->head_outputs = std::move(attended.head_outputs);
   out->concat = std::move(attended.concat);
-  // 3. W_O: attention_output (T, D)
-  if (widens) {
-    out->attention_output = make_tensor({T, D});
-    kernels::linear_packed(out->attention_output.data.data(), out->concat.data.data(), s.out_proj.packed.data(),
-                           s.out_proj.bias.data(), T, D, E);
-  } else {
-    out->attention_output = std::move(attended.output);
-  }
-  // 4. Residual add, the residual widened to D when needed: x (T, D)
+  out->attention_output = std::move(attended.output);  // (T, D): concat · W_Oᵀ + b_O
+  // 3. Residual add, the residual widened to D when needed: x (T, D)
   if (widens) {
     widened_.resize(static_cast<size_t>(T * D));
     kernels::linear_packed(widened_.data(), x->data(), s.residual_proj.packed.data(), s.residual_proj.bias.data(), T, D, E);
     x->swap(widened_);
   }
   encoder::add_inplace(x->data(), out->attention_output.data.data(), T * D);
-  // 5. Feed forward on the normalised stream: x += linear2(relu(linear1(LayerNorm2(x))))
+  // 4. Feed forward on the normalised stream: x += linear2(relu(linear1(LayerNorm2(x))))
   normed_.resize(static_cast<size_t>(T * D));
   encoder::layer_norm(normed_.data(), x->data(), s.norm2_weight.data(), s.norm2_bias.data(), config_.layer_norm_eps, T, D);
   ffn_hidden_.resize(static_cast<size_t>(T * F));
@@ -329,10 +335,14 @@ void Encoder::pool(const std::vector<float>& x, int64_t T, Tensor* embedding) co
   encoder::l2_normalize_inplace(embedding->data.data(), P);
 }
 
+size_t Encoder::tokens_kept(size_t count, bool truncate) const {
+  return truncate ? std::min(count, static_cast<size_t>(config_.max_tokens)) : count;
+}
+
 Status Encoder::encode(const int32_t* ids, size_t count, const EncodeOptions& options, EncodeResult* result) {
   // 1. Validate
   MHA_RETURN_IF_ERROR(validate(ids, count, options));
-  const int64_t T = static_cast<int64_t>(count);
+  const int64_t T = static_cast<int64_t>(tokens_kept(count, options.truncate));
   EncodeResult r;
   r.layers.resize(config_.layers.size());
   // 2. Embed: x (T, E_0)

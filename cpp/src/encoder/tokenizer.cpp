@@ -17,6 +17,7 @@
 #include <string>
 
 #include "encoder/nfkc.h"
+#include "encoder/punctuation_table.h"
 #include "mha/encoder.h"
 
 namespace mha {
@@ -77,6 +78,24 @@ void prepare(const char32_t* in, size_t count, std::u32string* text) {
   for (char32_t c : normalized) text->push_back(c == U' ' ? Tokenizer::kWordBoundary : c);
 }
 
+bool is_punctuation_or_symbol(char32_t c) {
+  const encoder::CodePointRange* end = encoder::kPunctuationRanges + encoder::kNumPunctuationRanges;
+  const encoder::CodePointRange* range =
+      std::upper_bound(encoder::kPunctuationRanges, end, c, [](char32_t v, const encoder::CodePointRange& r) { return v < r.first; });
+  return range != encoder::kPunctuationRanges && c <= (range - 1)->last;
+}
+
+// Whether text[begin, end) is all punctuation or symbols once the "▁" that starts it is set
+// aside (a piece that is only "▁" is itself a symbol).
+bool is_punctuation_piece(const std::u32string& text, int32_t begin, int32_t end) {
+  if (end - begin > 1 && text[static_cast<size_t>(begin)] == Tokenizer::kWordBoundary) ++begin;
+  if (begin >= end) return false;
+  for (int32_t k = begin; k < end; ++k) {
+    if (!is_punctuation_or_symbol(text[static_cast<size_t>(k)])) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string Tokens::piece_utf8(size_t i) const {
@@ -88,11 +107,14 @@ std::string Tokens::piece_utf8(size_t i) const {
 void words_of_pieces(const Tokens& tokens, std::vector<int32_t>* words) {
   words->clear();
   int32_t word = -1;
+  bool after_punctuation = false;
   for (size_t i = 0; i < tokens.piece_begin.size(); ++i) {
-    const bool starts_word = tokens.piece_end[i] > tokens.piece_begin[i] &&
-                             tokens.text[static_cast<size_t>(tokens.piece_begin[i])] == Tokenizer::kWordBoundary;
-    if (starts_word || word < 0) ++word;
+    const int32_t begin = tokens.piece_begin[i], end = tokens.piece_end[i];
+    const bool marked = end > begin && tokens.text[static_cast<size_t>(begin)] == Tokenizer::kWordBoundary;
+    const bool punctuation = is_punctuation_piece(tokens.text, begin, end);
+    if (word < 0 || marked || punctuation || after_punctuation) ++word;
     words->push_back(word);
+    after_punctuation = punctuation;
   }
 }
 
@@ -198,11 +220,14 @@ void Tokenizer::viterbi(const std::u32string& text, std::vector<int32_t>* chosen
   }
 }
 
+Status Tokenizer::check_text_size(size_t count) {
+  if (count <= kMaxCodePoints) return Status::Ok();
+  return Status(StatusCode::kTooLarge, "a text of " + std::to_string(count) + " characters: at most " +
+                                           std::to_string(kMaxCodePoints) + " are tokenized");
+}
+
 Status Tokenizer::tokenize(const char32_t* code_points, size_t count, Tokens* out) const {
-  if (count > kMaxCodePoints) {
-    return Status(StatusCode::kTooLarge, "text of " + std::to_string(count) + " code points: at most " +
-                                             std::to_string(kMaxCodePoints) + " are tokenized");
-  }
+  MHA_RETURN_IF_ERROR(check_text_size(count));
   for (size_t i = 0; i < count; ++i) {
     if (code_points[i] > 0x10FFFF) {
       return invalid("code point " + std::to_string(i) + " is " + std::to_string(static_cast<uint32_t>(code_points[i])) +
@@ -248,7 +273,7 @@ Status Tokenizer::from_ids(const int32_t* ids, size_t count, Tokens* out) const 
   Tokens tokens;
   for (size_t i = 0; i < count; ++i) {
     if (ids[i] < 0 || static_cast<size_t>(ids[i]) >= pieces_.size()) {
-      return invalid("id " + std::to_string(i) + " is " + std::to_string(ids[i]) + "; expected 0 to " +
+      return invalid("ids[" + std::to_string(i) + "] is " + std::to_string(ids[i]) + "; expected an id from 0 to " +
                      std::to_string(pieces_.size() - 1));
     }
     const std::u32string& p = pieces_[static_cast<size_t>(ids[i])];

@@ -163,14 +163,14 @@ int main(int argc, char** argv) {
     else if (flag == "--json") json = true;
     else usage("unknown option \"" + flag + "\"");
   }
-  config.min_learning_rate = config.learning_rate / 10;
 
-  ModelConfig model_config;
-  const Grammar grammar = grammar_of(config);
-  model_config.vocab_size = grammar.vocab_size();
-  model_config.context = Grammar::kMaxLength;
-  const std::vector<Sentence> held_out = held_out_sentences(grammar, eval_count);
-  Trainer trainer(model_config, config, held_out);
+  TrainingRun run;
+  const mha::Status started = start_training(config, eval_count, &run);
+  if (!started.ok()) usage(started.message());
+  Trainer& trainer = *run.trainer;
+  const Grammar& grammar = trainer.grammar();
+  const ModelConfig& model_config = trainer.model().config();
+  const std::vector<Sentence>& held_out = run.held_out;
   std::printf("training seed %llu: %zu parameters, vocabulary %d, %d steps of %d sentences, lr %g\n",
               static_cast<unsigned long long>(config.seed), parameter_count(model_config), model_config.vocab_size,
               config.steps, config.batch_size, config.learning_rate);

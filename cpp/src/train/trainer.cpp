@@ -49,6 +49,17 @@ std::vector<Sentence> held_out_sentences(const Grammar& grammar, int count) {
   return sentences;
 }
 
+Status start_training(const TrainConfig& config, int held_out, TrainingRun* run) {
+  MHA_RETURN_IF_ERROR(check_settings(config, held_out));
+  const Grammar grammar = grammar_of(config);
+  ModelConfig model_config;
+  model_config.vocab_size = grammar.vocab_size();
+  model_config.context = Grammar::kMaxLength;
+  run->held_out = held_out_sentences(grammar, held_out);
+  run->trainer = std::make_unique<Trainer>(model_config, config, run->held_out);
+  return Status::Ok();
+}
+
 std::vector<QueryPlace> query_places(Relation relation) {
   switch (relation) {
     case Relation::kPrevious: return {{0, "token"}};
@@ -226,7 +237,7 @@ Trainer::Trainer(const ModelConfig& model_config, const TrainConfig& config, con
 
 double Trainer::current_learning_rate() const {
   return learning_rate(steps_done_, config_.warmup_steps, config_.steps, config_.learning_rate,
-                       config_.min_learning_rate);
+                       config_.min_learning_rate());
 }
 
 double Trainer::step() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -17,8 +18,7 @@ struct TrainConfig {
   uint64_t seed = 1;
   int steps = 8000;
   int batch_size = 32;
-  double learning_rate = 5e-3;
-  double min_learning_rate = 5e-4;
+  double learning_rate = 5e-3;  // the peak; the cosine schedule ends at min_learning_rate()
   int warmup_steps = 100;
   double weight_decay = 0.01;  // AdamW's decoupled decay (at 0.1 the pronoun and verb heads fade: docs/training.md)
   double embedding_weight_decay = -1;  // weight decay on wte and wpe (< 0: weight_decay, as the matrices)
@@ -37,6 +37,8 @@ struct TrainConfig {
     i.split_channels = true;
     return i;
   }();
+
+  double min_learning_rate() const { return learning_rate / 10; }
 };
 
 // The grammar the config trains on (its repeat length, same-number share and lead share).
@@ -53,6 +55,19 @@ std::vector<ParameterSpec> optimizer_specs(const ModelConfig& model_config, cons
 // The held-out sentences: one fixed stream, the same for every seed. The trainer never sees
 // a sentence of this set (its token sequence is excluded from the training stream).
 std::vector<Sentence> held_out_sentences(const Grammar& grammar, int count);
+
+class Trainer;
+
+// What a training run starts from, made from its config: the held-out sentences and a trainer
+// (the grammar of the config, a model sized for its vocabulary and longest sentence, AdamW).
+struct TrainingRun {
+  std::vector<Sentence> held_out;
+  std::unique_ptr<Trainer> trainer;
+};
+
+// check_settings, then the run, `held_out` sentences held out: the set-up of `npm run train`
+// (train_main.cpp) and of the train view (TrainSession) alike.
+Status start_training(const TrainConfig& config, int held_out, TrainingRun* run);
 
 // Queries where a relation is measured: the link's own query position (offset 0) and, for the
 // verb and the pronoun, the token before it (offset -1: where the model must predict the verb's
@@ -105,7 +120,7 @@ class Trainer {
   double steps(int count);
   int steps_done() const { return steps_done_; }
   double current_learning_rate() const;
-  void set_learning_rate(double peak) { config_.learning_rate = peak; config_.min_learning_rate = peak / 10; }
+  void set_learning_rate(double peak) { config_.learning_rate = peak; }
 
   Model<float>& model() { return model_; }
   const Grammar& grammar() const { return grammar_; }

@@ -1,0 +1,171 @@
+// Hugging Face checkpoints in WebAssembly (web/lib/models.js, mha_models.wasm): the golden
+// models of scripts/hf_reference.py give PyTorch's attention weights (within 1e-5) and logits
+// (within 1e-4) for every dtype's file, and GPT-2's head importance (within 1e-4); the C++ tokenizers in the module give the reference's
+// ids (@huggingface/tokenizers, tests/golden/models/tokenizer_cases.json) on every case; bad
+// files are refused with messages naming the file and the field; npm run model prints one
+// JSON object per line.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadModel, MODEL_LIMITS } from '../../web/lib/models.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const DIR = path.join(ROOT, 'tests', 'golden', 'models');
+const NAMES = ['gpt2-tied', 'gpt2-untied', 'gpt2-one-head', 'bert-mlm', 'bert-base-model', 'bert-untied', 'nanogpt-char'];
+const read = (...parts) => fs.readFileSync(path.join(DIR, ...parts));
+
+function maxError(got, expected) {
+  assert.equal(got.length, expected.length);
+  let worst = 0;
+  for (let i = 0; i < got.length; ++i) {
+    const e = Math.abs(got[i] - expected[i]);
+    worst = Number.isNaN(e) ? Infinity : Math.max(worst, e);
+  }
+  return worst;
+}
+
+test('every golden model and dtype matches PyTorch in WebAssembly', async () => {
+  for (const name of NAMES) {
+    const golden = JSON.parse(read(`${name}.golden.json`));
+    for (const [dtype, entry] of Object.entries(golden.dtypes)) {
+      const files = { 'config.json': read(name, 'config.json'), [entry.file]: read(name, entry.file), 'tokenizer.json': read(name, 'tokenizer.json') };
+      const model = await loadModel(files);
+      let worstWeights = 0, worstLogits = 0, worstImportance = -1;
+      for (const run of entry.runs) {
+        assert.deepEqual(model.encode(run.text), run.ids, `${name}: the ids of ${run.text}`);
+        const r = model.run(run.text);
+        assert.equal(r.layers.length, run.attentions.length);
+        r.layers.forEach((layer, l) => {
+          assert.deepEqual(layer.weights.shape, [model.config.numHeads, run.ids.length, run.ids.length]);
+          const e = maxError(layer.weights.data, run.attentions[l]);
+          assert.ok(e <= 1e-5, `${name} ${dtype} layer ${l}: attention weights off by ${e}`);
+          worstWeights = Math.max(worstWeights, e);
+        });
+        if (run.head_importance) {
+          const importance = model.headImportance(run.ids);
+          assert.deepEqual(importance.shape, [model.config.numLayers, model.config.numHeads]);
+          const e = maxError(importance.data, run.head_importance);
+          assert.ok(e <= 1e-4, `${name} ${dtype}: head importance off by ${e}`);
+          worstImportance = Math.max(worstImportance, e);
+        }
+        if (run.logits) {
+          const V = model.config.vocabSize;
+          const rows = run.logit_positions.flatMap((p) => Array.from(r.logits.data.subarray(p * V, (p + 1) * V)));
+          const e = maxError(rows, run.logits);
+          assert.ok(e <= 1e-4, `${name} ${dtype}: logits off by ${e}`);
+          worstLogits = Math.max(worstLogits, e);
+        } else {
+          assert.equal(r.logits, null);
+          const e = Math.max(maxError(r.hidden.data, run.last_hidden_state), maxError(r.pooled.data, run.pooler_output));
+          assert.ok(e <= 1e-4, `${name} ${dtype}: outputs off by ${e}`);
+          worstLogits = Math.max(worstLogits, e);
+        }
+      }
+      console.log(`    ${name} ${dtype}: attention weights max error ${worstWeights.toExponential(2)}, logits/outputs ${worstLogits.toExponential(2)}${worstImportance >= 0 ? `, head importance ${worstImportance.toExponential(2)}` : ''}`);
+      model.dispose();
+    }
+  }
+});
+
+test('the C++ tokenizers give the reference ids on every committed case', async () => {
+  const cases = JSON.parse(read('tokenizer_cases.json'));
+  let total = 0, matched = 0;
+  for (const [name, { cases: list }] of Object.entries(cases.tokenizers)) {
+    // any model's config and weights; the tokenizer under test
+    const model = await loadModel({
+      'config.json': read('gpt2-one-head', 'config.json'), 'model.safetensors': read('gpt2-one-head', 'model.safetensors'),
+      'tokenizer.json': read('tokenizers', name, 'tokenizer.json'),
+    });
+    for (const c of list) {
+      total += 1;
+      const ids = model.encode(c.text);
+      if (JSON.stringify(ids) === JSON.stringify(c.ids)) matched += 1;
+      else assert.fail(`${name} on ${JSON.stringify(c.text)}: ${model.tokens(ids).join('|')} vs ${model.tokens(c.ids).join('|')}`);
+    }
+    model.dispose();
+  }
+  console.log(`    ${matched} of ${total} cases match @huggingface/tokenizers`);
+  assert.ok(total >= 80);
+});
+
+test('a folder on disk opens, and run() takes ids, ablation and gives top-k', async () => {
+  const model = await loadModel(path.join(DIR, 'gpt2-tied'));
+  assert.equal(model.config.family, 'gpt2');
+  assert.equal(model.tokenizer, 'bpe');
+  const ids = model.encode('the king follows himself.');
+  const plain = model.run(ids);
+  const top = model.top(plain, 5);
+  assert.equal(top.length, 5);
+  assert.ok(top.every(([id, p], i) => Number.isInteger(id) && p > 0 && p < 1 && (i === 0 || p <= top[i - 1][1])));
+  const ablated = model.run(ids, { ablate: [[1, 2]] });
+  assert.ok(maxError(ablated.logits.data, plain.logits.data) > 1e-3, 'switching a head off changes the logits');
+  model.dispose();
+  assert.throws(() => model.run(ids), /disposed/);
+});
+
+test('bad files are refused with the file and the field named', async () => {
+  const config = JSON.parse(read('gpt2-tied', 'config.json'));
+  const weights = read('gpt2-tied', 'model.safetensors');
+  const refused = async (files, code, pattern, options) => {
+    await assert.rejects(loadModel(files, options), (error) => {
+      assert.equal(error.name, 'MhaError');
+      assert.equal(error.code, code, error.message);
+      assert.match(error.message, pattern);
+      console.log(`    refused as expected: ${error.message}`);
+      return true;
+    });
+  };
+  await refused({ 'model.safetensors': weights }, 'MODEL_FILE', /config\.json: is missing/);
+  await refused({ 'config.json': JSON.stringify(config) }, 'MODEL_FILE', /model\.safetensors: is missing/);
+  await refused({ 'config.json': JSON.stringify({ ...config, model_type: 'llama' }), 'model.safetensors': weights },
+    'INVALID_CONFIG', /config\.json: field 'model_type' is 'llama'/);
+  await refused({ 'config.json': JSON.stringify({ ...config, scale_attn_by_inverse_layer_idx: true }), 'model.safetensors': weights },
+    'INVALID_CONFIG', /config\.json: field 'scale_attn_by_inverse_layer_idx'/);
+  await refused({ 'config.json': JSON.stringify({ ...config, n_embd: 32 }), 'model.safetensors': weights },
+    'SHAPE_MISMATCH', /model\.safetensors: tensor 'transformer\.wte\.weight' has shape \[377, 24\], expected \[377, 32\]/);
+  await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights.subarray(0, weights.length - 64) },
+    'INVALID_ARGUMENT', /model\.safetensors: tensor '.*': data_offsets .* run past/);
+  const nan = Buffer.from(weights);
+  const header = Number(nan.readBigUInt64LE(0));
+  nan.writeFloatLE(NaN, 8 + header + 4 * 3);  // the first tensor's fourth value
+  await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': nan }, 'INVALID_ARGUMENT', /value 3 is NaN/);
+  await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights }, 'TOO_LARGE', /model\.safetensors: \d+ bytes, more than the 1000/,
+    { maxFileBytes: 1000 });
+  const tokenizer = read('gpt2-tied', 'tokenizer.json').toString('utf8');
+  await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights, 'tokenizer.json': tokenizer.slice(0, 500) },
+    'INVALID_CONFIG', /tokenizer\.json: not valid JSON/);
+  assert.ok(MODEL_LIMITS.maxParameters >= 124_000_000, 'GPT-2 small fits the limits');
+});
+
+test('npm run model -- --json prints one object per text', () => {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'model.js'), '--json', '--no-build', '--model', path.join(DIR, 'gpt2-tied')], {
+    input: 'the king follows himself.\nAt dawn each woman helps herself.\n', encoding: 'utf8',
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const golden = JSON.parse(read('gpt2-tied.golden.json')).dtypes.F32.runs;
+  assert.equal(lines.length, 2);
+  lines.forEach((line, i) => {
+    assert.equal(line.text, golden[i].text);
+    assert.deepEqual(line.ids, golden[i].ids);
+    assert.equal(line.layers.length, 2);
+    assert.equal(line.layers[0].weights.length, 4);
+    assert.equal(line.layers[0].weights[0].length, golden[i].ids.length);
+    assert.ok(maxError(line.layers[1].weights.flat(2), golden[i].attentions[1]) <= 1e-5);
+    assert.equal(line.next.length, 5);
+    // the first guess is the arg-max of the golden logits at the last position
+    const V = 377, last = golden[i].logits.slice(2 * V, 3 * V);
+    assert.equal(line.next[0][0], last.indexOf(Math.max(...last)));
+  });
+  const bert = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'model.js'), '--json', '--no-build', '--model', path.join(DIR, 'bert-mlm')], {
+    input: 'the [MASK] follows himself.\n', encoding: 'utf8',
+  });
+  assert.equal(bert.status, 0, bert.stderr);
+  const b = JSON.parse(bert.stdout);
+  assert.equal(b.masked.length, 1);
+  assert.equal(b.masked[0].position, 2);
+  assert.equal(b.next, undefined);
+});
