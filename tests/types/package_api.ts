@@ -43,7 +43,7 @@ async function inAWorker(x: Float32Array) {
   mha.terminate();
   await createFromSubpath();
   const code: MhaErrorCode = 'WORKER_ERROR';
-  return [shape, entropy, sync, code, new MhaError('x') instanceof Error];
+  return [shape, entropy, sync, code, new MhaError('INVALID_ARGUMENT', 'x') instanceof Error];
 }
 
 function element() {
