@@ -130,7 +130,7 @@ const allowedCount = (/** @type {number} */ i, /** @type {number} */ T, /** @typ
  * @returns {{ roles: Record<string, [number, number, number]>, chosen: Int32Array, entropy: [number, number] }}
  *   roles[id]: [Σ share, rows, Σ share uniform attention gives]
  * @param {Float32Array} map
- * @param {Sentence} s
+ * @param {Pick<Sentence, 'tokens' | 'tokenWord' | 'words' | 'nominal' | 'subjects' | 'instances'>} s  what it reads of a sentence
  * @param {boolean} [causal]
  */
 export function measureHead(map, s, causal = false) {

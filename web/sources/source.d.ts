@@ -24,11 +24,12 @@ export interface Token {
   [field: string]: unknown;
 }
 
-export interface Sentence {
+/** A sentence as a source read it; T: its tokens, with what the source keeps of each. */
+export interface Sentence<T extends Token = Token> {
   text: string;
   /** The index of the example sentence, or -1 for typed text. */
   example: number;
-  tokens: Token[];
+  tokens: T[];
   /** What the source read in the sentence, in words (the parse, the grammar's links). */
   summary?: string;
   /** The token the W_O view follows first. */

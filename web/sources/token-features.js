@@ -17,7 +17,7 @@ import { describeByStatistics } from './describe.js';
 /**
  * A sentence over the token features: the analysed tokens (as the strip shows them) and their
  * (L, 64) features.
- * @typedef {import('./source.js').Sentence & { tokens: FeatureToken[], features: Float32Array }} FeatureSentence
+ * @typedef {import('./source.js').Sentence<FeatureToken> & { features: Float32Array }} FeatureSentence
  */
 
 /**

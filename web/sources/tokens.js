@@ -291,12 +291,12 @@ export function analyseTokens(rawTokens) {
 
 /**
  * Tag a text with compromise (passed in, so this module loads without it).
- * @param {(text: string) => any} nlp compromise's default export
+ * @param {typeof import('../vendor/compromise-three.mjs').default} nlp compromise's default export
  * @param {string} text
  */
 export function tagText(nlp, text) {
   const doc = nlp(text);
-  const terms = doc.json({ terms: { offset: false } }).flatMap((/** @type {{ terms: object[] }} */ sentence) => sentence.terms);
+  const terms = doc.json({ terms: { offset: false } }).flatMap((sentence) => sentence.terms);
   return splitTerms(terms);
 }
 
