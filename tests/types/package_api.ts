@@ -43,7 +43,7 @@ async function inAWorker(x: Float32Array) {
   mha.terminate();
   await createFromSubpath();
   const code: MhaErrorCode = 'WORKER_ERROR';
-  return [shape, entropy, sync, code, new MhaError('x') instanceof Error];
+  return [shape, entropy, sync, code, new MhaError('INVALID_ARGUMENT', 'x') instanceof Error];
 }
 
 function element() {
@@ -62,6 +62,8 @@ function element() {
     const detail: HeadSelectedDetail = event.detail;
     return detail.head - detail.index;
   });
+  explorer.addEventListener('mha-computed', (event) => event.detail.source === 'pretrained');
+  explorer.addEventListener('mha-error', (event) => event.detail.message.length);
   const status: 'loading' | 'computing' | 'ready' | 'error' = typed.status;
   return status;
 }

@@ -12,15 +12,20 @@ import { MAX_SEED } from '../explorer/sources.js';
 import { explorer } from './explorer.js';
 import { setHoverToken } from './draw.js';
 
-const $ = (id) => document.getElementById(id);
+/** The page's element with this id: the markup has every id these scripts ask for. */
+const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
-/** The spec a source radio stands for (random: with the seed box's seed). */
+/**
+ * The spec a source radio stands for (random: with the seed box's seed).
+ * @param {string} id  a radio's value: one of SOURCE_IDS
+ * @returns {import('../explorer/sources.js').SourceSpec}
+ */
 export function specOfRadio(id) {
-  if (id === 'random') return { id, seed: Number($('seed').value) };
-  return { id };
+  if (id === 'random') return { id, seed: Number(/** @type {HTMLInputElement} */ ($('seed')).value) };
+  return /** @type {import('../explorer/sources.js').SourceSpec} */ ({ id });
 }
 
-/** Show or hide a message paragraph. */
+/** Show or hide a message paragraph. @param {HTMLElement} node @param {string | null} text */
 function message(node, text) {
   if (text) showError(node, new Error(text));
   else node.hidden = true;
@@ -28,6 +33,7 @@ function message(node, text) {
 
 export async function downloadWeights() {
   const { source } = explorer;
+  if (!source || !source.attention) return; // the button is disabled then
   const { stateDictToJson } = await import('../sources/file.js');
   const json = await stateDictToJson(source.attention, source.id === 'designed' ? 'designed heads of the MHA Explorer' : source.name);
   saveBlob(new Blob([json], { type: 'application/json' }), `mha-explorer-${source.id}-weights.json`);
@@ -35,7 +41,7 @@ export async function downloadWeights() {
 
 /** The seed box: a whole number from 0, else a message and nothing changes. */
 export function seedChanged() {
-  const text = $('seed').value;
+  const text = /** @type {HTMLInputElement} */ ($('seed')).value;
   const value = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isInteger(value) || value > MAX_SEED) {
     showError($('source-error'), new Error(`The seed must be a whole number from 0 to ${MAX_SEED}, got "${text}".`));
@@ -44,6 +50,7 @@ export function seedChanged() {
   explorer.useSource({ id: 'random', seed: value });
 }
 
+/** @param {File} file */
 export async function weightsFilePicked(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   await explorer.loadWeightsFile(bytes, file.name, { width: D_MODEL });
@@ -55,9 +62,9 @@ export async function weightsFilePicked(file) {
 /** Where the heads come from: the radios, the seed, the layer, the notes and the progress bar. */
 export function showSourceControls() {
   const { source, spec, loading, progress, file } = explorer;
-  $('source-file').disabled = !file;
+  /** @type {HTMLInputElement} */ ($('source-file')).disabled = !file;
   $('loaded-name').textContent = file ? `(${file.name})` : '';
-  const bar = $('source-progress-bar');
+  const bar = /** @type {HTMLProgressElement} */ ($('source-progress-bar'));
   $('source-progress').hidden = !(loading && progress);
   if (loading && progress) {
     bar.max = progress.total || 1;
@@ -69,42 +76,50 @@ export function showSourceControls() {
     return;
   }
   if (!source) return;
-  document.querySelectorAll('input[name="source"]').forEach((r) => { r.checked = r.value === source.id; });
-  if (spec.id === 'random' && $('seed').value !== String(spec.seed)) $('seed').value = String(spec.seed);
+  /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll('input[name="source"]')).forEach((r) => { r.checked = r.value === source.id; });
+  const seed = /** @type {HTMLInputElement} */ ($('seed'));
+  if (spec?.id === 'random' && seed.value !== String(spec.seed)) seed.value = String(spec.seed);
   $('source-note').textContent = source.note();
-  $('download-weights').disabled = !source.attention;
+  /** @type {HTMLButtonElement} */ ($('download-weights')).disabled = !source.attention;
   $('layer-picker').hidden = source.numLayers <= 1;
-  const select = $('layer');
+  const select = /** @type {HTMLSelectElement} */ ($('layer'));
   if (select.options.length !== source.numLayers) {
     select.replaceChildren(...Array.from({ length: source.numLayers }, (_, l) => el('option', { value: String(l), text: String(l) })));
   }
   select.value = String(source.layer);
-  const measured = !!source.roles || !!source.measureRoles;
+  const table = source.roles;
+  const measured = !!table || !!source.measureRoles;
   $('roles-panel').hidden = !measured;
   $('similarity-panel').hidden = !source.similarity;
-  if (measured && !source.roles) {
-    showMeasureRoles(source);
-  } else if (measured) {
-    $('roles-count').textContent = String(source.roles.corpus.split.test);
+  if (!table && source.measureRoles) {
+    showMeasureRoles(/** @type {Parameters<typeof showMeasureRoles>[0]} */ (source));
+  } else if (table) {
+    $('roles-count').textContent = String(table.corpus.split.test);
     $('roles-what').textContent = source.id === 'trained' ? 'sentences of its grammar' : 'hand-annotated sentences';
     // drawn again only when the table or the layer changes, so that an open item list or a
     // measurement under way stays
     const view = $('roles-view');
     const shown = rolesShown.get(view);
-    if (!shown || shown.table !== source.roles || shown.layer !== source.layer) {
-      rolesShown.set(view, { table: source.roles, layer: source.layer });
+    if (!shown || shown.table !== table || shown.layer !== source.layer) {
+      rolesShown.set(view, { table, layer: source.layer });
       const measure = source.remeasure ?? source.measureRoles;
       renderRolesTable(view, {
-        table: source.roles, layer: source.layer, measure: measure ? (onProgress) => measure.call(source, onProgress) : null,
+        table, layer: source.layer, measure: measure ? (onProgress) => measure.call(source, onProgress) : null,
         note: source.remeasure ? undefined : 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.',
       });
     }
   }
 }
 
+/** @type {WeakMap<HTMLElement, { table?: import('../sources/source.js').HeadRoles, layer?: number, pending?: HeadSource }>} */
 const rolesShown = new WeakMap();
 
-/** A source whose heads are named only on demand (a weights file): the button that measures them. */
+/** @typedef {import('../sources/source.js').HeadSource} HeadSource */
+
+/**
+ * A source whose heads are named only on demand (a weights file): the button that measures them.
+ * @param {HeadSource & { measureRoles: NonNullable<HeadSource['measureRoles']> }} source
+ */
 function showMeasureRoles(source) {
   const view = $('roles-view');
   if (rolesShown.get(view)?.pending === source) return;
@@ -123,7 +138,7 @@ function showMeasureRoles(source) {
       rolesShown.set(view, { table, layer: source.layer });
       renderRolesTable(view, { table, layer: source.layer, measure: (onProgress) => source.measureRoles(onProgress), note: 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.' });
     } catch (error) {
-      status.textContent = `Could not measure: ${error.message}`;
+      status.textContent = `Could not measure: ${error instanceof Error ? error.message : String(error)}`;
       button.disabled = false;
     }
   });
@@ -138,12 +153,13 @@ export function showCounts() {
   for (const node of document.querySelectorAll('[data-formula="concat"]')) node.textContent = concatFormula(H);
 }
 
+/** @type {{ help: Node[] | null, placeholder: string }} */
 const FREE_TEXT = { help: null, placeholder: '' };
 
 /** Remember the free-text box's own help, for the sources that do not bring their own. */
 export function keepFreeTextHelp() {
   FREE_TEXT.help = [...$('free-text-help').childNodes].map((n) => n.cloneNode(true));
-  FREE_TEXT.placeholder = $('free-text').placeholder;
+  FREE_TEXT.placeholder = /** @type {HTMLInputElement} */ ($('free-text')).placeholder;
 }
 
 /** The example sentences, the note on the one shown, the free-text help and the tokens. */
@@ -159,7 +175,7 @@ export function showSentenceControls() {
       type: 'button', role: 'radio', 'aria-checked': 'false', class: 'sentence', text: example.text, onclick: () => explorer.selectSentence(i),
     })));
   }
-  list.querySelectorAll('[role="radio"]').forEach((b, i) => {
+  /** @type {NodeListOf<HTMLElement>} */ (list.querySelectorAll('[role="radio"]')).forEach((b, i) => {
     b.setAttribute('aria-checked', String(i === sentence.example));
     b.tabIndex = i === Math.max(0, sentence.example) ? 0 : -1;
   });
@@ -168,12 +184,12 @@ export function showSentenceControls() {
   const help = source.textHelp ? source.textHelp() : null;
   if (help) {
     $('free-text-help').textContent = help.help;
-    $('free-text').placeholder = help.placeholder;
+    /** @type {HTMLInputElement} */ ($('free-text')).placeholder = help.placeholder;
   } else {
-    $('free-text-help').replaceChildren(...FREE_TEXT.help.map((n) => n.cloneNode(true)));
-    $('free-text').placeholder = FREE_TEXT.placeholder;
+    $('free-text-help').replaceChildren(...(FREE_TEXT.help ?? []).map((n) => n.cloneNode(true)));
+    /** @type {HTMLInputElement} */ ($('free-text')).placeholder = FREE_TEXT.placeholder;
   }
-  renderTokenStrip($('token-strip'), { tokens: sentence.tokens, onHover: setHoverToken, onPick: (i) => { explorer.setFocusToken(i); setHoverToken(i); } });
+  renderTokenStrip(/** @type {HTMLOListElement} */ ($('token-strip')), { tokens: sentence.tokens, onHover: setHoverToken, onPick: (i) => { explorer.setFocusToken(i); setHoverToken(i); } });
   $('parse-summary').textContent = sentence.summary || '';
 }
 

@@ -14,23 +14,30 @@ import { LAYOUT } from '../sources/embeddings.js';
 import { headText, concatFormula } from '../explorer/present.js';
 import { explorer } from './explorer.js';
 
-const $ = (id) => document.getElementById(id);
+/** The page's element with this id: the markup has every id these scripts ask for. */
+const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 let theme = themeColors();
 
-export const labels = () => explorer.sentence.tokens.map((t) => t.text);
+// The views are drawn once the explorer has a result: explorer.shown() holds.
+export const labels = () => explorer.shown().sentence.tokens.map((t) => t.text);
 const highlightRow = () => (explorer.hoverToken >= 0 ? explorer.hoverToken : -1);
-const titleOf = (h) => explorer.source.title(h);
-const shortOf = (h) => explorer.source.short(h);
+const titleOf = (/** @type {number} */ h) => explorer.shown().source.title(h);
+const shortOf = (/** @type {number} */ h) => explorer.shown().source.short(h);
+/** Head h's map as computed. */
+const mapOf = (/** @type {number} */ h) => /** @type {Float32Array} */ (explorer.map(h));
 
 /** Forget the widths read (after a resize). */
 export function resetSizes() { sizes = null; }
 
 /** Widths the views lay out in. Read once and again only when a container is resized, so that
  *  an update never forces a layout of the whole page before drawing. */
+/** @typedef {{ main: number, grid: number, pair: number }} Sizes */
+/** @type {Sizes | null} */
 let sizes = null;
+/** @returns {Sizes} */
 function readSizes() {
   return {
-    main: $('main-heatmap').parentElement.clientWidth || 600,
+    main: /** @type {HTMLElement} */ ($('main-heatmap').parentElement).clientWidth || 600,
     grid: $('small-multiples').clientWidth || 1000,
     pair: $('compare-view').clientWidth || 900,
   };
@@ -42,7 +49,7 @@ export function watchSizes() {
     cancelAnimationFrame(frame);
     frame = requestAnimationFrame(() => {
       const next = readSizes();
-      const changed = !sizes || Object.keys(next).some((k) => next[k] !== sizes[k]);
+      const changed = !sizes || /** @type {(keyof Sizes)[]} */ (Object.keys(next)).some((k) => next[k] !== sizes?.[k]);
       sizes = next;
       if (changed && explorer.result) render();
     });
@@ -55,19 +62,23 @@ export function watchSizes() {
   observer.observe($('explorer-width'));
 }
 
+/** The widths read ('measure' reads them when there are none). */
+const measured = () => sizes ?? (sizes = readSizes());
+
+/** @type {Record<string, () => void>} */
 const VIEWS = {
-  measure: () => { if (!sizes) sizes = readSizes(); },
+  measure: () => { measured(); },
   tabs: () => renderTabs(),
   main: () => renderMainHeatmap(),
   info: () => renderInfo(),
   table: () => scheduleWeightsTable(),
   grid: () => renderHeadGrid($('small-multiples'), {
-    maps: headMaps(explorer.result.weights), length: explorer.sentence.tokens.length, selected: explorer.selectedHead,
-    width: sizes.grid, minColumn: 130, theme, shortOf, highlightRow: highlightRow(), onSelect: (h) => selectHead(h),
+    maps: headMaps(explorer.shown().result.weights), length: explorer.shown().sentence.tokens.length, selected: explorer.selectedHead,
+    width: measured().grid, minColumn: 130, theme, shortOf, highlightRow: highlightRow(), onSelect: (h) => selectHead(h),
   }),
   pair: () => renderCompare($('compare-view'), {
-    maps: headMaps(explorer.result.weights), length: explorer.sentence.tokens.length, labels: labels(),
-    a: explorer.pair.a, b: explorer.pair.b, similarity: explorer.result.similarity, width: sizes.pair, theme,
+    maps: headMaps(explorer.shown().result.weights), length: explorer.shown().sentence.tokens.length, labels: labels(),
+    a: explorer.pair.a, b: explorer.pair.b, similarity: explorer.shown().result.similarity, width: measured().pair, theme,
     highlightRow: highlightRow(), shortOf, titleOf, onChange: (a, b) => explorer.setPair(a, b),
   }),
   wo: () => renderWo(),
@@ -80,7 +91,9 @@ const VIEWS = {
 export const HEAD_VIEWS = ['measure', 'tabs', 'main', 'info', 'table', 'grid', 'wo', 'follow', 'weights'];
 export const HOVER_VIEWS = ['measure', 'main', 'grid', 'pair', 'wo', 'follow', 'tokens'];
 
+/** Draw the views named in `only` (all by default). @param {string[] | null} [only] */
 export function render(only = null) {
+  /** @type {Record<string, number>} */
   const parts = {};
   for (const [name, draw] of Object.entries(VIEWS)) {
     if (only && !only.includes(name)) continue;
@@ -99,12 +112,13 @@ function renderTabs() {
   $('head-panel').setAttribute('aria-labelledby', `head-tab-${explorer.selectedHead}`);
 }
 
+/** @type {{ row: number, col: number } | null} */
 let hoverCell = null;
-/** The cell under the pointer in the main map, or null. */
+/** The cell under the pointer in the main map, or null. @param {{ row: number, col: number } | null} cell */
 export function setHoverCell(cell) { hoverCell = cell; }
 function renderMainHeatmap() {
-  renderHeadMap($('main-heatmap'), {
-    values: explorer.map(), labels: labels(), width: sizes.main, theme, title: titleOf(explorer.selectedHead),
+  renderHeadMap(/** @type {HTMLCanvasElement} */ ($('main-heatmap')), {
+    values: mapOf(explorer.selectedHead), labels: labels(), width: measured().main, theme, title: titleOf(explorer.selectedHead),
     highlightRow: highlightRow(), hoverCell,
   });
 }
@@ -121,33 +135,34 @@ function renderInfo() {
 let tableTask = 0;
 function scheduleWeightsTable() {
   const cancel = window.cancelIdleCallback || clearTimeout;
-  const request = window.requestIdleCallback || ((fn) => setTimeout(fn, 30));
+  const request = window.requestIdleCallback || ((/** @type {() => void} */ fn) => setTimeout(fn, 30));
   cancel(tableTask);
   tableTask = request(() => renderWeightsTable($('weights-table-wrap'), {
-    values: explorer.map(), labels: labels(), version: explorer.shownKey(),
+    values: mapOf(explorer.selectedHead), labels: labels(), version: explorer.shownKey(),
     caption: `${titleOf(explorer.selectedHead)}: attention weights. Rows are queries, columns are keys; each row sums to 1.`,
   }), { timeout: 200 });
 }
 
 function renderWo() {
-  const { source, result, sentence } = explorer;
-  const shown = !!result.headOutputs;
+  const { source, result, sentence } = explorer.shown();
+  const { headOutputs: outputs, concat, output, wo } = result;
+  const shown = !!(outputs && concat && output && wo);
   $('wo-view').hidden = !shown;
   $('wo-missing').hidden = shown;
-  if (!shown) {
+  if (!outputs || !concat || !output || !wo) {
     $('wo-missing').textContent = source.woMissing ? source.woMissing() : 'This source does not expose its head outputs.';
     return;
   }
-  const [H, L, hd] = result.headOutputs.shape;
-  const E = result.concat.shape[result.concat.shape.length - 1];
-  const out = result.wo.shape[0];
+  const [H, L, hd] = outputs.shape;
+  const E = concat.shape[concat.shape.length - 1];
+  const out = wo.shape[0];
   const t = Math.max(0, Math.min(L - 1, explorer.hoverToken >= 0 ? explorer.hoverToken : explorer.focusToken));
-  const headOutputs = Array.from({ length: H }, (_, h) => result.headOutputs.data.subarray((h * L + t) * hd, (h * L + t + 1) * hd));
+  const headOutputs = Array.from({ length: H }, (_, h) => outputs.data.subarray((h * L + t) * hd, (h * L + t + 1) * hd));
   const token = sentence.tokens[t].text;
   renderWoView($('wo-view'), {
     token, position: t, numHeads: H, headDim: hd, embedDim: E, outDim: out, headOutputs,
-    concat: result.concat.data.subarray(t * E, (t + 1) * E), output: result.output.data.subarray(t * out, (t + 1) * out),
-    wo: result.wo.data, selectedHead: explorer.selectedHead, titleOf, theme,
+    concat: concat.data.subarray(t * E, (t + 1) * E), output: output.data.subarray(t * out, (t + 1) * out),
+    wo: wo.data, selectedHead: explorer.selectedHead, titleOf, theme,
     formula: `Token “${token}” (position ${t + 1}): ${concatFormula(H)} holds ${H} heads × ${hd} dimensions = ${H * hd} = d_model${out === E ? '' : `, and W_O maps them to ${out} numbers`}. (At the original Transformer's d_model of 512: 8 heads × 64 = 512, and W_O is 512 × 512.)`,
     note: source.woNote ? source.woNote() : '',
   });
@@ -155,7 +170,8 @@ function renderWo() {
 
 /** The selected head at the token followed (hovered, else clicked): its weights and its output. */
 function renderFollowed() {
-  const { result, sentence, selectedHead: h } = explorer;
+  const { result, sentence } = explorer.shown();
+  const h = explorer.selectedHead;
   const L = sentence.tokens.length;
   const t = Math.max(0, Math.min(L - 1, explorer.hoverToken >= 0 ? explorer.hoverToken : explorer.focusToken));
   let output = null;
@@ -163,19 +179,20 @@ function renderFollowed() {
     const hd = result.headOutputs.shape[2];
     output = result.headOutputs.data.subarray((h * L + t) * hd, (h * L + t + 1) * hd);
   }
-  renderFollow($('follow-view'), { title: titleOf(h), token: sentence.tokens[t].text, position: t, labels: labels(), row: explorer.map(h).subarray(t * L, (t + 1) * L), output });
+  renderFollow($('follow-view'), { title: titleOf(h), token: sentence.tokens[t].text, position: t, labels: labels(), row: mapOf(h).subarray(t * L, (t + 1) * L), output });
 }
 
 /** The selected head's rows of W_Q, W_K, W_V (drawn only while "How its weights do it" is open). */
 export async function renderHeadWeights() {
   const { source } = explorer;
-  if (!$('head-how').open || $('head-how').hidden || !source.headWeightRows) return;
+  if (!source || !/** @type {HTMLDetailsElement} */ ($('head-how')).open || $('head-how').hidden || !source.headWeightRows) return;
   const h = explorer.selectedHead;
   const blocks = await source.headWeightRows(h);
   const groups = Object.entries(LAYOUT).map(([name, [start, width]]) => ({ name, start, width }));
-  headWeightsLayout = drawHeadWeights($('head-weights'), { blocks, embedDim: source.embedDim, groups, theme });
+  headWeightsLayout = drawHeadWeights(/** @type {HTMLCanvasElement} */ ($('head-weights')), { blocks, embedDim: source.embedDim, groups, theme });
   $('head-weights').setAttribute('aria-label', `${titleOf(h)}: its rows of W_Q, W_K and W_V against the 64 token features`);
 }
+/** @type {import('../views/wo.js').HeadWeightsLayout | null} */
 let headWeightsLayout = null;
 /** Where the head-weights view put its cells (for the pointer). */
 export const headWeightsShown = () => headWeightsLayout;
@@ -183,7 +200,7 @@ export const headWeightsShown = () => headWeightsLayout;
 // ---------------------------------------------------------------------------------------------
 // What the explorer's changes redraw
 
-/** Select head h: only what shows the selected head is drawn again, timed. */
+/** Select head h: only what shows the selected head is drawn again, timed. @param {number} h @param {boolean} [focus] */
 export function selectHead(h, focus = false) {
   explorer.selectHead(h);
   if (focus) focusHeadTab($('head-tabs'), h);
@@ -206,10 +223,12 @@ export function drawHover() {
   hoverFrame = requestAnimationFrame(() => { if (explorer.result) render(HOVER_VIEWS); });
 }
 
+/** @param {number} i */
 export function setHoverToken(i) {
   if (explorer.hoverToken !== i) explorer.setHoverToken(i);
 }
 
+/** @param {boolean} dark */
 export function setTheme(dark) {
   document.documentElement.dataset.theme = dark ? 'dark' : 'light';
   const toggle = $('theme-toggle');

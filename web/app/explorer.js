@@ -3,6 +3,7 @@
 import { Explorer } from '../explorer/controller.js';
 
 /** The panels a link's view= scrolls to. */
+/** @type {Record<string, string>} */
 export const PAGE_VIEWS = { single: '#head-panel', grid: '#small-multiples', compare: '#compare-view', wo: '#wo-view' };
 
 export const explorer = new Explorer({ views: Object.keys(PAGE_VIEWS), worker: 'never', fallback: { id: 'designed' } });

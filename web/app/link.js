@@ -5,21 +5,25 @@
 import { linkOf, linkProblems, readLink, followLink } from '../explorer/url.js';
 import { explorer, PAGE_VIEWS } from './explorer.js';
 
-const $ = (selector) => document.querySelector(selector);
+/** The page's element for a selector: the markup has every one asked for here. */
+const $ = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
+/** The panel an element is in. */
+const panelOf = (/** @type {string} */ selector) => /** @type {HTMLElement} */ ($(selector).closest('.panel'));
 
-const urlOf = (params) => `${location.pathname}${[...params].length ? `?${params}` : ''}${location.hash}`;
+const urlOf = (/** @type {URLSearchParams} */ params) => `${location.pathname}${[...params].length ? `?${params}` : ''}${location.hash}`;
 
+/** @param {string[]} problems */
 function showNote(problems) {
   const note = $('#url-note');
   note.textContent = problems.length ? `This link: ${problems.join('; ')}.` : '';
   note.hidden = problems.length === 0;
 }
 
-/** After a link was applied: the URL names what is shown (the defaults where it was bad). */
+/** After a link was applied: the URL names what is shown (the defaults where it was bad). @param {string[]} problems */
 function settle(problems) {
   showNote(problems);
   const view = explorer.view && PAGE_VIEWS[explorer.view];
-  if (view) $(view).closest('.panel').scrollIntoView({ block: 'start' });
+  if (view) panelOf(view).scrollIntoView({ block: 'start' });
   const url = urlOf(linkOf(explorer));
   if (url !== location.pathname + location.search + location.hash) history.replaceState(null, '', url);
   document.dispatchEvent(new CustomEvent('mha-link-applied', { detail: { problems } }));
@@ -54,11 +58,11 @@ function keepStateInUrl() {
     });
   };
   explorer.addEventListener('change', (event) => {
-    if (event.detail.keys.some((k) => ['source', 'sentence', 'selectedHead', 'pair', 'result', 'busy', 'view'].includes(k))) record();
+    if (/** @type {CustomEvent<{ keys: string[] }>} */ (event).detail.keys.some((k) => ['source', 'sentence', 'selectedHead', 'pair', 'result', 'busy', 'view'].includes(k))) record();
   });
   // the part of the explorer a reader works in becomes the view
   for (const [name, selector] of Object.entries(PAGE_VIEWS)) {
-    const panel = $(selector).closest('.panel');
+    const panel = panelOf(selector);
     panel.addEventListener('pointerdown', () => explorer.setView(name));
     panel.addEventListener('keydown', () => { if (explorer.view !== name) explorer.setView(name); });
   }
@@ -68,7 +72,7 @@ function keepStateInUrl() {
     try {
       problems = await followLink(explorer, location.search);
     } catch (error) {
-      problems = [`it could not be followed (${error.message}); showing what it reached`];
+      problems = [`it could not be followed (${error instanceof Error ? error.message : String(error)}); showing what it reached`];
     } finally {
       applying = false;
     }

@@ -22,19 +22,20 @@ import {
 /** The explorer's state: the lesson, the exports and the tests read it. */
 export { explorer };
 
-const $ = (id) => document.getElementById(id);
+/** The page's element with this id: the markup has every id these scripts ask for. */
+const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
 function wireControls() {
   $('theme-toggle').addEventListener('click', () => setTheme(document.documentElement.dataset.theme !== 'dark'));
   $('free-text-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    explorer.selectSentence($('free-text').value);
+    explorer.selectSentence(/** @type {HTMLInputElement} */ ($('free-text')).value);
   });
   $('free-text').addEventListener('input', () => { $('free-text-error').hidden = true; });
   const list = $('sentence-list');
   list.addEventListener('keydown', (event) => {
-    const buttons = [...list.querySelectorAll('[role="radio"]')];
-    const current = buttons.indexOf(document.activeElement);
+    const buttons = [.../** @type {NodeListOf<HTMLElement>} */ (list.querySelectorAll('[role="radio"]'))];
+    const current = buttons.indexOf(/** @type {HTMLElement} */ (document.activeElement));
     if (current < 0) return;
     const next = rovingTarget(event, current, buttons.length);
     if (next < 0) return;
@@ -42,20 +43,20 @@ function wireControls() {
     buttons[next].focus();
     explorer.selectSentence(next);
   });
-  document.querySelectorAll('input[name="source"]').forEach((radio) => radio.addEventListener('change', () => {
+  /** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll('input[name="source"]')).forEach((radio) => radio.addEventListener('change', () => {
     if (radio.checked) explorer.useSource(specOfRadio(radio.value));
   }));
   $('seed').addEventListener('change', seedChanged);
   $('state-dict-file').addEventListener('change', (event) => {
-    const [file] = event.target.files;
+    const [file] = /** @type {FileList} */ (/** @type {HTMLInputElement} */ (event.target).files);
     if (file) weightsFilePicked(file);
   });
   $('download-weights').addEventListener('click', downloadWeights);
   $('head-how').addEventListener('toggle', () => renderHeadWeights());
-  $('layer').addEventListener('change', () => explorer.selectLayer(Number($('layer').value)));
+  $('layer').addEventListener('change', () => explorer.selectLayer(Number(/** @type {HTMLSelectElement} */ ($('layer')).value)));
   $('similarity-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    explorer.compareSentences($('similarity-a').value, $('similarity-b').value);
+    explorer.compareSentences(/** @type {HTMLInputElement} */ ($('similarity-a')).value, /** @type {HTMLInputElement} */ ($('similarity-b')).value);
   });
   $('table-toggle').addEventListener('click', () => {
     const shown = $('weights-table-wrap').classList.toggle('visually-hidden') === false;
@@ -66,10 +67,10 @@ function wireControls() {
     $('weights-table-wrap').tabIndex = shown ? 0 : -1;
   });
   $('head-weights').addEventListener('pointermove', (event) => {
-    const hit = headWeightsCellAt(headWeightsShown(), event, $('head-weights'));
+    const hit = headWeightsCellAt(headWeightsShown(), event, /** @type {HTMLCanvasElement} */ ($('head-weights')));
     $('head-weights-hover').textContent = hit ? `${hit.block} row ${hit.row + 1}, feature ${hit.col}: ${DIMENSION_NAMES[hit.col]} = ${hit.value.toFixed(3)}` : '';
   });
-  followPointer($('main-heatmap'), $('tooltip'), {
+  followPointer(/** @type {HTMLCanvasElement} */ ($('main-heatmap')), $('tooltip'), {
     labels,
     onCell: (cell) => {
       setHoverCell(cell);
@@ -87,9 +88,10 @@ function wireControls() {
   watchDpr();
 }
 
-/** What each change of the explorer draws again. */
-function onChange({ detail: { keys } }) {
-  const has = (...names) => names.some((k) => keys.includes(k));
+/** What each change of the explorer draws again. @param {Event} event */
+function onChange(event) {
+  const { keys } = /** @type {CustomEvent<{ keys: string[] }>} */ (event).detail;
+  const has = (/** @type {string[]} */ ...names) => names.some((k) => keys.includes(k));
   if (has('source', 'spec', 'layer', 'loading', 'progress', 'file')) showSourceControls();
   if (has('sentence', 'source')) showSentenceControls();
   if (has('errors')) showErrors();
@@ -100,7 +102,7 @@ function onChange({ detail: { keys } }) {
     const t1 = performance.now();
     const { timings } = explorer;
     Object.assign(timings, { lastDrawMs: t1 - t0, lastUpdateMs: timings.lastComputeMs + (t1 - t0) });
-    $('perf').textContent = `Last update: ${timings.lastUpdateMs.toFixed(1)} ms (core: forward pass, statistics and divergences ${timings.lastComputeMs.toFixed(1)} ms; drawing ${(t1 - t0).toFixed(1)} ms) for ${explorer.sentence.tokens.length} tokens.`;
+    $('perf').textContent = `Last update: ${timings.lastUpdateMs.toFixed(1)} ms (core: forward pass, statistics and divergences ${timings.lastComputeMs.toFixed(1)} ms; drawing ${(t1 - t0).toFixed(1)} ms) for ${explorer.shown().sentence.tokens.length} tokens.`;
   } else if (explorer.result) {
     if (has('selectedHead')) drawSelectedHead();
     if (has('pair')) render(['measure', 'pair']);
@@ -119,7 +121,7 @@ async function main() {
   wireControls();
   watchSizes();
   keepScrollersReachable($('explorer'));
-  drawLegend($('legend'), false, 200, 12);
+  drawLegend(/** @type {HTMLCanvasElement} */ ($('legend')), false, 200, 12);
   explorer.addEventListener('change', onChange);
   await startFromLink();
   if (explorer.status === 'error') {

@@ -1,7 +1,7 @@
 // Types of <mha-explorer> (web/element/mha-explorer.js; the package's "mha-explorer/element" entry).
 import type { HeadStatistics } from '../lib/index.js';
 
-/** `head-selected`: a head was chosen (a tab, a grid cell, or the arrow keys). */
+/** `mha-head-selected`: a head was chosen (a tab, a grid cell, or the arrow keys). */
 export interface HeadSelectedDetail {
   /** 1-based, as shown (H1 … H8) and as the `selected-head` attribute takes it. */
   head: number;
@@ -11,13 +11,13 @@ export interface HeadSelectedDetail {
   name: string;
 }
 
-/** `computed`: the heads were computed for the current attributes (also the `result` property). */
+/** `mha-computed`: the heads were computed for the current attributes (also the `result` property). */
 export interface ComputedDetail {
   tokens: string[];
   numHeads: number;
   dModel: number;
-  /** Where the weights came from. */
-  source: 'designed' | 'random' | 'url';
+  /** Where the weights came from (the `heads` attribute: a URL is 'file'). */
+  source: 'designed' | 'random' | 'file' | 'trained' | 'pretrained';
   /** Attention weights per head, (H, L, L) row-major. */
   weights: { data: Float32Array; shape: [number, number, number] };
   /** The core's statistics of every head. */
@@ -28,11 +28,14 @@ export interface ComputedDetail {
   ms: number;
 }
 
+/** The element's events (bubbling, composed); `head-selected` and `computed` are aliases of the mha- names. */
 export interface MhaExplorerEventMap extends HTMLElementEventMap {
+  'mha-head-selected': CustomEvent<HeadSelectedDetail>;
+  'mha-computed': CustomEvent<ComputedDetail>;
+  /** Bad attributes, a weights file that does not load, a sentence that is too long… (no unprefixed alias). */
+  'mha-error': CustomEvent<{ message: string }>;
   'head-selected': CustomEvent<HeadSelectedDetail>;
   computed: CustomEvent<ComputedDetail>;
-  /** Bad attributes, a weights file that does not load, a sentence that is too long… */
-  error: CustomEvent<{ message: string }> & ErrorEvent;
 }
 
 /**

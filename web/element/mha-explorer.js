@@ -33,6 +33,7 @@ import { headText, elementStatus, progressText } from '../explorer/present.js';
 import { positiveInteger, specFromAttributes } from '../explorer/sources.js';
 import { ELEMENT_CSS } from './styles.js';
 
+/** @type {string[]} */
 const VIEWS = ['single', 'grid', 'compare'];
 const WORKER_MODES = ['auto', 'always', 'never'];
 /** Work that has taken this long shows the progress indicator. */
@@ -40,9 +41,25 @@ const PROGRESS_DELAY_MS = 200;
 /** The attributes that change what is computed (the others change only what is drawn). */
 const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'worker'];
 
+/** @typedef {'single' | 'grid' | 'compare'} View */
+/**
+ * The view modules' exports, merged (a view draws only with its own modules' functions).
+ * @typedef {typeof import('../views/tabs.js') & typeof import('../views/head.js') & typeof import('../views/grid.js')
+ *           & typeof import('../views/compare.js')} Views
+ */
+/** @typedef {import('../views/theme.js').Theme} Theme */
+/**
+ * The shadow DOM's parts (#build).
+ * @typedef {{ input: HTMLInputElement, form: HTMLFormElement, views: HTMLDivElement, tabs: HTMLDivElement,
+ *             canvas: HTMLCanvasElement, tooltip: HTMLDivElement, info: HTMLDivElement, single: HTMLDivElement,
+ *             grid: HTMLDivElement, compare: HTMLDivElement, content: HTMLDivElement, progressText: HTMLSpanElement,
+ *             progress: HTMLDivElement, body: HTMLDivElement, status: HTMLParagraphElement, frame: HTMLDivElement }} Ui
+ */
+
 // ---------------------------------------------------------------------------------------------
 // Shared by every element on the page (module scope: no globals)
 
+/** @type {CSSStyleSheet | null} */
 let sharedSheet = null;
 function styleSheet() {
   if (!sharedSheet) {
@@ -58,17 +75,25 @@ const VIEW_MODULES = {
   grid: () => [import('../views/grid.js')],
   compare: () => [import('../views/tabs.js'), import('../views/compare.js')],
 };
-const viewModules = new Map(); // view -> Promise<its exports, merged>
+/** @type {Map<View, Promise<Views>>} view -> its modules' exports, merged */
+const viewModules = new Map();
+/** @param {View} view @returns {Promise<Views>} */
 function loadView(view) {
-  if (!viewModules.has(view)) {
-    const promise = Promise.all(VIEW_MODULES[view]()).then((modules) => Object.assign({}, ...modules));
-    promise.catch(() => viewModules.delete(view));
-    viewModules.set(view, promise);
+  let promise = viewModules.get(view);
+  if (!promise) {
+    /** @type {Promise<Views>} */
+    const loading = Promise.all(/** @type {Promise<object>[]} */ (VIEW_MODULES[view]())).then((modules) => Object.assign({}, ...modules));
+    loading.catch(() => viewModules.delete(view));
+    viewModules.set(view, loading);
+    promise = loading;
   }
-  return viewModules.get(view);
+  return promise;
 }
 
-/** A 0-based layer from the attribute, or the text itself when it is not one (the explorer says so). */
+/**
+ * A 0-based layer from the attribute, or the text itself when it is not one (the explorer says so).
+ * @param {string | null} value
+ */
 function layerAttribute(value) {
   if (value === null || value === '') return 0;
   return /^\d{1,4}$/.test(value.trim()) ? Number(value) : value;
@@ -81,19 +106,28 @@ export class MhaExplorerElement extends HTMLElement {
     return ['sentence', 'heads', 'd-model', 'num-heads', 'selected-head', 'compare-head', 'view', 'theme', 'height', 'worker', 'layer', 'model-url'];
   }
 
+  /** @type {ShadowRoot} */
   #root;
-  #ui = {};
+  #ui = /** @type {Ui} */ ({});
   #explorer = new Explorer({
     views: VIEWS,
-    worker: () => (WORKER_MODES.includes(this.getAttribute('worker')) ? this.getAttribute('worker') : 'auto'),
+    worker: () => {
+      const mode = this.getAttribute('worker') ?? '';
+      return WORKER_MODES.includes(mode) ? mode : 'auto';
+    },
     fallback: null,
   });
+  /** @type {import('../explorer/controller.js').Status} */
   #status = 'loading';
+  /** @type {string | null} */
   #error = null;
   #generation = 0;
   #frame = 0;
+  /** @type {ResizeObserver | null} */
   #resizeObserver = null;
+  /** @type {MediaQueryList | null} */
   #darkQuery = null;
+  /** @type {{ row: number, col: number } | null} */
   #hoverCell = null;
   #connected = false;
 
@@ -102,7 +136,7 @@ export class MhaExplorerElement extends HTMLElement {
     this.#root = this.attachShadow({ mode: 'open' });
     this.#root.adoptedStyleSheets = [styleSheet()];
     this.#build();
-    this.#explorer.addEventListener('change', (event) => this.#changed(event.detail.keys));
+    this.#explorer.addEventListener('change', (event) => this.#changed(/** @type {CustomEvent<{ keys: string[] }>} */ (event).detail.keys));
   }
 
   // -- attributes as properties ----------------------------------------------------------------
@@ -111,36 +145,43 @@ export class MhaExplorerElement extends HTMLElement {
   set sentence(v) { this.setAttribute('sentence', v); }
   get heads() { return this.getAttribute('heads') ?? 'designed'; }
   set heads(v) { this.setAttribute('heads', v); }
+  /** @returns {View} */
   get view() {
-    const v = this.getAttribute('view');
-    return VIEWS.includes(v) ? v : 'single';
+    const v = this.getAttribute('view') ?? '';
+    return VIEWS.includes(v) ? /** @type {View} */ (v) : 'single';
   }
   set view(v) { this.setAttribute('view', v); }
   /** 1-based. */
   get selectedHead() { return this.#clampHead(positiveInteger(this.getAttribute('selected-head'), 1)); }
+  /** @param {number} v */
   set selectedHead(v) { this.setAttribute('selected-head', String(v)); }
   get compareHead() {
     const H = this.#numHeads();
     const fallback = (this.selectedHead % H) + 1;
     return this.#clampHead(positiveInteger(this.getAttribute('compare-head'), fallback));
   }
+  /** @param {number} v */
   set compareHead(v) { this.setAttribute('compare-head', String(v)); }
   get theme() { return this.getAttribute('theme') ?? 'auto'; }
   set theme(v) { this.setAttribute('theme', v); }
   /** 'loading' | 'computing' | 'ready' | 'error' */
   get status() { return this.#status; }
-  /** The last result: tokens, per-head weights (H, L, L) and statistics; null before the first. */
+  /**
+   * The last result: tokens, per-head weights (H, L, L) and statistics; null before the first.
+   * @returns {import('./mha-explorer.js').ComputedDetail | null}
+   */
   get result() {
     const x = this.#explorer;
     if (!this.#shown()) return null;
-    const [H, L] = x.result.weights.shape;
+    const { source, sentence, result } = x.shown();
+    const [H, L] = result.weights.shape;
     return {
-      tokens: x.sentence.tokens.map((t) => t.text),
+      tokens: sentence.tokens.map((t) => t.text),
       numHeads: H,
-      dModel: x.source.embedDim,
-      source: x.source.id,
-      weights: { data: x.result.weights.data.slice(), shape: [H, L, L] },
-      statistics: x.result.stats.map((st) => ({ ...st })),
+      dModel: source.embedDim,
+      source: source.id,
+      weights: { data: result.weights.data.slice(), shape: [H, L, L] },
+      statistics: result.stats.map((st) => ({ ...st })),
       worker: x.worker,
       ms: x.timings.lastComputeMs,
     };
@@ -150,6 +191,7 @@ export class MhaExplorerElement extends HTMLElement {
   #shown() { return !this.#error && !!this.#explorer.result; }
   #numHeads() { return this.#explorer.result ? this.#explorer.numHeads : NUM_HEADS; }
 
+  /** @param {number} h */
   #clampHead(h) {
     return Number.isInteger(h) ? Math.min(Math.max(h, 1), this.#numHeads()) : 1;
   }
@@ -160,8 +202,9 @@ export class MhaExplorerElement extends HTMLElement {
     this.#connected = true;
     this.#applyTheme();
     this.#applyHeight();
-    this.#resizeObserver = new ResizeObserver(() => this.#scheduleRender());
-    this.#resizeObserver.observe(this);
+    const observer = new ResizeObserver(() => this.#scheduleRender());
+    observer.observe(this);
+    this.#resizeObserver = observer;
     this.#recompute();
   }
 
@@ -173,6 +216,7 @@ export class MhaExplorerElement extends HTMLElement {
     this.#explorer.dispose();
   }
 
+  /** @param {string} name @param {string | null} oldValue @param {string | null} newValue */
   attributeChangedCallback(name, oldValue, newValue) {
     if (!this.#connected || oldValue === newValue) return;
     if (name === 'theme') this.#applyTheme();
@@ -181,6 +225,7 @@ export class MhaExplorerElement extends HTMLElement {
     else this.#showHeads();
   }
 
+  /** @param {string} name @param {unknown} detail @param {boolean} [alias] */
   #emit(name, detail, alias = true) {
     this.dispatchEvent(new CustomEvent(`mha-${name}`, { bubbles: true, composed: true, detail }));
     if (alias) this.dispatchEvent(new CustomEvent(name, { bubbles: true, composed: true, detail }));
@@ -196,7 +241,7 @@ export class MhaExplorerElement extends HTMLElement {
       this.#darkQuery = matchMedia('(prefers-color-scheme: dark)');
       this.#darkQuery.addEventListener('change', this.#onSchemeChange);
     }
-    const dark = theme === 'dark' || (theme === 'auto' && this.#darkQuery.matches);
+    const dark = theme === 'dark' || (theme === 'auto' && !!this.#darkQuery?.matches);
     this.classList.toggle('dark', dark);
     this.#scheduleRender();
   }
@@ -213,14 +258,14 @@ export class MhaExplorerElement extends HTMLElement {
     const ui = this.#ui;
     ui.input = el('input', { type: 'text', maxLength: 600, 'aria-label': 'Sentence', placeholder: 'Type a sentence' });
     ui.form = el('form', { class: 'sentence-form', part: 'sentence-form' }, ui.input, el('button', { type: 'submit', text: 'Analyse' }));
-    ui.form.addEventListener('submit', (event) => {
+    ui.form.addEventListener('submit', (/** @type {SubmitEvent} */ event) => {
       event.preventDefault();
       const text = ui.input.value.trim();
       if (text) this.sentence = text;
     });
     ui.views = el('div', { class: 'views', role: 'group', 'aria-label': 'View' },
       ...VIEWS.map((v) => el('button', {
-        type: 'button', text: v[0].toUpperCase() + v.slice(1), 'data-view': v, 'aria-pressed': 'false', onclick: () => { this.view = v; },
+        type: 'button', text: v[0].toUpperCase() + v.slice(1), 'data-view': v, 'aria-pressed': 'false', onclick: () => { this.view = /** @type {View} */ (v); },
       })));
     ui.tabs = el('div', { class: 'tabs head-tabs', role: 'tablist', 'aria-label': 'Heads' });
     ui.canvas = el('canvas', { role: 'img', class: 'heatmap', part: 'heatmap' });
@@ -242,6 +287,11 @@ export class MhaExplorerElement extends HTMLElement {
 
   // -- computing -------------------------------------------------------------------------------
 
+  /**
+   * @param {import('../explorer/controller.js').Status} status
+   * @param {string} message
+   * @param {boolean} [isError]
+   */
   #setStatus(status, message, isError = false) {
     this.#status = status;
     this.setAttribute('aria-busy', String(status === 'loading' || status === 'computing'));
@@ -249,14 +299,20 @@ export class MhaExplorerElement extends HTMLElement {
     this.#ui.status.classList.toggle('error', isError);
   }
 
-  /** The explorer's progress, for the indicator. */
+  /** The explorer's progress, for the indicator. @param {string[]} keys */
   #changed(keys) {
     if (keys.includes('progress') && this.#explorer.progress) this.#download = `Loading ${progressText(this.#explorer.progress)}`;
   }
 
   #download = '';
 
-  /** Wrap slow work in the progress indicator: it shows only after 200 ms. */
+  /**
+   * Wrap slow work in the progress indicator: it shows only after 200 ms.
+   * @template T
+   * @param {string} label
+   * @param {() => Promise<T>} work
+   * @returns {Promise<T>}
+   */
   async #withProgress(label, work) {
     const started = performance.now();
     const { progress, progressText: text } = this.#ui;
@@ -275,7 +331,7 @@ export class MhaExplorerElement extends HTMLElement {
     }
   }
 
-  /** What the attributes ask the explorer for. */
+  /** What the attributes ask the explorer for. @returns {import('../explorer/controller.js').WantedState} */
   #wanted() {
     return {
       source: specFromAttributes((name) => this.getAttribute(name), document.baseURI),
@@ -302,7 +358,8 @@ export class MhaExplorerElement extends HTMLElement {
       this.#emit('computed', this.result);
     } catch (error) {
       if (generation !== this.#generation) return;
-      const message = error && error.message ? error.message : String(error);
+      const reported = error ? /** @type {{ message?: unknown }} */ (error).message : undefined;
+      const message = reported ? String(reported) : String(error);
       this.#error = message;
       this.#setStatus('error', `Cannot show this: ${message}`, true);
       this.#ui.content.replaceChildren();
@@ -332,7 +389,8 @@ export class MhaExplorerElement extends HTMLElement {
     this.#frame = requestAnimationFrame(() => this.#renderNow());
   }
 
-  #views = null; // the loaded view modules, merged
+  /** @type {Views | null} the loaded view modules, merged */
+  #views = null;
   #pointerFollowed = false;
 
   #renderNow() {
@@ -345,11 +403,12 @@ export class MhaExplorerElement extends HTMLElement {
     }).catch((error) => this.#setStatus('error', `Cannot show this view: ${error.message}`, true));
   }
 
+  /** @param {View} view */
   #draw(view) {
-    if (!this.#shown() || view !== this.view) return;
     const views = this.#views;
+    if (!this.#shown() || view !== this.view || !views) return;
     for (const b of this.#ui.views.querySelectorAll('button')) b.setAttribute('aria-pressed', String(b.dataset.view === view));
-    const { source } = this.#explorer;
+    const { source } = this.#explorer.shown();
     this.#ui.tabs.hidden = view === 'grid';
     if (view !== 'grid') {
       views.renderHeadTabs(this.#ui.tabs, {
@@ -366,19 +425,21 @@ export class MhaExplorerElement extends HTMLElement {
     else this.#renderSingle(views, theme, width);
   }
 
+  /** @param {number} head  1-based @param {boolean} [focus] */
   #selectHead(head, focus = false) {
     if (head !== this.selectedHead) this.selectedHead = head; // the attribute change draws it
     if (focus) this.#views?.focusHeadTab?.(this.#ui.tabs, head - 1);
-    this.#emit('head-selected', { head, index: head - 1, name: this.#explorer.source.title(head - 1) });
+    this.#emit('head-selected', { head, index: head - 1, name: this.#explorer.shown().source.title(head - 1) });
   }
 
+  /** @param {Views} views @param {Theme} theme @param {number} width */
   #renderSingle(views, theme, width) {
     const explorer = this.#explorer;
-    const { sentence, result } = explorer;
+    const { sentence, result } = explorer.shown();
     if (!this.#pointerFollowed) {
       this.#pointerFollowed = true;
       views.followPointer(this.#ui.canvas, this.#ui.tooltip, {
-        labels: () => this.#explorer.sentence.tokens.map((t) => t.text),
+        labels: () => this.#explorer.shown().sentence.tokens.map((t) => t.text),
         onCell: (cell) => { this.#hoverCell = cell; this.#scheduleRender(); },
       });
     }
@@ -394,16 +455,18 @@ export class MhaExplorerElement extends HTMLElement {
     views.renderHeadInfo(this.#ui.info, { title: text.title, focus: text.focus, typical: text.typical, statistics: text.statistics, check: text.check });
   }
 
+  /** @param {Views} views @param {Theme} theme @param {number} width */
   #renderGrid(views, theme, width) {
-    const { sentence, result, source } = this.#explorer;
+    const { sentence, result, source } = this.#explorer.shown();
     views.renderHeadGrid(this.#ui.grid, {
       maps: headMaps(result.weights), length: sentence.tokens.length, selected: this.selectedHead - 1, width, maxCell: 24, theme,
       shortOf: (h) => source.short(h), onSelect: (h) => this.#selectHead(h + 1),
     });
   }
 
+  /** @param {Views} views @param {Theme} theme @param {number} width */
   #renderCompare(views, theme, width) {
-    const { sentence, result, source } = this.#explorer;
+    const { sentence, result, source } = this.#explorer.shown();
     views.renderCompare(this.#ui.compare, {
       maps: headMaps(result.weights), length: sentence.tokens.length, labels: sentence.tokens.map((t) => t.text),
       a: this.selectedHead - 1, b: this.compareHead - 1, similarity: result.similarity, width, theme,
@@ -416,7 +479,7 @@ export class MhaExplorerElement extends HTMLElement {
   }
 }
 
-/** A problem the explorer had with the attributes, in the attributes' words. */
+/** A problem the explorer had with the attributes, in the attributes' words. @param {import('../explorer/controller.js').Problem} p */
 function problemText(p) {
   if (p.field === 'layer') return `layer must be ${p.expected}, got "${p.value}"`;
   if (p.message) return p.message;

@@ -1,21 +1,36 @@
 // The example page's own script: an event log, and a wide model computed in a Web Worker.
-const log = document.getElementById('log');
+/** @typedef {import('../element/mha-explorer.js').MhaExplorerEventMap} Events */
 
+/** The page's element with this id: the markup has every id asked for here. */
+const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const log = $('log');
+
+/** @param {string} text */
 function note(text) {
   const item = document.createElement('li');
   item.textContent = text;
   log.prepend(item);
 }
 
-document.addEventListener('mha-computed', (event) => {
+/**
+ * Listen on the document for an element's event (they bubble out of its shadow root).
+ * @template {keyof Events} K
+ * @param {K} type
+ * @param {(event: Events[K], id: string) => void} listener  id: the element's
+ */
+function onElement(type, listener) {
+  document.addEventListener(type, (event) => listener(/** @type {Events[K]} */ (event), /** @type {HTMLElement} */ (event.target).id));
+}
+
+onElement('mha-computed', (event, id) => {
   const d = event.detail;
-  note(`#${event.target.id} computed: ${d.numHeads} heads × ${d.tokens.length} tokens, d_model ${d.dModel}, ${d.ms.toFixed(1)} ms${d.worker ? ' in a Web Worker' : ''}`);
+  note(`#${id} computed: ${d.numHeads} heads × ${d.tokens.length} tokens, d_model ${d.dModel}, ${d.ms.toFixed(1)} ms${d.worker ? ' in a Web Worker' : ''}`);
 });
-document.addEventListener('mha-head-selected', (event) => note(`#${event.target.id} head-selected: ${event.detail.name}`));
-document.addEventListener('mha-error', (event) => note(`#${event.target.id} error: ${event.detail.message}`));
+onElement('mha-head-selected', (event, id) => note(`#${id} head-selected: ${event.detail.name}`));
+onElement('mha-error', (event, id) => note(`#${id} error: ${event.detail.message}`));
 
 // A counter driven by requestAnimationFrame: it stalls if the main thread is blocked.
-const ticker = document.getElementById('ticker');
+const ticker = $('ticker');
 let frames = 0;
 const tick = () => {
   frames += 1;
@@ -24,8 +39,8 @@ const tick = () => {
 };
 requestAnimationFrame(tick);
 
-document.getElementById('big-start').addEventListener('click', () => {
-  const slot = document.getElementById('big-slot');
+$('big-start').addEventListener('click', () => {
+  const slot = $('big-slot');
   const big = document.createElement('mha-explorer');
   big.id = 'big';
   for (const [name, value] of Object.entries({ heads: 'random:1', 'd-model': '2048', 'num-heads': '16', view: 'grid', worker: 'auto' })) {

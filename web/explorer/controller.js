@@ -18,9 +18,30 @@ import { loadMha } from '../lib/index.js';
 import { headMap } from '../sources/source.js';
 import { createSource, readPickedWeights, specKey, SpecError } from './sources.js';
 
+/** @typedef {import('../sources/source.js').HeadSource} HeadSource */
+/** @typedef {import('../sources/source.js').Sentence} Sentence */
+/** @typedef {import('../sources/source.js').HeadResult} HeadResult */
+/** @typedef {import('../sources/source.js').AnyMhaModule} AnyMhaModule */
+/** @typedef {import('../sources/source.js').SimilarityResult} SimilarityResult */
+/** @typedef {import('./sources.js').SourceSpec} SourceSpec */
+/** @typedef {import('./sources.js').WeightsFile} WeightsFile */
+/** @typedef {'loading' | 'computing' | 'ready' | 'error'} Status */
+/** @typedef {'core' | 'source' | 'sentence' | 'similarity'} ErrorPlace */
+/**
+ * What setState could not use: the field, the value asked for, and what was expected or went wrong.
+ * @typedef {{ field: string, value?: unknown, expected?: string, message?: string }} Problem
+ */
+/**
+ * setState's fields (0-based heads and layers); a field left out keeps what is shown. Values
+ * of other types (from attributes and links) are refused as problems.
+ * @typedef {{ source?: SourceSpec, layer?: number | string, sentence?: string | number, head?: unknown,
+ *             pair?: unknown, view?: string | null }} WantedState
+ */
+
 /** Multiply-adds of a forward pass above which worker: 'auto' computes in a Web Worker. */
 export const WORKER_THRESHOLD = 2e7;
 
+/** @type {Promise<import('../lib/index.js').WorkerMhaModule> | null} */
 let workerCore = null;
 /** One Web Worker core for every explorer of the page, started when one first needs it. */
 function sharedWorkerCore() {
@@ -31,73 +52,97 @@ function sharedWorkerCore() {
   return workerCore;
 }
 
-const messageOf = (error) => (error && error.message ? error.message : String(error));
+/** @param {unknown} error */
+const messageOf = (error) => {
+  const message = error ? /** @type {{ message?: unknown }} */ (error).message : undefined;
+  return message ? String(message) : String(error);
+};
 
 export class Explorer extends EventTarget {
   /**
-   * @param {{ views?: string[], worker?: 'never' | 'auto' | 'always' | (() => string), fallback?: object | null }} [options]
+   * @param {{ views?: string[], worker?: 'never' | 'auto' | 'always' | (() => string), fallback?: SourceSpec | null }} [options]
    *   views: the names setState accepts for `view`; worker: where forward passes run (auto: large
    *   ones in a worker; a function is asked each time); fallback: the spec shown when a source
    *   cannot be loaded (null: none, the explorer is then in error)
    */
   constructor({ views = [], worker = 'never', fallback = { id: 'designed' } } = {}) {
     super();
-    /** 'loading' | 'computing' | 'ready' | 'error' */
+    /** @type {Status} */
     this.status = 'loading';
-    /** The spec of the source shown (sources.js). */
+    /** The spec of the source shown (sources.js). @type {SourceSpec | null} */
     this.spec = null;
-    /** The HeadSource shown, loaded, and its layer shown (0-based). */
+    /** The HeadSource shown, loaded, and its layer shown (0-based). @type {HeadSource | null} */
     this.source = null;
     this.layer = 0;
-    /** The spec being loaded, while it loads. */
+    /** The spec being loaded, while it loads. @type {{ spec: SourceSpec, note: string } | null} */
     this.loading = null;
-    /** A model's download while a source loads: { file, loaded, total }. */
+    /** A model's download while a source loads. @type {{ file: string, loaded: number, total: number } | null} */
     this.progress = null;
-    /** { text, example, tokens, … } from source.sentence(). */
+    /** { text, example, tokens, … } from source.sentence(). @type {Sentence | null} */
     this.sentence = null;
-    /** The source's HeadResult for the sentence and layer shown (with wo where there are head outputs). */
+    /** The source's HeadResult for the sentence and layer shown (with wo where there are head outputs). @type {HeadResult | null} */
     this.result = null;
     /** Whether that result was computed in a Web Worker. */
     this.worker = false;
     this.selectedHead = 0;
     this.pair = { a: 0, b: 1 };
-    /** The part of the explorer in view (one of options.views), or null. */
+    /** The part of the explorer in view (one of options.views), or null. @type {string | null} */
     this.view = null;
     /** The token whose row is highlighted (hover or focus), or -1. */
     this.hoverToken = -1;
     /** The token followed when none is hovered. */
     this.focusToken = 0;
     /** The heads switched off (of the layer shown), and how far each token moves then. */
+    /** @type {Set<number>} */
     this.ablated = new Set();
+    /** @type {{ heads: number[], rows: import('../sources/source.js').TokenDifference[] | null, what: string } | null} */
     this.ablation = null;
-    /** The similarity panel's last result: { a, b, similarity, heads }. */
+    /** The similarity panel's last result: { a, b, similarity, heads }. @type {({ a: string, b: string } & SimilarityResult) | null} */
     this.similarity = null;
-    /** What went wrong, by where it is shown: { core, source, sentence, similarity } (messages or null). */
+    /** What went wrong, by where it is shown (messages or null). @type {Record<ErrorPlace, string | null>} */
     this.errors = { core: null, source: null, sentence: null, similarity: null };
-    /** The last weights file read ({ name, config, stateDict, note }), which the file source shows. */
+    /** The last weights file read ({ name, config, stateDict, note }), which the file source shows. @type {WeightsFile | null} */
     this.file = null;
     /** Updates in flight. */
     this.busy = 0;
+    /** @type {{ lastUpdateMs: number, lastComputeMs: number, lastDrawMs: number, scriptStartMs: number, coreLoadedMs: number, readyMs: number, parts: Record<string, number> }} */
     this.timings = { lastUpdateMs: NaN, lastComputeMs: NaN, lastDrawMs: NaN, scriptStartMs: NaN, coreLoadedMs: NaN, readyMs: NaN, parts: {} };
     this.#views = views;
     this.#workerMode = worker;
     this.#fallback = fallback;
   }
 
+  /** @type {string[]} */
   #views;
+  /** @type {'never' | 'auto' | 'always' | (() => string)} */
   #workerMode;
+  /** @type {SourceSpec | null} */
   #fallback;
+  /** @type {Promise<import('../lib/index.js').MhaModule> | null} */
   #core = null;
   #generation = 0;
-  #sourceCore = null; // the core the shown source is loaded in: 'direct' | 'worker'
-  #layers = new Map(); // source id -> the layer last shown
-  #sentences = new Map(); // sentence set -> the sentence last shown with it (example index or text)
+  /** @type {'direct' | 'worker' | null} the core the shown source is loaded in */
+  #sourceCore = null;
+  /** @type {Map<string, number>} source id -> the layer last shown */
+  #layers = new Map();
+  /** @type {Map<string, string | number>} sentence set -> the sentence last shown with it (example index or text) */
+  #sentences = new Map();
   #ablationRun = 0;
 
   // -- reading ---------------------------------------------------------------------------------
 
   get numHeads() { return this.source ? this.source.numHeads : 0; }
   get numLayers() { return this.source ? this.source.numLayers : 0; }
+
+  /**
+   * The source, sentence and result shown, for what draws them; throws before the first result.
+   * @returns {{ source: HeadSource, sentence: Sentence, result: HeadResult }}
+   */
+  shown() {
+    const { source, sentence, result } = this;
+    if (!source || !sentence || !result) throw new Error('the explorer shows nothing yet');
+    return { source, sentence, result };
+  }
 
   /** Head h's (L, L) map as computed, or null before the first result. */
   map(h = this.selectedHead) {
@@ -112,26 +157,36 @@ export class Explorer extends EventTarget {
   /** The selected head as an export needs it: title, sentence, tokens and its weights. */
   selectedHeadMap() {
     const head = this.selectedHead;
+    const { source, sentence, result } = this.shown();
     return {
-      head, title: this.source.title(head), sentence: this.sentence.text, source: this.source.id,
-      tokens: this.sentence.tokens.map((t) => t.text), values: Array.from(this.map(head)),
+      head, title: source.title(head), sentence: sentence.text, source: source.id,
+      tokens: sentence.tokens.map((t) => t.text), values: Array.from(headMap(result.weights, head)),
     };
   }
 
   // -- changing --------------------------------------------------------------------------------
 
-  /** Set fields and tell listeners which changed. */
+  /**
+   * Set fields and tell listeners which changed.
+   * @param {Partial<Explorer>} patch
+   */
   #update(patch) {
-    const keys = Object.keys(patch).filter((k) => this[k] !== patch[k]);
+    const keys = /** @type {(keyof Explorer)[]} */ (Object.keys(patch)).filter((k) => this[k] !== patch[k]);
     Object.assign(this, patch);
     if (keys.length) this.dispatchEvent(new CustomEvent('change', { detail: { keys } }));
   }
 
+  /** @param {ErrorPlace} where @param {string | null} message */
   #setError(where, message) {
     if (this.errors[where] === message) return;
     this.#update({ errors: { ...this.errors, [where]: message } });
   }
 
+  /**
+   * @template T
+   * @param {() => Promise<T>} work
+   * @returns {Promise<T>}
+   */
   async #busy(work) {
     this.#update({ busy: this.busy + 1 });
     try {
@@ -153,6 +208,8 @@ export class Explorer extends EventTarget {
   /**
    * Load the core and show `want` (setState's fields; the designed heads and the first example
    * where it says nothing). Resolves to setState's problems.
+   * @param {WantedState} [want]
+   * @returns {Promise<Problem[]>}
    */
   async start(want = {}) {
     try {
@@ -173,10 +230,13 @@ export class Explorer extends EventTarget {
    * pair: [a, b], view } (0-based heads and layers; a field left out keeps what is shown). Each is
    * checked against the source shown at the end; what cannot be used is left at its default and
    * returned as a problem. Loads and computes once.
+   * @param {WantedState} want
+   * @returns {Promise<Problem[]>}
    */
   async setState(want) {
     return this.#busy(async () => {
       const run = ++this.#generation;
+      /** @type {Problem[]} */
       const problems = [];
       let { spec, source } = this;
       // the source (with its layer), or the fallback when it cannot be loaded
@@ -188,13 +248,14 @@ export class Explorer extends EventTarget {
         }
         if (loaded) ({ spec, source } = loaded);
       }
-      if (!source) return problems;
+      if (!source || !spec) return problems; // the two are set together
       const layer = this.#checkedLayer(source, want, problems);
       // the sentence: the one asked for, or the one shown if the source takes the same sentences
       const set = source.sentenceSet;
       const keep = this.sentence && this.source && this.source.sentenceSet === set ? keyOf(this.sentence) : undefined;
       const wanted = want.sentence ?? keep ?? this.#sentences.get(set) ?? 0;
-      let sentence = null;
+      /** @type {Sentence} */
+      let sentence;
       if (want.sentence !== undefined) this.#setError('sentence', null);
       try {
         sentence = await source.sentence(wanted);
@@ -213,7 +274,12 @@ export class Explorer extends EventTarget {
     });
   }
 
-  /** Load a spec's source in the page's core; on failure the fallback's (or none). */
+  /**
+   * Load a spec's source in the page's core; on failure the fallback's (or none).
+   * @param {SourceSpec} spec
+   * @param {Problem[]} problems
+   * @returns {Promise<{ spec: SourceSpec, source: HeadSource } | null>}
+   */
   async #loadSource(spec, problems) {
     this.#setError('source', null);
     this.#update({ loading: { spec, note: '' }, progress: null });
@@ -244,25 +310,35 @@ export class Explorer extends EventTarget {
     }
   }
 
+  /** @param {SourceSpec} spec */
   async #make(spec) {
     return createSource(spec, { onProgress: (p) => { if (this.loading) this.#update({ progress: p }); } });
   }
 
+  /** @param {HeadSource} source @param {WantedState} want @param {Problem[]} problems */
   #checkedLayer(source, want, problems) {
     const remembered = this.#layers.get(source.id) ?? 0;
     if (want.layer === undefined) return source === this.source ? source.layer : Math.min(remembered, source.numLayers - 1);
-    if (Number.isInteger(want.layer) && want.layer >= 0 && want.layer < source.numLayers) return want.layer;
+    if (typeof want.layer === 'number' && Number.isInteger(want.layer) && want.layer >= 0 && want.layer < source.numLayers) return want.layer;
     problems.push({ field: 'layer', value: want.layer, expected: source.numLayers > 1 ? `a layer from 0 to ${source.numLayers - 1}` : 'a layer of these heads (they have one)' });
     return 0;
   }
 
+  /**
+   * @param {unknown} head
+   * @param {number} H
+   * @param {string} field
+   * @param {Problem[]} problems
+   * @returns {number | undefined}
+   */
   #checkedHead(head, H, field, problems) {
     if (head === undefined) return undefined;
-    if (Number.isInteger(head) && head >= 0 && head < H) return head;
+    if (typeof head === 'number' && Number.isInteger(head) && head >= 0 && head < H) return head;
     problems.push({ field, value: head, expected: `a head from 1 to ${H}` });
     return 0;
   }
 
+  /** @param {unknown} pair @param {number} H @param {Problem[]} problems */
   #checkedPair(pair, H, problems) {
     const clamp = () => ({ a: Math.min(this.pair.a, H - 1), b: Math.min(this.pair.b, H - 1) });
     if (pair === undefined) return clamp();
@@ -271,6 +347,7 @@ export class Explorer extends EventTarget {
     return { a: 0, b: Math.min(1, H - 1) };
   }
 
+  /** @param {string | null | undefined} view @param {Problem[]} problems */
   #checkedView(view, problems) {
     if (view === undefined) return this.view;
     if (view === null || this.#views.includes(view)) return view;
@@ -281,6 +358,11 @@ export class Explorer extends EventTarget {
   /**
    * Compute and show: the sentence in the source's layer, in the core the work calls for (a
    * worker above WORKER_THRESHOLD with worker: 'auto').
+   * @param {{ spec: SourceSpec, source: HeadSource, layer: number, sentence: Sentence, head: number,
+   *           pair: { a: number, b: number }, view: string | null }} shown
+   * @param {number} run
+   * @param {Problem[]} problems
+   * @returns {Promise<Problem[]>}
    */
   async #show({ spec, source, layer, sentence, head, pair, view }, run, problems) {
     let shown = source;
@@ -331,6 +413,7 @@ export class Explorer extends EventTarget {
     return problems;
   }
 
+  /** @param {HeadSource} source @param {Sentence} sentence */
   #wantsWorker(source, sentence) {
     const mode = typeof this.#workerMode === 'function' ? this.#workerMode() : this.#workerMode;
     if (mode === 'never' || !source.runsInWorker) return false;
@@ -342,7 +425,11 @@ export class Explorer extends EventTarget {
 
   // -- one thing at a time ---------------------------------------------------------------------
 
-  /** Show another source (a spec); the file source shows the last file read. */
+  /**
+   * Show another source (a spec); the file source shows the last file read.
+   * @param {SourceSpec} spec
+   * @returns {Promise<Problem[]>}
+   */
   useSource(spec) {
     if (spec.id === 'file' && !spec.file && !spec.url) {
       if (!this.file) {
@@ -354,44 +441,56 @@ export class Explorer extends EventTarget {
     return this.setState({ source: spec });
   }
 
-  /** Read weights a user picked (bytes and the file's name) and show them. */
+  /**
+   * Read weights a user picked (bytes and the file's name) and show them.
+   * @param {Uint8Array} bytes
+   * @param {string} name
+   * @param {{ width?: number }} [options]
+   * @returns {Promise<Problem[]>}
+   */
   async loadWeightsFile(bytes, name, { width } = {}) {
+    let file;
     try {
-      this.#update({ file: await readPickedWeights(bytes, name, { width }) });
+      file = await readPickedWeights(bytes, name, { width });
+      this.#update({ file });
     } catch (error) {
       this.#setError('source', messageOf(error));
       return [{ field: 'source', value: 'file', message: messageOf(error) }];
     }
-    return this.setState({ source: { id: 'file', file: this.file } });
+    return this.setState({ source: { id: 'file', file } });
   }
 
+  /** @param {number} layer */
   selectLayer(layer) { return this.setState({ layer }); }
 
-  /** An example (its index) or typed text. */
+  /** An example (its index) or typed text. @param {string | number} input */
   selectSentence(input) { return this.setState({ sentence: input }); }
 
-  /** Select head h (0-based): nothing to compute. */
+  /** Select head h (0-based): nothing to compute. @param {number} h */
   selectHead(h) {
     if (!Number.isInteger(h) || h < 0 || h >= this.numHeads) throw new SpecError(`expected a head from 0 to ${this.numHeads - 1}, got ${h}`);
     this.#update({ selectedHead: h });
   }
 
-  /** The two heads compared (0-based). */
+  /** The two heads compared (0-based). @param {number} a @param {number} b */
   setPair(a, b) {
     const H = this.numHeads;
     if (![a, b].every((h) => Number.isInteger(h) && h >= 0 && h < H)) throw new SpecError(`expected two heads from 0 to ${H - 1}, got ${a} and ${b}`);
     if (a !== this.pair.a || b !== this.pair.b) this.#update({ pair: { a, b } });
   }
 
+  /** @param {string | null} view */
   setView(view) {
     if (view !== null && !this.#views.includes(view)) throw new SpecError(`expected one of ${this.#views.join(', ')}, got "${view}"`);
     this.#update({ view });
   }
 
+  /** @param {number} i */
   setHoverToken(i) { this.#update({ hoverToken: i }); }
+  /** @param {number} i */
   setFocusToken(i) { this.#update({ focusToken: i }); }
 
-  /** Switch heads off (or on again): how far each token moves is computed by the core. */
+  /** Switch heads off (or on again): how far each token moves is computed by the core. @param {Iterable<number>} heads */
   setAblated(heads) {
     this.#update({ ablated: new Set(heads) });
     return this.#refreshAblation();
@@ -400,20 +499,22 @@ export class Explorer extends EventTarget {
   async #refreshAblation() {
     const { source, sentence } = this;
     const run = ++this.#ablationRun;
+    if (!source || !sentence) return;
     const heads = [...this.ablated].filter((h) => h < source.numHeads).sort((a, b) => a - b);
     const shown = source.ablation ? await source.ablation(sentence, heads) : null;
     if (run !== this.#ablationRun || source !== this.source || sentence !== this.sentence) return;
     this.#update({ ablation: shown ? { heads, rows: shown.rows, what: shown.what } : { heads, rows: null, what: '' } });
   }
 
-  /** Two sentences through a model that embeds them, each head switched off in turn. */
+  /** Two sentences through a model that embeds them, each head switched off in turn. @param {string} a @param {string} b */
   async compareSentences(a, b) {
     return this.#busy(async () => {
       this.#setError('similarity', null);
       try {
         if (!a.trim() || !b.trim()) throw new SpecError('Type two sentences to compare.');
-        if (!this.source.similarity) throw new SpecError(`The ${this.source.name} do not embed sentences.`);
-        const result = await this.source.similarity(a, b);
+        const { source } = this.shown();
+        if (!source.similarity) throw new SpecError(`The ${source.name} do not embed sentences.`);
+        const result = await source.similarity(a, b);
         this.#update({ similarity: { a, b, ...result } });
       } catch (error) {
         this.#setError('similarity', messageOf(error));
@@ -431,5 +532,5 @@ export class Explorer extends EventTarget {
   }
 }
 
-/** What names a sentence in its set: an example's index, or the typed text. */
+/** What names a sentence in its set: an example's index, or the typed text. @param {Sentence} sentence */
 const keyOf = (sentence) => (sentence.example >= 0 ? sentence.example : sentence.text);

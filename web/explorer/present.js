@@ -4,29 +4,35 @@
 
 import { statisticsRows } from '../views/head-text.js';
 
+/** @typedef {import('./controller.js').Explorer} Explorer */
+
 const WORDS = ['No', 'One', 'Two', 'Three', 'Four', 'Five', 'Six', 'Seven', 'Eight', 'Nine', 'Ten', 'Eleven', 'Twelve'];
 
-/** "Eight" for 8, "16" for 16: a count at the start of a sentence. */
+/** "Eight" for 8, "16" for 16: a count at the start of a sentence. @param {number} n */
 export function countWord(n) {
   return WORDS[n] ?? String(n);
 }
 
 const SUBSCRIPTS = '₀₁₂₃₄₅₆₇₈₉';
-/** head₁ … head₁₂: a subscript of any number. */
+/** head₁ … head₁₂: a subscript of any number. @param {number} n */
 export function subscript(n) {
   return String(n).replace(/\d/g, (d) => SUBSCRIPTS[Number(d)]);
 }
 
-/** "Concat(head₁, …, head₄) × W_O" for a source of four heads. */
+/** "Concat(head₁, …, head₄) × W_O" for a source of four heads. @param {number} numHeads */
 export function concatFormula(numHeads) {
   return `Concat(head₁, …, head${subscript(numHeads)})`;
 }
 
-/** What a head of the source shown is and does, on the sentence shown: for the head views. */
+/**
+ * What a head of the source shown is and does, on the sentence shown: for the head views.
+ * @param {Explorer} explorer  with a result
+ * @param {number} h
+ */
 export function headText(explorer, h) {
-  const { source, sentence, result } = explorer;
+  const { source, sentence, result } = explorer.shown();
   const stats = result.stats[h];
-  const map = explorer.map(h);
+  const map = /** @type {Float32Array} */ (explorer.map(h));
   const text = source.describe(h, stats, sentence);
   return {
     title: source.title(h),
@@ -39,32 +45,35 @@ export function headText(explorer, h) {
   };
 }
 
-/** A model's download in words: "weights.bin: 1.2 of 14.0 MB". */
+/**
+ * A model's download in words: "weights.bin: 1.2 of 14.0 MB".
+ * @param {{ file: string, loaded: number, total: number }} progress
+ */
 export function progressText({ file, loaded, total }) {
   return `${file}: ${(loaded / 1e6).toFixed(1)} of ${total ? (total / 1e6).toFixed(1) : '?'} MB`;
 }
 
-/** The page's status line once the explorer has computed. */
+/** The page's status line once the explorer has computed. @param {Explorer} explorer */
 export function pageStatus(explorer) {
   if (explorer.errors.core) return `The WebAssembly core could not be loaded: ${explorer.errors.core}. Build it with "npm run build".`;
   return `Ready: the WebAssembly core computed ${explorer.numHeads} heads in ${explorer.timings.lastComputeMs.toFixed(1)} ms.`;
 }
 
-/** The element's status line for what it shows. */
+/** The element's status line for what it shows. @param {Explorer} explorer  with a result */
 export function elementStatus(explorer) {
-  const [H, L] = explorer.result.weights.shape;
-  const { source } = explorer;
+  const { source, result } = explorer.shown();
+  const [H, L] = result.weights.shape;
   const layer = source.numLayers > 1 ? `, layer ${source.layer}` : '';
   return `${H} heads × ${L} tokens, d_model ${source.embedDim}, ${source.name}${layer}: ${explorer.timings.lastComputeMs.toFixed(1)} ms in the WebAssembly core${explorer.worker ? ' (in a Web Worker)' : ''}.`;
 }
 
-/** The lesson page's opening line, for the heads shown. */
+/** The lesson page's opening line, for the heads shown. @param {Explorer} explorer */
 export function headsLede(explorer) {
   const H = explorer.numHeads;
   return `${countWord(H)} attention head${H === 1 ? '' : 's'}`;
 }
 
-/** The W_O panel's title, for the heads shown. */
+/** The W_O panel's title, for the heads shown. @param {Explorer} explorer */
 export function woTitle(explorer) {
   return `Combining the heads: ${concatFormula(explorer.numHeads)} × W`;
 }

@@ -14,13 +14,31 @@
 import { D_MODEL } from '../sources/embeddings.js';
 import { NUM_HEADS } from '../sources/designed-heads.js';
 
+/** @typedef {import('../sources/source.js').HeadSource} HeadSource */
+/**
+ * Weights a user picked, read (readWeightsFile) and named; `stamp` tells two picks of one name apart.
+ * @typedef {{ name: string, stamp?: string } & ReturnType<typeof import('../sources/file.js').readWeightsFile>} WeightsFile
+ */
+/**
+ * @typedef {{ id: 'designed' }
+ *   | { id: 'random', seed: number, embedDim?: number, numHeads?: number }
+ *   | { id: 'file', file?: WeightsFile, url?: string, numHeads?: number }
+ *   | { id: 'trained' }
+ *   | { id: 'pretrained', modelUrl?: string }} SourceSpec
+ */
+/** @typedef {(name: string) => string | null | undefined} AttributeReader */
+
 export const SOURCE_IDS = ['designed', 'random', 'file', 'trained', 'pretrained'];
 export const MAX_SEED = 2147483647;
 
 /** A problem with what was asked for, said in words (an Error the views show as it is). */
 export class SpecError extends Error {}
 
-/** A whole number n >= 1 from an attribute's text; the fallback when there is none; NaN when it is not one. */
+/**
+ * A whole number n >= 1 from an attribute's text; the fallback when there is none; NaN when it is not one.
+ * @param {string | number | null | undefined} value
+ * @param {number} fallback
+ */
 export function positiveInteger(value, fallback) {
   if (value === null || value === undefined || value === '') return fallback;
   const n = Number(value);
@@ -30,6 +48,9 @@ export function positiveInteger(value, fallback) {
 /**
  * The spec an element's attributes ask for: heads (designed | random | random:SEED | trained |
  * pretrained | a weights URL), d-model, num-heads, model-url. `base`: what URLs are relative to.
+ * @param {AttributeReader} get
+ * @param {string | URL} [base]
+ * @returns {SourceSpec}
  */
 export function specFromAttributes(get, base) {
   const heads = (get('heads') ?? 'designed').trim();
@@ -51,13 +72,19 @@ export function specFromAttributes(get, base) {
     : { id: 'file', url: new URL(heads, base).href, numHeads: checkedCount('num-heads', numHeads) };
 }
 
+/** @param {string} name @param {string} text */
 function checkedCount(name, text) {
   const n = positiveInteger(text, NaN);
   if (!(n > 0)) throw new SpecError(`${name} must be a positive integer, got "${text}"`);
   return n;
 }
 
-/** d-model and num-heads for the heads over the token features (designed or random). */
+/**
+ * d-model and num-heads for the heads over the token features (designed or random).
+ * @param {{ id: 'designed' } | { id: 'random', seed: number }} spec
+ * @param {AttributeReader} get
+ * @returns {SourceSpec}
+ */
 function sized(spec, get) {
   const embedDim = positiveInteger(get('d-model'), D_MODEL);
   const numHeads = positiveInteger(get('num-heads'), NUM_HEADS);
@@ -74,14 +101,22 @@ function sized(spec, get) {
   return embedDim === D_MODEL && numHeads === NUM_HEADS ? spec : { ...spec, embedDim, numHeads };
 }
 
-/** The name of a spec's heads: the same key, the same weights (nothing to load again). */
+/**
+ * The name of a spec's heads: the same key, the same weights (nothing to load again).
+ * @param {SourceSpec | null | undefined} spec
+ */
 export function specKey(spec) {
   if (!spec) return '';
-  const { file, ...rest } = spec;
+  const { file, ...rest } = /** @type {{ file?: WeightsFile }} */ (spec);
   return JSON.stringify(file ? { ...rest, file: file.name, stamp: file.stamp } : rest);
 }
 
-/** The HeadSource a spec names, not loaded yet; a SpecError when the spec is not one. */
+/**
+ * The HeadSource a spec names, not loaded yet; a SpecError when the spec is not one.
+ * @param {SourceSpec} spec
+ * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void }} [options]
+ * @returns {Promise<HeadSource>}
+ */
 export async function createSource(spec, { onProgress } = {}) {
   switch (spec?.id) {
     case 'designed': {
@@ -111,11 +146,17 @@ export async function createSource(spec, { onProgress } = {}) {
       return new PretrainedSource({ ...(spec.modelUrl ? { modelUrl: spec.modelUrl } : {}), onProgress });
     }
     default:
-      throw new SpecError(`There is no source of heads called "${spec?.id}" (expected one of ${SOURCE_IDS.join(', ')}).`);
+      throw new SpecError(`There is no source of heads called "${/** @type {{ id?: unknown } | undefined} */ (spec)?.id}" (expected one of ${SOURCE_IDS.join(', ')}).`);
   }
 }
 
-/** Weights a user picked, read for the heads over the page's token features (64 wide). */
+/**
+ * Weights a user picked, read for the heads over the page's token features (64 wide).
+ * @param {Uint8Array} bytes
+ * @param {string} name
+ * @param {{ width?: number }} [options]
+ * @returns {Promise<WeightsFile>}
+ */
 export async function readPickedWeights(bytes, name, { width } = {}) {
   const { readWeightsFile } = await import('../sources/file.js');
   return { name, stamp: `${bytes.length}:${Date.now()}`, ...readWeightsFile(bytes, name, { width }) };

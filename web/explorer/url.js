@@ -11,41 +11,48 @@
 
 import { MAX_SEED, SOURCE_IDS } from './sources.js';
 
+/** @typedef {import('./controller.js').Explorer} Explorer */
+/** @typedef {import('./controller.js').WantedState} WantedState */
+
 export const LINK_PARAMETERS = ['source', 'seed', 'layer', 'sentence', 'head', 'compare', 'view'];
 export const MAX_SENTENCE = 600;
 
-/** Integer n with min <= n <= max from a parameter, or null. */
+/** Integer n with min <= n <= max from a parameter, or null. @param {string} text @param {number} min @param {number} max */
 function integer(text, min, max) {
   if (!/^\d{1,10}$/.test(text)) return null;
   const n = Number(text);
   return n >= min && n <= max ? n : null;
 }
 
-const quoted = (value) => JSON.stringify(String(value).slice(0, 80));
+const quoted = (/** @type {unknown} */ value) => JSON.stringify(String(value).slice(0, 80));
 
 /**
  * What a query asks for, as setState's fields (0-based heads), and the problems of its syntax.
  * @param {URLSearchParams} params
+ * @returns {{ want: WantedState, problems: string[] }}
  */
 export function readLink(params) {
+  /** @type {string[]} */
   const problems = [];
+  /** @type {WantedState} */
   const want = { source: { id: 'designed' }, sentence: 0, head: 0, pair: [0, 1], view: null };
-  const bad = (name, expected) => problems.push(`${name}=${quoted(params.get(name))} is not ${expected}; showing the default`);
+  const bad = (/** @type {string} */ name, /** @type {string} */ expected) => problems.push(`${name}=${quoted(params.get(name))} is not ${expected}; showing the default`);
   for (const name of new Set(params.keys())) if (!LINK_PARAMETERS.includes(name)) problems.push(`the parameter ${JSON.stringify(name.slice(0, 40))} is not one this page reads`);
 
   let id = params.get('source') ?? 'designed';
   if (!SOURCE_IDS.includes(id)) { bad('source', `one of ${SOURCE_IDS.join(', ')}`); id = 'designed'; }
   if (id === 'file') { problems.push('a weights file cannot be opened from a link (load it again); showing the designed heads'); id = 'designed'; }
   if (id === 'random') {
-    const seed = params.has('seed') ? integer(params.get('seed'), 0, MAX_SEED) : 0;
+    const seed = params.has('seed') ? integer(params.get('seed') ?? '', 0, MAX_SEED) : 0;
     if (seed === null) bad('seed', `a whole number from 0 to ${MAX_SEED}`);
     want.source = { id, seed: seed ?? 0 };
   } else {
-    want.source = { id };
+    want.source = /** @type {import('./sources.js').SourceSpec} */ ({ id }); // one of SOURCE_IDS without options
   }
   if (params.has('layer')) {
-    const layer = integer(params.get('layer'), 0, 1000);
-    want.layer = layer === null ? params.get('layer') : layer; // the controller knows the source's layers
+    const text = params.get('layer') ?? '';
+    const layer = integer(text, 0, 1000);
+    want.layer = layer === null ? text : layer; // the controller knows the source's layers
   } else {
     want.layer = 0;
   }
@@ -53,19 +60,25 @@ export function readLink(params) {
   if (text !== null && text.length > MAX_SENTENCE) bad('sentence', `a sentence of at most ${MAX_SENTENCE} characters`);
   else if (text !== null && text.trim()) want.sentence = text;
   if (params.has('head')) {
-    const head = integer(params.get('head'), 1, 1000);
+    const head = integer(params.get('head') ?? '', 1, 1000);
     want.head = head === null ? params.get('head') : head - 1;
   }
   if (params.has('compare')) {
-    const parts = params.get('compare').split(',');
+    const parts = (params.get('compare') ?? '').split(',');
     const heads = parts.map((p) => integer(p, 1, 1000));
-    want.pair = parts.length === 2 && !heads.includes(null) ? heads.map((h) => h - 1) : params.get('compare');
+    want.pair = parts.length === 2 && !heads.includes(null) ? heads.map((h) => /** @type {number} */ (h) - 1) : params.get('compare');
   }
   if (params.has('view')) want.view = params.get('view');
   return { want, problems };
 }
 
-/** The controller's problems with a link, in the link's words. */
+/**
+ * The controller's problems with a link, in the link's words.
+ * @param {import('./controller.js').Problem[]} problems
+ * @param {URLSearchParams} params
+ * @param {Explorer} explorer
+ * @returns {string[]}
+ */
 export function linkProblems(problems, params, explorer) {
   const H = explorer.numHeads;
   return problems.map((p) => {
@@ -76,12 +89,16 @@ export function linkProblems(problems, params, explorer) {
       case 'view': return `view=${quoted(params.get('view'))} is not ${p.expected}; showing the default`;
       case 'sentence': return `the sentence could not be shown: ${p.message}`;
       case 'source': return `the ${p.value} heads could not be loaded: ${p.message}`;
-      default: return p.message;
+      default: return p.message ?? `${p.field} is not ${p.expected}`;
     }
   });
 }
 
-/** Show what a query names; resolves to the messages for what could not be used. */
+/**
+ * Show what a query names; resolves to the messages for what could not be used.
+ * @param {Explorer} explorer
+ * @param {string | URLSearchParams} search
+ */
 export async function followLink(explorer, search) {
   const params = new URLSearchParams(search);
   const { want, problems } = readLink(params);
@@ -89,13 +106,13 @@ export async function followLink(explorer, search) {
   return [...problems, ...linkProblems(later, params, explorer)];
 }
 
-/** What is shown, as a query (defaults left out). */
+/** What is shown, as a query (defaults left out). @param {Explorer} explorer */
 export function linkOf(explorer) {
   const params = new URLSearchParams();
   const { spec, source, sentence } = explorer;
   if (!source || !sentence) return params;
   if (source.id !== 'designed') params.set('source', source.id);
-  if (source.id === 'random') params.set('seed', String(spec.seed));
+  if (spec?.id === 'random') params.set('seed', String(spec.seed));
   if (source.numLayers > 1) params.set('layer', String(source.layer));
   if (sentence.example !== 0) params.set('sentence', sentence.text);
   if (explorer.selectedHead !== 0) params.set('head', String(explorer.selectedHead + 1));

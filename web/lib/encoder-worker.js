@@ -5,9 +5,14 @@
 import { MhaError } from './errors.js';
 import { connectWorker } from './rpc.js';
 
-/** URLs the worker should see as the page does (a worker resolves relative URLs against itself). */
+/**
+ * URLs the worker should see as the page does (a worker resolves relative URLs against itself).
+ * @template {string | URL | undefined} U
+ * @param {U} url
+ * @returns {U extends undefined ? undefined : string}
+ */
 function absolute(url) {
-  return url === undefined ? undefined : new URL(url, globalThis.location?.href).href;
+  return /** @type {U extends undefined ? undefined : string} */ (url === undefined ? undefined : new URL(url, globalThis.location?.href).href);
 }
 
 /**
@@ -32,7 +37,7 @@ export async function createWorkerEncoder(options = {}) {
   });
   const rpc = connectWorker(worker, "the encoder's worker (encoder-worker-entry.js)");
   let disposed = false;
-  const request = (op, args) => (disposed ? Promise.reject(new MhaError('DISPOSED', 'this encoder has been disposed')) : rpc.request(op, ...args));
+  const request = (/** @type {string} */ op, /** @type {unknown[]} */ args) => (disposed ? Promise.reject(new MhaError('DISPOSED', 'this encoder has been disposed')) : rpc.request(op, ...args));
 
   let config;
   try {
@@ -44,8 +49,11 @@ export async function createWorkerEncoder(options = {}) {
   return Object.freeze({
     config,
     get disposed() { return disposed; },
+    /** @type {import('./encoder.js').WorkerEncoder['tokenize']} */
     tokenize: (text, tokenizeOptions) => request('tokenize', [text, tokenizeOptions]),
+    /** @type {import('./encoder.js').WorkerEncoder['encode']} */
     encode: (input, encodeOptions) => request('encode', [input, encodeOptions]),
+    /** @type {import('./encoder.js').WorkerEncoder['parameter']} */
     parameter: (layer, name) => request('parameter', [layer, name]),
     dispose() {
       if (disposed) return;

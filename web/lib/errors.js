@@ -3,6 +3,7 @@
 // the JS layer's own codes are DISPOSED, WORKER_ERROR, MODEL_FILE and NUM_HEADS_MISSING.
 
 export class MhaError extends Error {
+  /** @param {string} code @param {string} message */
   constructor(code, message) {
     super(message);
     this.name = 'MhaError';
@@ -21,12 +22,19 @@ export const NUM_HEADS_MISSING = 'NUM_HEADS_MISSING';
  * @param {{StatusCode: Record<string, {value: number}>}} module
  */
 export function statusCodes(module) {
+  /** @type {string[]} */
   const names = [];
   for (const [name, entry] of Object.entries(module.StatusCode)) {
     if (entry !== null && typeof entry === 'object' && typeof entry.value === 'number') names[entry.value] = name;
   }
   const ok = module.StatusCode.OK.value;
-  const name = (value) => names[value] ?? 'INVALID_ARGUMENT';
+  const name = (/** @type {number} */ value) => names[value] ?? 'INVALID_ARGUMENT';
+  /**
+   * @template {{ code: number, message: string }} R
+   * @param {R} result
+   * @param {string} [what]
+   * @returns {R}
+   */
   function check(result, what) {
     if (result.code !== ok) throw new MhaError(name(result.code), what ? `${what}: ${result.message}` : result.message);
     return result;

@@ -153,6 +153,7 @@ export type MhaErrorCode =
 
 /** Thrown for every bad input; `code` says which kind. */
 export class MhaError extends Error {
+  constructor(code: MhaErrorCode, message: string);
   readonly code: MhaErrorCode;
 }
 

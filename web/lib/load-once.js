@@ -6,19 +6,22 @@
  * `load(key, ...args)` behind a cache of promises by key. Object keys may be held weakly
  * (`{ weak: true }`), so that an entry goes with its key.
  * @template K, T
- * @param {(key: K, ...args: any[]) => T | Promise<T>} load
+ * @template {any[]} A
+ * @param {(key: K, ...args: A) => T | Promise<T>} load
  * @param {{ weak?: boolean }} [options]
- * @returns {(key: K, ...args: any[]) => Promise<T>}
+ * @returns {(key?: K, ...args: A) => Promise<T>}  key: none for a load made once in all
  */
 export function loadOnce(load, { weak = false } = {}) {
-  const promises = weak ? new WeakMap() : new Map();
+  // a weak cache takes object keys only (the caller's promise with { weak: true })
+  const promises = /** @type {Map<K, Promise<T>>} */ (weak ? new WeakMap() : new Map());
   return (key, ...args) => {
-    let promise = promises.get(key);
+    const k = /** @type {K} */ (key);
+    let promise = promises.get(k);
     if (!promise) {
-      promise = (async () => load(key, ...args))();
-      promises.set(key, promise);
+      promise = (async () => load(k, ...args))();
+      promises.set(k, promise);
       promise.catch(() => {
-        if (promises.get(key) === promise) promises.delete(key);
+        if (promises.get(k) === promise) promises.delete(k);
       });
     }
     return promise;

@@ -10,21 +10,37 @@ import { isNode } from './wasm-module.js';
 const CACHE_NAME = 'mha-explorer-models';
 const BUILD_HINT = 'build it with `node scripts/build-model.js` (npm start and npm test do)';
 
+/** @param {string} file @param {string} message */
 export function modelFileError(file, message) {
   return new MhaError('MODEL_FILE', `${file}: ${message}`);
 }
 
+/** @param {unknown} error */
+const messageOf = (error) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * The parts of Node.js's fs, url and path read here (the page's types have no Node.js).
+ * @typedef {{ fs: { readFile(path: string): Promise<Uint8Array> },
+ *             url: { pathToFileURL(path: string): URL, fileURLToPath(url: URL): string },
+ *             path: { resolve(path: string): string } }} NodeApi
+ */
+/** @type {NodeApi | null} */
 let nodeApi = null;
+/** @returns {Promise<NodeApi>} */
 async function nodeModules() {
   if (!nodeApi) {
     const names = ['node:fs/promises', 'node:url', 'node:path'];
     const [fs, url, path] = await Promise.all(names.map((name) => import(/* @vite-ignore */ name)));
-    nodeApi = { fs, url, path };
+    nodeApi = /** @type {NodeApi} */ ({ fs, url, path });
   }
   return nodeApi;
 }
 
-/** The folder as a URL ending in '/': from a URL, or a path (Node.js) or relative URL (browser). */
+/**
+ * The folder as a URL ending in '/': from a URL, or a path (Node.js) or relative URL (browser).
+ * @param {unknown} location
+ * @returns {Promise<URL>}
+ */
 export async function folderUrl(location) {
   let url;
   if (location instanceof URL) {
@@ -43,6 +59,7 @@ export async function folderUrl(location) {
   return url;
 }
 
+/** @param {Uint8Array} bytes */
 async function sha256Hex(bytes) {
   let subtle = globalThis.crypto?.subtle;
   if (!subtle && isNode()) {
@@ -50,26 +67,33 @@ async function sha256Hex(bytes) {
     subtle = (await import(/* @vite-ignore */ cryptoName)).webcrypto.subtle;
   }
   if (!subtle) return null;  // an insecure browser context: sizes and parsing still check the files
-  const digest = new Uint8Array(await subtle.digest('SHA-256', bytes));
+  // the bytes read here are never in shared memory
+  const digest = new Uint8Array(await subtle.digest('SHA-256', /** @type {Uint8Array<ArrayBuffer>} */ (bytes)));
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** Bytes of one file from disk (file: URL). */
+/** Bytes of one file from disk (file: URL). @param {URL} url @param {string} file */
 async function readLocal(url, file) {
   const { fs, url: nodeUrl } = await nodeModules();
   const filePath = nodeUrl.fileURLToPath(url);
   try {
     return new Uint8Array(await fs.readFile(filePath));
   } catch (error) {
-    if (error.code === 'ENOENT') throw modelFileError(file, `not found at ${filePath}; ${BUILD_HINT}`);
-    throw modelFileError(file, `cannot be read at ${filePath}: ${error.message}`);
+    if (/** @type {{ code?: string }} */ (error)?.code === 'ENOENT') throw modelFileError(file, `not found at ${filePath}; ${BUILD_HINT}`);
+    throw modelFileError(file, `cannot be read at ${filePath}: ${messageOf(error)}`);
   }
 }
 
 /** fetch() causes that mean the connection went away under the request, not that it failed. */
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
-/** Bytes of one file over HTTP, reporting each chunk to onChunk(bytes). */
+/**
+ * Bytes of one file over HTTP, reporting each chunk to onChunk(bytes).
+ * @param {URL} url
+ * @param {string} file
+ * @param {(bytes: number) => void} onChunk
+ * @param {typeof fetch} fetchImpl
+ */
 async function fetchRemote(url, file, onChunk, fetchImpl) {
   let response;
   try {
@@ -83,8 +107,9 @@ async function fetchRemote(url, file, onChunk, fetchImpl) {
     });
   } catch (error) {
     // fetch() says only "fetch failed"; the reason (refused, reset, DNS, TLS) is its cause
-    const cause = error.cause ? ` (${[error.cause.code, error.cause.message].filter(Boolean).join(': ')})` : '';
-    throw modelFileError(file, `could not be fetched from ${url.href}: ${error.message}${cause}`);
+    const reason = /** @type {{ cause?: { code?: string, message?: string } } | null} */ (error)?.cause;
+    const cause = reason ? ` (${[reason.code, reason.message].filter(Boolean).join(': ')})` : '';
+    throw modelFileError(file, `could not be fetched from ${url.href}: ${messageOf(error)}${cause}`);
   }
   if (!response.ok) {
     const hint = response.status === 404 ? `; ${BUILD_HINT}, or pass modelUrl` : '';
@@ -96,6 +121,7 @@ async function fetchRemote(url, file, onChunk, fetchImpl) {
     return bytes;
   }
   const reader = response.body.getReader();
+  /** @type {Uint8Array[]} */
   const chunks = [];
   let length = 0;
   for (;;) {
@@ -103,7 +129,7 @@ async function fetchRemote(url, file, onChunk, fetchImpl) {
     try {
       part = await reader.read();
     } catch (error) {
-      throw modelFileError(file, `the download from ${url.href} broke off after ${length} bytes: ${error.message}`);
+      throw modelFileError(file, `the download from ${url.href} broke off after ${length} bytes: ${messageOf(error)}`);
     }
     if (part.done) break;
     chunks.push(part.value);
@@ -119,6 +145,7 @@ async function fetchRemote(url, file, onChunk, fetchImpl) {
   return bytes;
 }
 
+/** @param {boolean} useCache */
 async function openCache(useCache) {
   if (!useCache || isNode() || typeof caches !== 'object' || caches === null) return null;
   try {
@@ -128,7 +155,12 @@ async function openCache(useCache) {
   }
 }
 
-/** Drops the cached copies of a file with another SHA-256 (an earlier build of the model). */
+/**
+ * Drops the cached copies of a file with another SHA-256 (an earlier build of the model).
+ * @param {Cache} cache
+ * @param {URL} url
+ * @param {string} keep
+ */
 async function forgetOtherVersions(cache, url, keep) {
   try {
     for (const request of await cache.keys()) {
@@ -144,7 +176,7 @@ async function forgetOtherVersions(cache, url, keep) {
  * @param {URL} folder  ends with '/'
  * @param {string[]} names  files listed in the manifest, in the order to load them
  * @param {{ onProgress?: (p: { file: string, loaded: number, total: number }) => void, cache?: boolean, fetch?: typeof fetch }} options
- * @returns {Promise<{ manifest: object, files: Record<string, Uint8Array> }>}
+ * @returns {Promise<{ manifest: Manifest, files: Record<string, Uint8Array> }>}
  */
 export async function readModelFolder(folder, names, { onProgress, cache: useCache = true, fetch: fetchImpl = globalThis.fetch } = {}) {
   const local = folder.protocol === 'file:';
@@ -161,11 +193,12 @@ export async function readModelFolder(folder, names, { onProgress, cache: useCac
     if (!cached) throw error;
     manifestBytes = new Uint8Array(await cached.arrayBuffer());
   }
+  /** @type {Manifest} */
   let manifest;
   try {
     manifest = JSON.parse(new TextDecoder().decode(manifestBytes));
   } catch (error) {
-    throw modelFileError('manifest.json', `not valid JSON (${error.message}); ${BUILD_HINT}`);
+    throw modelFileError('manifest.json', `not valid JSON (${messageOf(error)}); ${BUILD_HINT}`);
   }
   if (!manifest || typeof manifest.files !== 'object' || manifest.files === null) {
     throw modelFileError('manifest.json', 'lists no files; expected { "files": { name: { bytes, sha256 } } }');
@@ -178,7 +211,8 @@ export async function readModelFolder(folder, names, { onProgress, cache: useCac
   }
   const total = names.reduce((sum, name) => sum + manifest.files[name].bytes, 0);
   let loaded = 0;
-  const report = (file) => onProgress?.({ file, loaded, total });
+  const report = (/** @type {string} */ file) => onProgress?.({ file, loaded, total });
+  /** @type {Record<string, Uint8Array>} */
   const files = {};
   for (const name of names) {
     const { bytes: expectedBytes, sha256: expectedHash } = manifest.files[name];
@@ -203,7 +237,7 @@ export async function readModelFolder(folder, names, { onProgress, cache: useCac
     }
     const hash = await sha256Hex(bytes);
     if (hash !== null && hash !== expectedHash) {
-      if (hit) await cache.delete(cacheKey).catch(() => {});
+      if (hit && cache) await cache.delete(cacheKey).catch(() => {});
       throw modelFileError(name, `damaged: its SHA-256 is ${hash}, the manifest says ${expectedHash}; ${BUILD_HINT}`);
     }
     if (cache && !hit) {
@@ -214,3 +248,8 @@ export async function readModelFolder(folder, names, { onProgress, cache: useCac
   }
   return { manifest, files };
 }
+
+/**
+ * A model folder's manifest.json, as read (its files checked against it before use).
+ * @typedef {{ files: Record<string, { bytes: number, sha256: string }>, [field: string]: unknown }} Manifest
+ */

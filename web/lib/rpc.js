@@ -9,7 +9,11 @@
 // so the caller keeps them. An MhaError thrown in the worker is an MhaError again on the page.
 import { MhaError } from './errors.js';
 
-/** Buffers of the typed arrays in a value that own their whole buffer, to transfer. */
+/**
+ * Buffers of the typed arrays in a value that own their whole buffer, to transfer.
+ * @param {unknown} value
+ * @param {Set<ArrayBuffer>} [found]
+ */
 export function transferables(value, found = new Set()) {
   if (ArrayBuffer.isView(value)) {
     if (!(value.buffer instanceof ArrayBuffer) || value.byteLength === 0) return found;
@@ -26,28 +30,33 @@ export function transferables(value, found = new Set()) {
  * @param {(op: string, args: unknown[]) => unknown} answer
  */
 export function serveRequests(answer) {
+  // a worker's global scope (the page's types know only Window's postMessage)
+  const scope = /** @type {{ postMessage(message: unknown, transfer?: Transferable[]): void }} */ (/** @type {unknown} */ (globalThis));
   globalThis.addEventListener('message', async (event) => {
     const { id, op, args } = event.data;
     try {
       const value = await answer(op, args);
-      globalThis.postMessage({ id, ok: true, value }, [...transferables(value)]);
+      scope.postMessage({ id, ok: true, value }, [...transferables(value)]);
     } catch (error) {
-      globalThis.postMessage({
+      const e = /** @type {{ name?: string, code?: string, message?: string } | null | undefined} */ (error);
+      scope.postMessage({
         id,
         ok: false,
-        error: { name: error?.name, code: error?.code, message: error?.message ?? String(error) },
+        error: { name: e?.name, code: e?.code, message: e?.message ?? String(error) },
       });
     }
   });
 }
 
+/** @param {{ name?: string, code?: string, message: string }} error  as serveRequests sent it */
 function rebuildError(error) {
-  if (error.name === 'MhaError') return new MhaError(error.code, error.message);
+  if (error.name === 'MhaError') return new MhaError(/** @type {string} */ (error.code), error.message);
   const rebuilt = new Error(error.message);
   rebuilt.name = error.name || 'Error';
   return rebuilt;
 }
 
+/** @param {string} message */
 export function workerError(message) {
   return new MhaError('WORKER_ERROR', message);
 }
@@ -61,14 +70,17 @@ export function workerError(message) {
  */
 export function connectWorker(worker, scriptName) {
   let nextId = 1;
+  /** @type {Error | null} */
   let failure = null;
+  /** @type {Map<number, { resolve: (value: any) => void, reject: (error: Error) => void }>} */
   const pending = new Map();
+  /** @type {Set<(pending: number) => void>} */
   const listeners = new Set();
 
   const notify = () => {
     for (const listener of listeners) listener(pending.size);
   };
-  const failAll = (error) => {
+  const failAll = (/** @type {Error} */ error) => {
     failure = error;
     for (const { reject } of pending.values()) reject(error);
     pending.clear();
@@ -90,7 +102,12 @@ export function connectWorker(worker, scriptName) {
   worker.addEventListener('messageerror', () => failAll(workerError('a message from the worker could not be read')));
 
   return {
-    /** Sends `op` with `args`; resolves to the worker's answer. */
+    /**
+     * Sends `op` with `args`; resolves to the worker's answer.
+     * @param {string} op
+     * @param {unknown[]} args
+     * @returns {Promise<any>} what the worker's answer() gave
+     */
     request(op, ...args) {
       if (failure) return Promise.reject(failure);
       const id = nextId++;
@@ -102,7 +119,7 @@ export function connectWorker(worker, scriptName) {
         } catch (error) {
           pending.delete(id);
           notify();
-          reject(new MhaError('INVALID_ARGUMENT', `the arguments could not be sent to the worker: ${error.message}`));
+          reject(new MhaError('INVALID_ARGUMENT', `the arguments could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}`));
         }
       });
     },
@@ -110,7 +127,10 @@ export function connectWorker(worker, scriptName) {
     get failed() { return failure !== null; },
     /** Number of requests sent and not yet answered. */
     get pending() { return pending.size; },
-    /** Calls `listener(pendingCount)` whenever that number changes; returns an unsubscribe function. */
+    /**
+     * Calls `listener(pendingCount)` whenever that number changes; returns an unsubscribe function.
+     * @param {(pending: number) => void} listener
+     */
     onPendingChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

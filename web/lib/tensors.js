@@ -3,28 +3,38 @@
 // finiteness) the core checks.
 import { MhaError } from './errors.js';
 
+// The arguments here are what a caller passed, of any type: `any` is what each check narrows.
+
+/** @param {unknown} value */
 export function describe(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return `an array of length ${value.length}`;
-  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${value.length}`;
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${/** @type {{ length?: number }} */ (value).length}`;
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${String(value)}`;
 }
 
+/** @param {string} what @param {any} shape  @returns {number} the number of elements */
 export function checkShape(what, shape) {
   if (!Array.isArray(shape) && !ArrayBuffer.isView(shape)) {
     throw new MhaError('SHAPE_MISMATCH', `${what}: expected shape to be an array of dimensions, got ${describe(shape)}`);
   }
+  const dims = /** @type {ArrayLike<unknown> & Iterable<unknown>} */ (shape); // an array or a typed array
   let numel = 1;
-  for (const d of shape) {
-    if (!Number.isInteger(d) || d < 0 || d > 0x7fffffff) {
-      throw new MhaError('SHAPE_MISMATCH', `${what}: every dimension must be a non-negative integer, got shape [${Array.from(shape).join(', ')}]`);
+  for (const d of dims) {
+    if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d > 0x7fffffff) {
+      throw new MhaError('SHAPE_MISMATCH', `${what}: every dimension must be a non-negative integer, got shape [${Array.from(dims).join(', ')}]`);
     }
     numel *= d;
   }
   return numel;
 }
 
+/**
+ * @param {string} what
+ * @param {any} tensor
+ * @returns {{ data: Float32Array, shape: number[] }}
+ */
 export function tensorArg(what, tensor) {
   if (tensor === null || typeof tensor !== 'object' || !('data' in tensor) || !('shape' in tensor)) {
     throw new MhaError('INVALID_ARGUMENT', `${what}: expected a tensor { data, shape }, got ${describe(tensor)}`);
@@ -46,6 +56,11 @@ export function tensorArg(what, tensor) {
   return { data, shape: Array.from(tensor.shape) };
 }
 
+/**
+ * @param {string} what
+ * @param {any} mask
+ * @returns {{ dtype: 'bool' | 'float32', data: Uint8Array | Float32Array, shape: number[] } | null}
+ */
 export function maskArg(what, mask) {
   if (mask === null || mask === undefined) return null;
   if (typeof mask !== 'object' || !('data' in mask) || !('shape' in mask)) {
@@ -78,6 +93,7 @@ export function maskArg(what, mask) {
 
 // Whether two values are alike: arrays element by element, plain objects key by key, anything
 // else (numbers, booleans, the module's enum values) by identity.
+/** @param {any} a @param {any} b @returns {boolean} */
 export function same(a, b) {
   if (a === b) return true;
   if (Array.isArray(a)) {
@@ -85,26 +101,29 @@ export function same(a, b) {
     for (let i = 0; i < a.length; ++i) if (a[i] !== b[i] && !same(a[i], b[i])) return false;
     return true;
   }
-  const plain = (v) => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
+  const plain = (/** @type {unknown} */ v) => v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype;
   if (!plain(a) || !plain(b)) return false;
   for (const key in a) if (!same(a[key], b[key])) return false;
   return true;
 }
 
 // The head indices as an array ([] for none); the core checks their range.
+/** @param {any} ablate @param {number} numHeads @returns {number[]} */
 export function ablateArg(ablate, numHeads) {
   if (ablate === undefined || ablate === null) return [];
   if (!Array.isArray(ablate) && !ArrayBuffer.isView(ablate)) {
     throw new MhaError('INVALID_ARGUMENT', `ablateHeads: expected an array of head indices, got ${describe(ablate)}`);
   }
-  for (const h of ablate) {
+  const heads = /** @type {ArrayLike<unknown> & Iterable<unknown>} */ (ablate); // an array or a typed array
+  for (const h of heads) {
     if (!Number.isSafeInteger(h)) {
       throw new MhaError('INVALID_ARGUMENT', `ablateHeads: head index ${String(h)} is out of range; expected an integer from 0 to ${numHeads - 1}`);
     }
   }
-  return Array.from(ablate);
+  return /** @type {number[]} */ (Array.from(heads));
 }
 
+/** @param {string} what @param {any} value @param {{ optional?: boolean }} [options] @returns {number} */
 export function positiveInteger(what, value, { optional = false } = {}) {
   if (value === undefined && optional) return 0;
   if (!Number.isInteger(value) || value <= 0 || value > 0x7fffffff) {
@@ -114,6 +133,7 @@ export function positiveInteger(what, value, { optional = false } = {}) {
 }
 
 // An integer, or undefined when not given; the core checks its range.
+/** @param {string} what @param {any} value @returns {number | undefined} */
 export function optionalInteger(what, value) {
   if (value !== undefined && !Number.isSafeInteger(value)) {
     throw new MhaError('INVALID_CONFIG', `${what} must be an integer, got ${describe(value)}`);
@@ -121,6 +141,7 @@ export function optionalInteger(what, value) {
   return value;
 }
 
+/** @param {string} what @param {any} value @param {boolean} fallback @returns {boolean} */
 export function flag(what, value, fallback) {
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') {

@@ -12,10 +12,19 @@ import { MhaError, statusCodes } from './errors.js';
 import { loadOnce } from './load-once.js';
 import { heapViews, instantiateWasmModule, readTensor } from './wasm-module.js';
 
+/** @typedef {import('./wasm/mha_train.js').TrainModule} TrainModule */
+/** @typedef {import('./wasm/mha_train.js').HeadScore} HeadScore */
+/** @typedef {import('./wasm/mha_train.js').SentenceResult} SentenceResult */
+/**
+ * A sentence of the grammar: its token ids and words, and its ground-truth links.
+ * @typedef {{ tokens: number[], words: string[], links: import('./wasm/mha_train.js').Link[], length: number }} GrammarSentence
+ */
+/** @typedef {{ seed?: number, learningRate?: number, steps?: number, batchSize?: number, warmup?: number, heldOut?: number, wasmBinary?: ArrayBuffer }} TrainerOptions */
+
 /** The relations heads are scored on, in the core's order (TrainSession.relations()); ids of web/roles/vocabulary.js. */
 export const RELATIONS = ['previous', 'verbSubject', 'pronounAntecedent', 'nounModifier', 'induction'];
 
-const loadCore = loadOnce(async (_, options) => {
+const loadCore = loadOnce(async (/** @type {string} */ _, /** @type {TrainerOptions} */ options) => {
   const { default: createMhaTrain } = await import('./wasm/mha_train.js');
   const core = await instantiateWasmModule(createMhaTrain, new URL('./wasm/mha_train.wasm', import.meta.url), options);
   if (typeof core.TrainSession !== 'function') {
@@ -24,11 +33,12 @@ const loadCore = loadOnce(async (_, options) => {
   return core;
 });
 
-/** The raw WebAssembly module (one instance, shared by every session). */
+/** The raw WebAssembly module (one instance, shared by every session). @param {TrainerOptions} [options] */
 export function loadTrainCore(options = {}) {
   return loadCore('train', options);
 }
 
+/** @param {string} what @param {unknown} value @param {boolean} integer @returns {number} */
 function positiveNumber(what, value, integer) {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
     throw new MhaError('INVALID_ARGUMENT', `${what}: expected a ${integer ? 'positive integer' : 'positive number'}, got ${String(value)}`);
@@ -40,7 +50,7 @@ function positiveNumber(what, value, integer) {
  * A training session: a model from random weights (seed), its optimizer and the grammar.
  * learningRate, steps (the length of the cosine schedule), batchSize and warmup default to
  * the set-up of `npm run train` (TrainSession.defaults()); heldOut to 200 sentences.
- * @param {{seed?: number, learningRate?: number, steps?: number, batchSize?: number, warmup?: number, heldOut?: number, wasmBinary?: ArrayBuffer}} [options]
+ * @param {TrainerOptions} [options]
  */
 export async function loadTrainer(options = {}) {
   const core = await loadTrainCore(options);
@@ -48,15 +58,24 @@ export async function loadTrainer(options = {}) {
 }
 
 export class Trainer {
+  /** @type {TrainModule} */
   #core;
+  /** @type {import('./wasm/mha_train.js').TrainSession | null} */
   #handle;
+  /** @type {string[]} */
   #vocabulary;
+  /** @type {string[]} */
   #categories;
+  /** @type {Readonly<import('./wasm/mha_train.js').TrainSettings>} */
   #settings;
-  #check;  // a result of the core as it is, or its MhaError thrown
+  /** @type {ReturnType<typeof statusCodes>['check']} a result of the core as it is, or its MhaError thrown */
+  #check;
+  /** @type {ReturnType<typeof heapViews>} */
   #heap;
-  #sentenceTokens = [];  // the tokens of the session's sentence, which attention() and predictions() read
+  /** @type {number[]} the tokens of the session's sentence, which attention() and predictions() read */
+  #sentenceTokens = [];
 
+  /** @param {TrainModule} core @param {TrainerOptions} [options] */
   constructor(core, options = {}) {
     const defaults = core.TrainSession.defaults();  // the native trainer's set-up
     const {
@@ -72,16 +91,17 @@ export class Trainer {
     this.#core = core;
     this.#check = statusCodes(core).check;
     this.#heap = heapViews(core);
-    this.#handle = new core.TrainSession();
+    const handle = new core.TrainSession();
+    this.#handle = handle;
     try {
-      this.#check(this.#handle.init({ seed, learningRate, steps, batchSize, warmup, heldOut }));
+      this.#check(handle.init({ seed, learningRate, steps, batchSize, warmup, heldOut }));
     } catch (error) {
-      this.#handle.delete();
+      handle.delete();
       this.#handle = null;
       throw error;
     }
-    this.#vocabulary = this.#handle.vocabulary();
-    this.#categories = this.#handle.categories();
+    this.#vocabulary = handle.vocabulary();
+    this.#categories = handle.categories();
     this.seed = seed;
     this.#settings = Object.freeze({ seed, learningRate, steps, batchSize, warmup, heldOut });
   }
@@ -102,13 +122,13 @@ export class Trainer {
   get stepsDone() { return this.#live().stepsDone(); }
   get learningRate() { return this.#live().learningRate(); }
 
-  /** Peak learning rate of the warm-up + cosine schedule from now on. */
+  /** Peak learning rate of the warm-up + cosine schedule from now on. @param {number} peak */
   setLearningRate(peak) {
     positiveNumber('learningRate', peak, false);
     this.#live().setLearningRate(peak);
   }
 
-  /** n AdamW steps on fresh batches of the grammar; returns their mean loss. */
+  /** n AdamW steps on fresh batches of the grammar; returns their mean loss. @param {number} [n] */
   step(n = 1) {
     positiveNumber('n', n, true);
     return this.#check(this.#live().step(n)).loss;
@@ -120,25 +140,27 @@ export class Trainer {
     return { loss: e.loss, accuracy: { agreement: e.agreement, pronoun: e.pronoun, copy: e.copy }, sentences: e.sentences, heads: e.heads };
   }
 
+  /** @param {SentenceResult} result @returns {GrammarSentence} */
   #readSentence(result) {
     const { tokens } = this.#check(result);
     this.#sentenceTokens = tokens;
     return { tokens, words: tokens.map((t) => this.#vocabulary[t]), links: result.links, length: tokens.length };
   }
 
-  /** A sentence of the grammar from its own seed, with its ground-truth links. */
+  /** A sentence of the grammar from its own seed, with its ground-truth links. @param {number} seed */
   sentence(seed) {
     if (!Number.isInteger(seed) || seed < 0) throw new MhaError('INVALID_ARGUMENT', `seed: expected an integer >= 0, got ${String(seed)}`);
     return this.#readSentence(this.#live().sentence(seed));
   }
 
-  /** Free text in the grammar's vocabulary (links: previous token only). */
+  /** Free text in the grammar's vocabulary (links: previous token only). @param {string} text */
   parse(text) {
     if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `text: expected a string, got ${typeof text}`);
     return this.#readSentence(this.#live().parse(text));
   }
 
   // The session's sentence becomes `sentence` (parsed again from its words when it is not).
+  /** @param {GrammarSentence} sentence */
   #load(sentence) {
     const handle = this.#live();
     if (!sentence || !Array.isArray(sentence.tokens)) throw new MhaError('INVALID_ARGUMENT', 'expected a sentence from sentence() or parse()');
@@ -150,21 +172,22 @@ export class Trainer {
     return handle;
   }
 
+  /** @param {import('./wasm-module.js').TensorOutcome} t */
   #readTensor(t) {
     return readTensor(this.#heap, this.#check(t));
   }
 
-  /** Attention maps of the current weights on a sentence, computed by the core's MultiHeadAttention: shape [layers, heads, T, T]. */
+  /** Attention maps of the current weights on a sentence, computed by the core's MultiHeadAttention: shape [layers, heads, T, T]. @param {GrammarSentence} sentence */
   attention(sentence) {
     return this.#readTensor(this.#load(sentence).attention());
   }
 
-  /** Next-token probabilities after each token: shape [T, vocabulary]. */
+  /** Next-token probabilities after each token: shape [T, vocabulary]. @param {GrammarSentence} sentence */
   predictions(sentence) {
     return this.#readTensor(this.#load(sentence).predictions());
   }
 
-  /** Replace the weights with a weights file (float16, as npm run train writes). */
+  /** Replace the weights with a weights file (float16, as npm run train writes). @param {Uint8Array | ArrayBuffer} bytes */
   loadWeights(bytes) {
     const data = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes;
     if (!(data instanceof Uint8Array)) throw new MhaError('INVALID_DTYPE', `weights: expected a Uint8Array or ArrayBuffer, got ${typeof bytes}`);
@@ -189,8 +212,13 @@ export class Trainer {
   [Symbol.dispose]() { this.dispose(); }
 }
 
-/** The two best heads of one layer on a relation, summed (induction spreads over heads). */
+/**
+ * The two best heads of one layer on a relation, summed (induction spreads over heads).
+ * @param {HeadScore[]} heads
+ * @param {string} relation
+ */
 export function bestPair(heads, relation) {
+  /** @type {{ layer: number, heads: number[], sum: number }} */
   let best = { layer: -1, heads: [], sum: 0 };
   const layers = [...new Set(heads.map((h) => h.layer))];
   for (const layer of layers) {

@@ -2,17 +2,40 @@
 // the one place that knows how the .wasm bytes are found. Callers pass `new URL('./wasm/….wasm', import.meta.url)` written
 // out in their own module, so that bundlers see and copy the file.
 
+// The part of every Emscripten module the JS API reads (the modules' own declarations in
+// wasm/*.d.ts build on these).
+/** What every call into the core that can fail returns (cpp/bindings/boundary.h). @typedef {{ code: number, message: string }} Outcome */
+/** A tensor in the module's memory: `data` is its byte offset in the heap. @typedef {{ data: number, shape: number[] }} TensorRef */
+/** A call's tensor result. @typedef {Outcome & TensorRef} TensorOutcome */
+/** An object made by embind: freed with delete(). @typedef {{ delete(): void }} EmbindObject */
+/** What instantiateWasmModule hands the MODULARIZE factory. @typedef {{ wasmBinary?: ArrayBuffer | Uint8Array, locateFile?: (path: string) => string }} ModuleArgs */
+/**
+ * StatusCode: the core's status codes by name; wasmMemory: the pthreads core's shared memory
+ * (the single-thread modules renew their HEAP views).
+ * @typedef {{ StatusCode: Record<string, { value: number }>, HEAPF32: Float32Array, HEAPU8: Uint8Array, HEAP32: Int32Array,
+ *             HEAPU32: Uint32Array, wasmMemory?: WebAssembly.Memory }} EmscriptenModule
+ */
+/**
+ * @template {EmscriptenModule} M
+ * @typedef {(args?: ModuleArgs) => Promise<M>} ModuleFactory
+ */
+
 export function isNode() {
+  // the page's types have no Node.js: process is read as what it may be
+  const { process } = /** @type {{ process?: { versions?: { node?: unknown } } }} */ (globalThis);
   return typeof process === 'object' && process !== null && typeof process.versions === 'object' &&
     typeof process.versions.node === 'string' && typeof window === 'undefined';
 }
 
 /**
- * @param {(args: object) => Promise<object>} factory  the MODULARIZE factory (createMhaCore, …)
+ * @template {EmscriptenModule} M
+ * @param {ModuleFactory<M>} factory  the MODULARIZE factory (createMhaCore, …)
  * @param {URL} wasmUrl  where the .wasm lies beside the calling module
  * @param {{wasmBinary?: ArrayBuffer | Uint8Array, wasmUrl?: string | URL}} [options]
+ * @returns {Promise<M>}
  */
 export async function instantiateWasmModule(factory, wasmUrl, options = {}) {
+  /** @type {ModuleArgs} */
   const moduleArgs = {};
   if (options.wasmBinary) {
     moduleArgs.wasmBinary = options.wasmBinary;
@@ -34,10 +57,12 @@ export async function instantiateWasmModule(factory, wasmUrl, options = {}) {
  * buffer is empty then). The pthreads core shares a WebAssembly.Memory (module.wasmMemory)
  * whose buffer a worker thread may have replaced; the single-thread modules renew their own
  * HEAP views.
- * @returns {() => { f32: Float32Array, u8: Uint8Array, i32: Int32Array, u32: Uint32Array }}
+ * @param {EmscriptenModule} module
+ * @returns {() => HeapViews}
  */
 export function heapViews(module) {
   const memory = module.wasmMemory;
+  /** @type {HeapViews | null} */
   let views = null;
   return () => {
     if (!memory) return { f32: module.HEAPF32, u8: module.HEAPU8, i32: module.HEAP32, u32: module.HEAPU32 };
@@ -49,7 +74,14 @@ export function heapViews(module) {
   };
 }
 
-/** A tensor of the module ({ data: byte offset, shape }) copied out with one slice. */
+/** @typedef {{ f32: Float32Array, u8: Uint8Array, i32: Int32Array, u32: Uint32Array }} HeapViews */
+
+/**
+ * A tensor of the module ({ data: byte offset, shape }) copied out with one slice.
+ * @param {() => HeapViews} heap
+ * @param {TensorRef} tensor
+ * @returns {import('./index.js').Tensor}
+ */
 export function readTensor(heap, { data, shape }) {
   let numel = 1;
   for (let i = 0; i < shape.length; ++i) numel *= shape[i];

@@ -15,15 +15,23 @@ const METHODS = new Set(['forward', 'loadStateDict', 'setParameter', 'getParamet
   'stateDict', 'resetParameters', 'setMemoryCap']);
 const MODULE_METHODS = new Set(['headStatistics', 'headSimilarity', 'jsDivergence', 'heapBytes']);
 
+/** @type {import('./index.js').MhaModule | null} */
 let mha = null;
+/** @type {Map<number, import('./index.js').MultiHeadAttention>} */
 const handles = new Map();
 
+/** @param {number} id */
 function live(id) {
   const handle = handles.get(id);
   if (!handle) throw new MhaError('DISPOSED', 'this MultiHeadAttention has been disposed');
   return handle;
 }
 
+/**
+ * A request's answer; the names of methods are checked against METHODS and MODULE_METHODS.
+ * @param {string} op
+ * @param {any[]} args  as the page's side (worker.js) sends them
+ */
 async function answer(op, args) {
   if (op === 'load') {
     mha = await loadMha(args[0] || {});
@@ -45,15 +53,15 @@ async function answer(op, args) {
   if (op === 'call') {
     const [id, method, methodArgs] = args;
     if (!METHODS.has(method)) throw new MhaError('INVALID_ARGUMENT', `no method ${method}`);
-    return live(id)[method](...methodArgs);
+    return /** @type {Record<string, (...a: unknown[]) => unknown>} */ (/** @type {unknown} */ (live(id)))[method](...methodArgs);
   }
   if (op === 'module') {
     const [method, methodArgs] = args;
     if (method === 'threads') return mha.threads;
     if (!MODULE_METHODS.has(method)) throw new MhaError('INVALID_ARGUMENT', `no function ${method}`);
-    return mha[method](...methodArgs);
+    return /** @type {Record<string, (...a: unknown[]) => unknown>} */ (/** @type {unknown} */ (mha))[method](...methodArgs);
   }
-  if (op === 'loadStateDictFile') return loadStateDictFile(...args);
+  if (op === 'loadStateDictFile') return loadStateDictFile(args[0], args[1]);
   throw new MhaError('INVALID_ARGUMENT', `unknown request ${op}`);
 }
 

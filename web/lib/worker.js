@@ -30,17 +30,23 @@ export async function createWorkerMha(options = {}) {
     ? new FinalizationRegistry((handle) => { request('dispose', handle).catch(() => {}); })
     : null;
 
+  /** @typedef {import('./index.js').TensorInput} TensorInput */
+  /** @typedef {import('./index.js').WorkerMultiHeadAttention} WorkerMultiHeadAttention */
   class MultiHeadAttention {
     #handle;
+    /** @type {Required<import('./index.js').AttentionConfig> | null} */
     #config = null;
     #disposed = false;
 
+    /** @param {import('./index.js').AttentionConfig} config */
     constructor(config) {
       this.#handle = nextHandle++;
       /** Resolves to the resolved config once the worker has made the module (rejects on a bad config). */
+      /** @type {Promise<Required<import('./index.js').AttentionConfig>>} */
       this.ready = request('create', this.#handle, config).then((resolved) => {
-        this.#config = Object.freeze(resolved);
-        return this.#config;
+        const frozen = Object.freeze(resolved);
+        this.#config = frozen;
+        return frozen;
       });
       this.ready.catch(() => {}); // reported by every later call too
       finalizer?.register(this, this.#handle, this);
@@ -50,20 +56,30 @@ export async function createWorkerMha(options = {}) {
     get headDim() { return this.#config ? this.#config.embedDim / this.#config.numHeads : NaN; }
     get disposed() { return this.#disposed; }
 
+    /** @param {string} method @param {unknown[]} args @returns {Promise<any>} the worker's answer */
     async #call(method, ...args) {
       if (this.#disposed) throw new MhaError('DISPOSED', 'this MultiHeadAttention has been disposed');
       await this.ready;
       return request('call', this.#handle, method, args);
     }
 
+    /** @param {import('./index.js').ForwardInput} input @returns {Promise<import('./index.js').ForwardResult>} */
     forward(input) { return this.#call('forward', input); }
+    /** @param {Record<string, TensorInput>} stateDict @param {{ strict?: boolean }} [options] @returns {Promise<void>} */
     loadStateDict(stateDict, options) { return this.#call('loadStateDict', stateDict, options); }
+    /** @param {string} name @param {TensorInput} tensor @returns {Promise<void>} */
     setParameter(name, tensor) { return this.#call('setParameter', name, tensor); }
+    /** @param {string} name @returns {Promise<import('./index.js').Tensor>} */
     getParameter(name) { return this.#call('getParameter', name); }
+    /** @returns {Promise<string[]>} */
     parameterNames() { return this.#call('parameterNames'); }
+    /** @param {string} name @returns {Promise<number[]>} */
     parameterShape(name) { return this.#call('parameterShape', name); }
+    /** @returns {Promise<Record<string, import('./index.js').Tensor>>} */
     stateDict() { return this.#call('stateDict'); }
+    /** @param {number} [seed] @returns {Promise<void>} */
     resetParameters(seed) { return this.#call('resetParameters', seed); }
+    /** @param {number} bytes @returns {Promise<void>} */
     setMemoryCap(bytes) { return this.#call('setMemoryCap', bytes); }
 
     async dispose() {
@@ -78,19 +94,25 @@ export async function createWorkerMha(options = {}) {
     }
   }
 
+  /** @typedef {import('./index.js').WorkerMhaModule} WorkerMhaModule */
   return Object.freeze({
-    MultiHeadAttention,
+    // its [Symbol.asyncDispose] is keyed by the engine's symbol where there is one (tsc sees a computed key)
+    MultiHeadAttention: /** @type {WorkerMhaModule['MultiHeadAttention']} */ (/** @type {unknown} */ (MultiHeadAttention)),
+    /** @type {WorkerMhaModule['headStatistics']} */
     headStatistics: (weights, opts) => request('module', 'headStatistics', [weights, opts]),
+    /** @type {WorkerMhaModule['headSimilarity']} */
     headSimilarity: (weights) => request('module', 'headSimilarity', [weights]),
+    /** @type {WorkerMhaModule['jsDivergence']} */
     jsDivergence: (a, b) => request('module', 'jsDivergence', [a, b]),
     heapBytes: () => request('module', 'heapBytes', []),
     /** Threads the worker's core computes with (2 when the page is crossOriginIsolated). */
     get threads() { return request('module', 'threads', []); },
+    /** @type {WorkerMhaModule['loadStateDictFile']} */
     loadStateDictFile: (input, opts) => request('loadStateDictFile', input, opts),
     /** Number of calls sent and not yet answered. */
     get pending() { return rpc.pending; },
     /** Call `listener(pendingCount)` whenever the number of unanswered calls changes; returns an unsubscribe function. */
-    onPendingChange: (listener) => rpc.onPendingChange(listener),
+    onPendingChange: (/** @type {(pending: number) => void} */ listener) => rpc.onPendingChange(listener),
     terminate: () => rpc.terminate(),
   });
 }

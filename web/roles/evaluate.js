@@ -19,6 +19,12 @@
 // PRNG; the same resamples for every head and figure).
 import { ROLES, RELATIONS, labelName } from './vocabulary.js';
 
+/** @typedef {import('../sources/source.js').HeadRoles} HeadRoles */
+/** @typedef {import('../sources/source.js').HeadRoleEntry} HeadRoleEntry */
+/** @typedef {HeadRoleEntry['roles']} HeadRoleFigures */
+/** @typedef {HeadRoleEntry['relations']} HeadRelationFigures */
+/** @typedef {ReturnType<typeof measureHead>} Measured */
+
 export const RESAMPLES = 1000;
 export const SEED = 1;
 export const ROLE_FLOOR = 0.5;
@@ -30,7 +36,7 @@ const PREVIOUS_FEW = 3;
 const PIECE_ROLES = ['previous', 'next', 'self', 'first', 'finalPunctuation', 'sameWord'];
 const WORD_ROLES = ['previousFew', 'nouns', 'subject'];
 
-/** A seeded PRNG (mulberry32): uniform numbers in [0, 1). */
+/** A seeded PRNG (mulberry32): uniform numbers in [0, 1). @param {number} seed */
 export function prng(seed) {
   let a = seed >>> 0;
   return () => {
@@ -42,7 +48,7 @@ export function prng(seed) {
   };
 }
 
-/** `resamples` lists of n indices drawn with replacement from 0..n-1. */
+/** `resamples` lists of n indices drawn with replacement from 0..n-1. @param {number} n @param {number} [resamples] @param {number} [seed] */
 export function bootstrapIndices(n, resamples = RESAMPLES, seed = SEED) {
   const random = prng(seed);
   return Array.from({ length: resamples }, () => {
@@ -55,8 +61,11 @@ export function bootstrapIndices(n, resamples = RESAMPLES, seed = SEED) {
 /**
  * The 95% percentile interval of a ratio Σ num / Σ den over resampled units.
  * @param {ArrayLike<number>} num per unit  @param {ArrayLike<number>} den per unit
+ * @param {Int32Array[]} resamples  bootstrapIndices
+ * @returns {[number, number]}
  */
 export function ratioInterval(num, den, resamples) {
+  /** @type {number[]} */
   const values = [];
   for (const pick of resamples) {
     let a = 0;
@@ -70,18 +79,20 @@ export function ratioInterval(num, den, resamples) {
   return [values[Math.floor(0.025 * R)], values[Math.ceil(0.975 * R) - 1]];
 }
 
-const isPunctuation = (text) => /^[\p{P}\p{S}]+$/u.test(text);
+const isPunctuation = (/** @type {string} */ text) => /^[\p{P}\p{S}]+$/u.test(text);
 /** A piece that is all punctuation or symbols, its leading "▁" aside (a bare "▁" is not). */
-const punctuationPiece = (piece) => isPunctuation(piece.replace(/^▁/, ''));
+const punctuationPiece = (/** @type {string} */ piece) => isPunctuation(piece.replace(/^▁/, ''));
 
 /** The text of a piece as shown: SentencePiece's word marker "▁" dropped. */
-export const pieceText = (piece) => piece.replace(/^▁/, '') || piece;
+export const pieceText = (/** @type {string} */ piece) => piece.replace(/^▁/, '') || piece;
 
 /**
  * Words of a piece sequence: a piece starts a word when it begins with "▁", is all punctuation
  * or symbols (its "▁" aside), or follows a piece that is. Returns the word index of each piece.
+ * @param {string[]} pieces
  */
 export function pieceWords(pieces) {
+  /** @type {number[]} */
   const words = [];
   let word = -1;
   pieces.forEach((piece, i) => {
@@ -91,8 +102,9 @@ export function pieceWords(pieces) {
   return words;
 }
 
-/** Each word's text, from its pieces (the "▁" markers dropped). */
+/** Each word's text, from its pieces (the "▁" markers dropped). @param {string[]} pieces @param {number[]} words */
 export function wordTexts(pieces, words) {
+  /** @type {string[]} */
   const out = [];
   pieces.forEach((piece, i) => { out[words[i]] = (out[words[i]] ?? '') + piece.replace(/▁/g, ''); });
   return out;
@@ -110,19 +122,23 @@ export function wordTexts(pieces, words) {
  */
 
 /** Per token, the keys a row may weigh: all of them, or (causal) those up to the row. */
-const allowedCount = (i, T, causal) => (causal ? i + 1 : T);
+const allowedCount = (/** @type {number} */ i, /** @type {number} */ T, /** @type {boolean} */ causal) => (causal ? i + 1 : T);
 
 /**
  * A head's measurements on one sentence, from its (T, T) map: role sums, the key word each
  * instance's query picks, and the row entropy.
  * @returns {{ roles: Record<string, [number, number, number]>, chosen: Int32Array, entropy: [number, number] }}
  *   roles[id]: [Σ share, rows, Σ share uniform attention gives]
+ * @param {Float32Array} map
+ * @param {Pick<Sentence, 'tokens' | 'tokenWord' | 'words' | 'nominal' | 'subjects' | 'instances'>} s  what it reads of a sentence
+ * @param {boolean} [causal]
  */
 export function measureHead(map, s, causal = false) {
   const T = s.tokens.length;
   const W = s.words.length;
+  /** @type {Record<string, [number, number, number]>} */
   const roles = {};
-  const add = (id, share, uniform) => {
+  const add = (/** @type {string} */ id, /** @type {number} */ share, /** @type {number} */ uniform) => {
     const r = roles[id] ?? (roles[id] = [0, 0, 0]);
     r[0] += share; r[1] += 1; r[2] += uniform;
   };
@@ -150,7 +166,7 @@ export function measureHead(map, s, causal = false) {
     }
   }
   // word-level map M and what uniform attention gives U, both (W, W)
-  const groups = Array.from({ length: W }, () => []);
+  const groups = Array.from({ length: W }, () => /** @type {number[]} */ ([]));
   s.tokenWord.forEach((w, i) => groups[w].push(i));
   const M = new Float64Array(W * W);
   const U = new Float64Array(W * W);
@@ -164,7 +180,7 @@ export function measureHead(map, s, causal = false) {
       }
     }
   }
-  const wordRole = (id, a, targets) => {
+  const wordRole = (/** @type {string} */ id, /** @type {number} */ a, /** @type {number[]} */ targets) => {
     let share = 0;
     let uniform = 0;
     for (const b of targets) if (b !== a && U[a * W + b] > 0) { share += M[a * W + b]; uniform += U[a * W + b]; }
@@ -172,6 +188,7 @@ export function measureHead(map, s, causal = false) {
   };
   const nouns = s.nominal.flatMap((yes, b) => (yes ? [b] : []));
   for (let a = 0; a < W; a += 1) {
+    /** @type {number[]} */
     const before = [];
     for (let b = Math.max(0, a - PREVIOUS_FEW); b < a; b += 1) before.push(b);
     wordRole('previousFew', a, before);
@@ -188,13 +205,19 @@ export function measureHead(map, s, causal = false) {
     }
     chosen[k] = best;
   });
-  return { roles, chosen, entropy: [entropySum, entropyRows] };
+  return { roles, chosen, entropy: /** @type {[number, number]} */ ([entropySum, entropyRows]) };
 }
 
 /** Whether key word b may be picked for a query word a. */
-const pickable = (b, a, W, causal) => b >= 0 && b < W && b !== a && (!causal || b < a);
+const pickable = (/** @type {number} */ b, /** @type {number} */ a, /** @type {number} */ W, /** @type {boolean} */ causal) => b >= 0 && b < W && b !== a && (!causal || b < a);
 
-/** The baselines' picks for one instance (-1: no pick). */
+/**
+ * The baselines' picks for one instance (-1: no pick).
+ * @param {Sentence} s
+ * @param {Sentence['instances'][number]} inst
+ * @param {boolean} causal
+ * @returns {{ firstNoun: number, nearestNoun: number, nearestAgreeingNoun?: number }}
+ */
 function baselinePicks(s, inst, causal) {
   const W = s.words.length;
   const a = inst.query;
@@ -202,20 +225,21 @@ function baselinePicks(s, inst, causal) {
   for (let b = 0; b < W; b += 1) if (s.nominal[b] && pickable(b, a, W, causal)) { firstNoun = b; break; }
   let nearestNoun = -1;
   for (let b = a - 1; b >= 0; b -= 1) if (s.nominal[b]) { nearestNoun = b; break; }
+  /** @type {{ firstNoun: number, nearestNoun: number, nearestAgreeingNoun?: number }} */
   const picks = { firstNoun, nearestNoun };
   if (inst.agreeing) picks.nearestAgreeingNoun = inst.agreeing.filter((b) => b < a).reduce((x, b) => Math.max(x, b), -1);
   return picks;
 }
 
 export const BASELINE_NAMES = {
-  offset: (k) => `always the word ${k > 0 ? `${k} after` : `${-k} before`}`,
-  position: (p) => `always word ${p + 1} of the sentence`,
+  offset: (/** @type {number} */ k) => `always the word ${k > 0 ? `${k} after` : `${-k} before`}`,
+  position: (/** @type {number} */ p) => `always word ${p + 1} of the sentence`,
   firstNoun: 'the first noun',
   nearestNoun: 'the nearest noun before',
   nearestAgreeingNoun: 'the nearest agreeing noun before',
 };
 
-const round = (x) => Math.round(x * 10000) / 10000;
+const round = (/** @type {number} */ x) => Math.round(x * 10000) / 10000;
 
 /**
  * Every head's figures and label.
@@ -224,24 +248,32 @@ const round = (x) => Math.round(x * 10000) / 10000;
  *   measured[i]: measureHead on sentences[i]
  * @param {{ causal?: boolean, resamples?: number, seed?: number, evidence?: boolean }} [options]
  *   evidence: also return, per relation, the test instances and the word each head picked
+ * @returns {HeadRoles}
  */
 export function evaluateHeads(sentences, heads, options = {}) {
   const { causal = false, resamples: R = RESAMPLES, seed = SEED, evidence = false } = options;
+  /** @type {number[]} */
   const dev = [];
+  /** @type {number[]} */
   const test = [];
   sentences.forEach((s, i) => (s.split === 'test' ? test : dev).push(i));
   const resamples = bootstrapIndices(test.length, R, seed);
 
   // relations present, their instances on each half, and the baselines
   const relationIds = Object.keys(RELATIONS).filter((r) => sentences.some((s) => s.instances.some((x) => x.relation === r)));
+  /** @typedef {{ si: number, k: number, inst: Sentence['instances'][number] }} Item  instance k of sentence si */
+  /**
+   * @type {Record<string, { n: number, nDev: number, baselines: { id: string, name: string, dev: number, score: number }[],
+   *                          strongest: { name: string, score: number }, testItems: Item[] }>}
+   */
   const relations = {};
   for (const r of relationIds) {
-    const on = (half) => half.flatMap((si) => sentences[si].instances.map((inst, k) => ({ si, k, inst })).filter((x) => x.inst.relation === r));
+    const on = (/** @type {number[]} */ half) => half.flatMap((si) => sentences[si].instances.map((inst, k) => ({ si, k, inst })).filter((x) => x.inst.relation === r));
     const devItems = on(dev);
     const testItems = on(test);
-    const hit = (x, b) => b >= 0 && x.inst.keys.includes(b);
-    const accuracy = (items, pick) => (items.length ? items.filter((x) => hit(x, pick(x))).length / items.length : 0);
-    const W = (x) => sentences[x.si].words.length;
+    const hit = (/** @type {Item} */ x, /** @type {number} */ b) => b >= 0 && x.inst.keys.includes(b);
+    const accuracy = (/** @type {Item[]} */ items, /** @type {(x: Item) => number} */ pick) => (items.length ? items.filter((x) => hit(x, pick(x))).length / items.length : 0);
+    const W = (/** @type {Item} */ x) => sentences[x.si].words.length;
     let offset = { k: -1, dev: -1 };
     for (let k = -MAX_OFFSET; k <= MAX_OFFSET; k += 1) {
       if (k === 0 || (causal && k > 0)) continue;
@@ -253,23 +285,26 @@ export function evaluateHeads(sentences, heads, options = {}) {
       const value = accuracy(devItems, (x) => (pickable(p, x.inst.query, W(x), causal) ? p : -1));
       if (value > position.dev) position = { p, dev: value };
     }
-    const picks = (x) => baselinePicks(sentences[x.si], x.inst, causal);
-    const baselines = [
+    const picks = (/** @type {Item} */ x) => baselinePicks(sentences[x.si], x.inst, causal);
+    /** @type {{ id: string, name: string, offset?: number, position?: number, pick: (x: Item) => number }[]} */
+    const candidates = [
       { id: 'offset', name: BASELINE_NAMES.offset(offset.k), offset: offset.k, pick: (x) => (pickable(x.inst.query + offset.k, x.inst.query, W(x), causal) ? x.inst.query + offset.k : -1) },
       { id: 'position', name: BASELINE_NAMES.position(position.p), position: position.p, pick: (x) => (pickable(position.p, x.inst.query, W(x), causal) ? position.p : -1) },
       { id: 'firstNoun', name: BASELINE_NAMES.firstNoun, pick: (x) => picks(x).firstNoun },
       { id: 'nearestNoun', name: BASELINE_NAMES.nearestNoun, pick: (x) => picks(x).nearestNoun },
-      ...(testItems.length && testItems.every((x) => x.inst.agreeing) ? [{ id: 'nearestAgreeingNoun', name: BASELINE_NAMES.nearestAgreeingNoun, pick: (x) => picks(x).nearestAgreeingNoun }] : []),
-    ].map(({ pick, ...b }) => ({ ...b, dev: round(accuracy(devItems, pick)), score: round(accuracy(testItems, pick)) }));
+      ...(testItems.length && testItems.every((x) => x.inst.agreeing) ? [{ id: 'nearestAgreeingNoun', name: BASELINE_NAMES.nearestAgreeingNoun, pick: (/** @type {Item} */ x) => picks(x).nearestAgreeingNoun ?? -1 }] : []), // -1: no pick, as before
+    ];
+    const baselines = candidates.map(({ pick, ...b }) => ({ ...b, dev: round(accuracy(devItems, pick)), score: round(accuracy(testItems, pick)) }));
     const strongest = baselines.reduce((x, y) => (y.score > x.score ? y : x));
     relations[r] = { n: testItems.length, nDev: devItems.length, baselines, strongest: { name: strongest.name, score: strongest.score }, testItems };
   }
 
   // roles present, the share uniform attention gives, and the thresholds (dev)
   const roleIds = Object.keys(ROLES).filter((r) => heads.length && sentences.some((_, i) => heads[0].measured[i].roles[r]));
+  /** @type {HeadRoles['rule']['roles']} */
   const roles = {};
   for (const r of roleIds) {
-    const uniform = (half) => {
+    const uniform = (/** @type {number[]} */ half) => {
       let u = 0;
       let n = 0;
       for (const i of half) { const x = heads[0].measured[i].roles[r]; if (x) { u += x[2]; n += x[1]; } }
@@ -280,7 +315,8 @@ export function evaluateHeads(sentences, heads, options = {}) {
   }
 
   const table = heads.map(({ layer, head, measured }) => {
-    const perTest = (f) => Float64Array.from(test, (i) => f(measured[i]));
+    const perTest = (/** @type {(m: Measured) => number} */ f) => Float64Array.from(test, (i) => f(measured[i]));
+    /** @type {HeadRoleFigures} */
     const headRoles = {};
     for (const r of roleIds) {
       const num = perTest((m) => m.roles[r]?.[0] ?? 0);
@@ -289,13 +325,14 @@ export function evaluateHeads(sentences, heads, options = {}) {
       const score = total ? num.reduce((x, y) => x + y, 0) / total : 0;
       headRoles[r] = { score: round(score), ci: ratioInterval(num, den, resamples).map(round) };
     }
+    /** @type {HeadRelationFigures} */
     const headRelations = {};
     for (const r of relationIds) {
       const hits = new Float64Array(test.length);
       const counts = new Float64Array(test.length);
       const position = new Map(test.map((si, t) => [si, t]));
       for (const x of relations[r].testItems) {
-        const t = position.get(x.si);
+        const t = /** @type {number} */ (position.get(x.si)); // every test item's sentence is a test sentence
         counts[t] += 1;
         if (x.inst.keys.includes(measured[x.si].chosen[x.k])) hits[t] += 1;
       }
@@ -312,6 +349,7 @@ export function evaluateHeads(sentences, heads, options = {}) {
     return { layer, head, ...labelOf(headRoles, headRelations, roles, entropy), roles: headRoles, relations: headRelations, normalizedEntropy: entropy };
   });
 
+  /** @type {HeadRoles} */
   const out = {
     corpus: {
       sentences: sentences.length,
@@ -333,7 +371,7 @@ export function evaluateHeads(sentences, heads, options = {}) {
     out.evidence = {
       sentences: used.map((si) => ({ id: sentences[si].id, words: sentences[si].words })),
       relations: Object.fromEntries(relationIds.map((r) => [r, {
-        items: relations[r].testItems.map((x) => [index.get(x.si), x.inst.query, ...x.inst.keys]),
+        items: relations[r].testItems.map((x) => [/** @type {number} */ (index.get(x.si)), x.inst.query, ...x.inst.keys]),
         chosen: Object.fromEntries(heads.map(({ layer, head, measured }) => [`${layer}.${head}`, relations[r].testItems.map((x) => measured[x.si].chosen[x.k])])),
       }])),
     };
@@ -344,8 +382,14 @@ export function evaluateHeads(sentences, heads, options = {}) {
 /**
  * A head's label: the role or relation it clears by the widest margin (the low end of its
  * interval over the bar), else broad or mixed.
+ * @param {HeadRoleFigures} headRoles
+ * @param {HeadRelationFigures} headRelations
+ * @param {HeadRoles['rule']['roles']} roles
+ * @param {number} normalizedEntropy
+ * @returns {Pick<HeadRoleEntry, 'label' | 'kind'>}
  */
 export function labelOf(headRoles, headRelations, roles, normalizedEntropy) {
+  /** @type {{ id: string, kind: 'role' | 'relation', margin: number }[]} */
   const candidates = [];
   for (const [r, v] of Object.entries(headRoles)) {
     const bar = roles[r].threshold;
@@ -361,16 +405,23 @@ export function labelOf(headRoles, headRelations, roles, normalizedEntropy) {
   return normalizedEntropy > BROAD_ENTROPY ? { label: 'broad', kind: 'broad' } : { label: 'mixed', kind: 'mixed' };
 }
 
-/** Every label a head clears, for the table (the label is the first). */
+/** Every label a head clears, for the table (the label is the first). @param {HeadRoleEntry} entry @param {HeadRoles['rule']} rule */
 export function clearedBars(entry, rule) {
+  /** @type {string[]} */
   const out = [];
   for (const [r, v] of Object.entries(entry.roles)) if (v.ci[0] >= rule.roles[r].threshold) out.push(r);
   for (const [r, v] of Object.entries(entry.relations)) if (v.n && v.ci[0] > v.baseline.score) out.push(r);
   return out;
 }
 
-/** Measure every head of every layer on every sentence. layersOf(i) gives sentence i's [{ data, shape: [H, T, T] }] per layer. */
+/**
+ * Measure every head of every layer on every sentence. layersOf(i) gives sentence i's [{ data, shape: [H, T, T] }] per layer.
+ * @param {Sentence[]} sentences
+ * @param {(i: number) => Promise<{ data: Float32Array, shape: number[] }[]> | { data: Float32Array, shape: number[] }[]} layersOf
+ * @param {{ causal?: boolean, onProgress?: import('../sources/source.js').MeasureProgress }} [options]
+ */
 export async function measureAll(sentences, layersOf, { causal = false, onProgress } = {}) {
+  /** @type {{ layer: number, head: number, measured: Measured[] }[] | null} */
   let heads = null;
   for (let i = 0; i < sentences.length; i += 1) {
     const layers = await layersOf(i);

@@ -8,24 +8,37 @@ import { dataSentences, onPieces, corpusSentence } from './sentences.js';
 export const DATA_URL = new URL('../data/roles/', import.meta.url);
 export const PRETRAINED_ROLES_URL = new URL('../data/roles/pretrained-roles.json', import.meta.url);
 
+/** @typedef {import('./evaluate.js').Sentence} Sentence */
+/** @typedef {import('../sources/source.js').HeadRoles} HeadRoles */
+/** @typedef {import('../sources/source.js').MeasureProgress} MeasureProgress */
+/** @typedef {{ layer: number, head: number, measured: ReturnType<typeof measureHead>[] }} MeasuredHead */
+/** A file of the annotated data by name (its parsed JSON). @typedef {(name: string) => Promise<any>} DataReader */
+
 /**
  * Encode each sentence with the pretrained encoder (web/lib/encoder.js) and measure every head.
- * @param {object} encoder  loadEncoder's result
- * @param {object[]} sentences  dataSentences' (no tokens yet), or corpus items (with `corpus`)
- * @param {{ corpus?: boolean, tagged?: (text: string) => Promise<object[]|null>, onProgress?: Function, evidence?: boolean }} [o]
+ * @param {{ encode(text: string): Promise<import('../lib/encoder.js').EncodeResult> | import('../lib/encoder.js').EncodeResult }} encoder  loadEncoder's result
+ * @param {(import('./sentences.js').DataSentence | import('./sentences.js').CorpusItem)[]} sentences  dataSentences' (no tokens yet), or corpus items (with `corpus`)
+ * @param {{ corpus?: boolean, tagged?: (text: string) => Promise<import('../sources/tokens.js').Token[] | null>, onProgress?: MeasureProgress, evidence?: boolean }} [o]
+ * @returns {Promise<HeadRoles>}
  */
 export async function measurePretrained(encoder, sentences, { corpus = false, tagged, onProgress, evidence = false } = {}) {
+  /** @type {Sentence[]} */
   const kept = [];
+  /** @type {string[]} */
   const skipped = [];
+  /** @type {MeasuredHead[] | null} */
   let heads = null;
   for (let i = 0; i < sentences.length; i += 1) {
     const item = sentences[i];
     const encoding = await encoder.encode(item.text);
-    const s = corpus ? corpusSentence(item, encoding.pieces, tagged ? await tagged(item.text) : null) : onPieces(item, encoding.pieces);
-    if (!s) { skipped.push(item.id); continue; }
+    // corpus: the items are corpus lines, else annotated sentences
+    const s = corpus
+      ? corpusSentence(/** @type {import('./sentences.js').CorpusItem} */ (item), encoding.pieces, tagged ? await tagged(item.text) : null)
+      : onPieces(/** @type {import('./sentences.js').DataSentence} */ (item), encoding.pieces);
+    if (!s) { skipped.push(/** @type {import('./sentences.js').DataSentence} */ (item).id); continue; }
     kept.push(s);
     const layers = encoding.layers.map((layer) => layer.weights);
-    if (!heads) heads = layers.flatMap((w, layer) => Array.from({ length: w.shape[0] }, (_, head) => ({ layer, head, measured: [] })));
+    if (!heads) heads = layers.flatMap((w, layer) => Array.from({ length: w.shape[0] }, (_, head) => ({ layer, head, measured: /** @type {MeasuredHead['measured']} */ ([]) })));
     for (const entry of heads) {
       const w = layers[entry.layer];
       const T = w.shape[1];
@@ -38,7 +51,7 @@ export async function measurePretrained(encoder, sentences, { corpus = false, ta
   return result;
 }
 
-/** A file of the annotated data, fetched from beside the page (a `read` for the functions below). */
+/** A file of the annotated data, fetched from beside the page (a `read` for the functions below). @param {string} name */
 export async function fetchData(name) {
   const url = new URL(name, DATA_URL);
   const response = await fetch(url);
@@ -46,13 +59,19 @@ export async function fetchData(name) {
   return response.json();
 }
 
-/** The annotated data (pronouns.json, relations.json) as evaluate.js's sentences, read by `read(name)`. */
+/** The annotated data (pronouns.json, relations.json) as evaluate.js's sentences, read by `read(name)`. @param {DataReader} read */
 export async function annotatedSentences(read) {
   const [pronouns, relations] = await Promise.all([read('pronouns.json'), read('relations.json')]);
   return dataSentences(pronouns, relations);
 }
 
-/** The pretrained model's table on the annotated data, the way `npm run roles` writes it. */
+/**
+ * The pretrained model's table on the annotated data, the way `npm run roles` writes it.
+ * @param {Parameters<typeof measurePretrained>[0]} encoder
+ * @param {DataReader} read
+ * @param {{ onProgress?: MeasureProgress, evidence?: boolean }} [options]
+ * @returns {Promise<HeadRoles>}
+ */
 export async function pretrainedRoles(encoder, read, { onProgress, evidence = true } = {}) {
   const sentences = await annotatedSentences(read);
   return { source: 'pretrained', ...(await measurePretrained(encoder, sentences, { onProgress, evidence })) };
@@ -63,22 +82,24 @@ export const TRAINED_SEEDS = { first: 10000, count: 600 };
 
 // The grammar's nouns: gender from the word, plural the second of each pair (grammar.cpp), for
 // the agreeing-noun baseline.
+/** @type {Record<string, string>} */
 const GRAMMAR_NOUNS = {
   man: 'm', men: 'm', boy: 'm', boys: 'm', king: 'm', kings: 'm', woman: 'f', women: 'f', girl: 'f', girls: 'f',
   queen: 'f', queens: 'f', dog: 'n', dogs: 'n', cat: 'n', cats: 'n', box: 'n', boxes: 'n',
 };
 const GRAMMAR_PLURALS = new Set(['men', 'boys', 'kings', 'women', 'girls', 'queens', 'dogs', 'cats', 'boxes']);
-const grammarAgrees = (pronoun, noun) => {
+const grammarAgrees = (/** @type {string} */ pronoun, /** @type {string} */ noun) => {
   const gender = GRAMMAR_NOUNS[noun];
   if (!gender) return false;
   if (pronoun === 'they') return GRAMMAR_PLURALS.has(noun);
   if (GRAMMAR_PLURALS.has(noun)) return false;
-  return { he: 'm', she: 'f', it: 'n' }[pronoun] === gender;
+  return /** @type {Record<string, string>} */ ({ he: 'm', she: 'f', it: 'n' })[pronoun] === gender;
 };
 
 // Where a causal model needs a relation: a next-token predictor fetches a verb's subject and a
 // pronoun's antecedent at the token before the word (where it predicts the verb's number, or
 // the pronoun), so those instances are measured there; the others at the link's own query.
+/** @type {Record<string, number>} */
 const ASKED_AT = { verbSubject: -1, pronounAntecedent: -1 };
 
 /**
@@ -86,17 +107,23 @@ const ASKED_AT = { verbSubject: -1, pronounAntecedent: -1 };
  * first; the grammar's links as instances (the previous-token link is the `previous` role), the
  * keys of one query together (a noun's determiner and adjective: either counts), queries moved
  * by ASKED_AT.
+ * @param {{ words: string[], tokens: number[], links: { relation: string, query: number, key: number }[] }} grammar
+ * @param {string[]} categories  each vocabulary word's category
+ * @param {number} seed
+ * @returns {Sentence}
  */
 export function grammarSentence(grammar, categories, seed) {
   const words = grammar.words;
+  /** @type {Map<string, Sentence['instances'][number]>} */
   const byQuery = new Map();
   for (const link of grammar.links) {
     if (link.relation === 'previous') continue;
     const query = link.query + (ASKED_AT[link.relation] ?? 0);
     if (query <= link.key) continue;
     const k = `${link.relation} ${query}`;
-    if (!byQuery.has(k)) byQuery.set(k, { relation: link.relation, query, keys: [] });
-    byQuery.get(k).keys.push(link.key);
+    let inst = byQuery.get(k);
+    if (!inst) byQuery.set(k, (inst = { relation: link.relation, query, keys: [] }));
+    inst.keys.push(link.key);
   }
   const nominal = grammar.tokens.map((t) => categories[t] === 'noun');
   const instances = [...byQuery.values()].map((inst) => (inst.relation === 'pronounAntecedent'
@@ -113,10 +140,14 @@ export function grammarSentence(grammar, categories, seed) {
  * The trained model's table: its attention maps (Trainer.attention, the training core) on the
  * grammar's sentences of TRAINED_SEEDS, causal, by the same rule.
  * @param {import('../lib/train.js').Trainer} trainer  with its weights loaded
+ * @param {{ seeds?: { first: number, count: number }, onProgress?: MeasureProgress, evidence?: boolean }} [options]
+ * @returns {Promise<HeadRoles>}
  */
 export async function trainedRoles(trainer, { seeds = TRAINED_SEEDS, onProgress, evidence = false } = {}) {
   const categories = trainer.categories;
+  /** @type {Sentence[]} */
   const sentences = [];
+  /** @type {MeasuredHead[]} */
   const heads = [];
   for (let n = 0; n < seeds.count; n += 1) {
     const seed = seeds.first + n;
@@ -139,12 +170,18 @@ export async function trainedRoles(trainer, { seeds = TRAINED_SEEDS, onProgress,
  * Heads over the lesson's token features (a weights file, web/sources/file.js): each annotated
  * sentence tagged and embedded as the page does it (source.sentence), its maps computed by the
  * core (source.compute); a sentence whose tagger tokens are not its words is left out.
- * @param {{ sentence: Function, compute: Function }} source  a TokenFeatureSource, loaded
+ * @param {Pick<import('../sources/token-features.js').TokenFeatureSource, 'sentence' | 'compute'>} source  a TokenFeatureSource, loaded
+ * @param {DataReader} read
+ * @param {{ onProgress?: MeasureProgress, evidence?: boolean }} [options]
+ * @returns {Promise<HeadRoles>}
  */
 export async function tokenFeatureRoles(source, read, { onProgress, evidence = true } = {}) {
   const sentences = await annotatedSentences(read);
+  /** @type {Sentence[]} */
   const kept = [];
+  /** @type {string[]} */
   const skipped = [];
+  /** @type {MeasuredHead[]} */
   const heads = [];
   for (let i = 0; i < sentences.length; i += 1) {
     const item = sentences[i];

@@ -3,11 +3,25 @@
 // "antecedent"} of a corpus file; each set on the model's own tokens.
 import { pieceWords, wordTexts } from './evaluate.js';
 
+/** @typedef {import('./evaluate.js').Sentence} Sentence */
+/** An annotated sentence before it is set on a model's tokens. @typedef {Omit<Sentence, 'tokens' | 'tokenWord'>} DataSentence */
+/**
+ * pronouns.json: items with a pronoun (word index), its antecedent and each noun's [gender, number].
+ * @typedef {{ items: { id: string, split: 'dev' | 'test', text: string, words: string[], pos: string[], pronoun: number,
+ *                      antecedent: number, nouns: Record<string, [string, string]> }[] }} PronounData
+ */
+/**
+ * relations.json: sentences with their relations as [relation, query word, key word].
+ * @typedef {{ sentences: { id: string, split: 'dev' | 'test', text: string, words: string[], pos: string[],
+ *                          relations: [string, number, number][] }[] }} RelationData
+ */
+/** A corpus file's line. @typedef {{ line: number, text: string, pronoun: string, antecedent: string }} CorpusItem */
+
 const NOMINAL = new Set(['NOUN', 'PROPN']);
 const PUNCTUATION = /[\p{P}\p{S}]/gu;
-const bare = (word) => word.toLowerCase().replace(PUNCTUATION, '');
+const bare = (/** @type {string} */ word) => word.toLowerCase().replace(PUNCTUATION, '');
 
-/** Gender and number agreement of a personal pronoun with a noun's [gender, number] (README.md). */
+/** Gender and number agreement of a personal pronoun with a noun's [gender, number] (README.md). @param {string} pronoun @param {[string, string]} noun */
 export function agrees(pronoun, [gender, number]) {
   const p = pronoun.toLowerCase();
   if (p === 'they' || p === 'them') return number === 'pl';
@@ -22,11 +36,14 @@ export function agrees(pronoun, [gender, number]) {
  * The annotated sentences, each with its split: pronoun items carry pronounAntecedent (with the
  * nouns before the pronoun that agree with it), relation sentences their six relations and their
  * verbs' subjects. Words only; tokens are added by onTokens.
+ * @param {PronounData} pronouns
+ * @param {RelationData} relations
  */
 export function dataSentences(pronouns, relations) {
+  /** @type {DataSentence[]} */
   const out = [];
   for (const item of pronouns.items) {
-    const agreeing = Object.entries(item.nouns).map(([w, f]) => [Number(w), f])
+    const agreeing = Object.entries(item.nouns).map(([w, f]) => /** @type {[number, [string, string]]} */ ([Number(w), f]))
       .filter(([w, f]) => w < item.pronoun && agrees(item.words[item.pronoun], f)).map(([w]) => w);
     out.push({
       id: item.id, split: item.split, text: item.text, words: item.words,
@@ -48,6 +65,9 @@ export function dataSentences(pronouns, relations) {
 /**
  * A sentence on the model's pieces: the pieces grouped into words (pieceWords) must give the
  * sentence's words (case aside). Returns the sentence with tokens and tokenWord, or null.
+ * @param {DataSentence} sentence
+ * @param {string[]} pieces
+ * @returns {Sentence | null}
  */
 export function onPieces(sentence, pieces) {
   const tokenWord = pieceWords(pieces);
@@ -59,9 +79,12 @@ export function onPieces(sentence, pieces) {
 /**
  * A corpus file's lines: JSON objects {"text", "pronoun", "antecedent"}. Throws naming the line,
  * what was expected and what came.
- * @returns {{ line: number, text: string, pronoun: string, antecedent: string }[]}
+ * @param {string} contents
+ * @param {string} [fileName]
+ * @returns {CorpusItem[]}
  */
 export function parseCorpus(contents, fileName = 'the corpus') {
+  /** @type {CorpusItem[]} */
   const out = [];
   contents.split('\n').forEach((raw, i) => {
     const line = raw.replace(/\r$/, '');
@@ -71,7 +94,7 @@ export function parseCorpus(contents, fileName = 'the corpus') {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      throw new Error(`${where}: expected a JSON object {"text", "pronoun", "antecedent"}, got ${JSON.stringify(line.slice(0, 80))} (${error.message})`);
+      throw new Error(`${where}: expected a JSON object {"text", "pronoun", "antecedent"}, got ${JSON.stringify(line.slice(0, 80))} (${error instanceof Error ? error.message : String(error)})`);
     }
     if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${where}: expected a JSON object {"text", "pronoun", "antecedent"}, got ${JSON.stringify(value)}`);
     for (const key of ['text', 'pronoun', 'antecedent']) {
@@ -89,6 +112,10 @@ export function parseCorpus(contents, fileName = 'the corpus') {
  * the tagger's tokens (tokens.js analyseTokens) where given: a word is a noun when the token its
  * first character belongs to is, and agrees by the tagger's number and gender.
  * Lines alternate dev (odd line numbers) and test (even).
+ * @param {CorpusItem} item
+ * @param {string[]} pieces
+ * @param {import('../sources/tokens.js').Token[] | null} [tagged]
+ * @returns {Sentence}
  */
 export function corpusSentence(item, pieces, tagged = null) {
   const tokenWord = pieceWords(pieces);
@@ -99,6 +126,7 @@ export function corpusSentence(item, pieces, tagged = null) {
   const query = words.findIndex((w, i) => i > key && bare(w) === bare(item.pronoun));
   if (query < 0) throw new Error(`${where}: expected the pronoun "${item.pronoun}" after the antecedent "${item.antecedent}", got the words ${words.join(' ')}`);
   const nominal = words.map(() => false);
+  /** @type {number[] | undefined} */
   let agreeing;
   if (tagged) {
     const owner = tokenOwners(words, tagged);
@@ -108,15 +136,21 @@ export function corpusSentence(item, pieces, tagged = null) {
     }
   }
   return {
-    id: `line ${item.line}`, split: item.line % 2 ? 'dev' : 'test', text: item.text, words, tokens: pieces, tokenWord, nominal, subjects: null,
+    id: `line ${item.line}`, split: /** @type {'dev' | 'test'} */ (item.line % 2 ? 'dev' : 'test'), text: item.text, words, tokens: pieces, tokenWord, nominal, subjects: null,
     instances: [{ relation: 'pronounAntecedent', query, keys: [key], ...(agreeing ? { agreeing } : {}) }],
   };
 }
 
-/** Per word, the tagger token holding its first character (by walking both texts), or null. */
+/**
+ * Per word, the tagger token holding its first character (by walking both texts), or null.
+ * @param {string[]} words
+ * @param {{ text: string }[]} tagged
+ */
 function tokenOwners(words, tagged) {
+  /** @type {number[]} */
   const chars = [];
   tagged.forEach((t, k) => { for (const c of t.text.replace(/\s+/g, '').toLowerCase()) chars.push(k); });
+  /** @type {number[]} */
   const owner = [];
   let at = 0;
   for (const w of words) {
@@ -126,6 +160,7 @@ function tokenOwners(words, tagged) {
   return at === chars.length ? owner : null;
 }
 
+/** @param {string} pronoun @param {import('../sources/tokens.js').Token} token */
 function taggedAgrees(pronoun, token) {
   const p = pronoun.toLowerCase();
   const number = token.number ?? 'sg';

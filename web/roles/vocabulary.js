@@ -6,6 +6,8 @@
  * Roles: where a query row's weight goes, as a mean share over rows. Piece roles are measured on
  * the model's tokens; word roles on words (a query word's pieces averaged, a key word's summed).
  */
+/** @typedef {Record<string, { name: string, what: string }>} Labels */
+/** @type {Labels} */
 export const ROLES = {
   previous: { name: 'previous token', what: 'the token right before the query' },
   next: { name: 'next token', what: 'the token right after the query' },
@@ -22,6 +24,7 @@ export const ROLES = {
  * Relations: a query word and the key word(s) it should pick. A head picks the key word it
  * weights most (the query word itself excluded), and is scored by how often that is right.
  */
+/** @type {Labels} */
 export const RELATIONS = {
   determinerNoun: { name: 'determiner → noun', what: 'a determiner to the head noun of its noun phrase' },
   adjectiveNoun: { name: 'adjective → noun', what: 'an attributive adjective to the noun it modifies' },
@@ -35,6 +38,7 @@ export const RELATIONS = {
 };
 
 /** Labels of heads that no role or relation names. */
+/** @type {Labels} */
 export const OTHER_LABELS = {
   broad: { name: 'broad', what: 'its rows are near uniform: it averages over the sentence' },
   mixed: { name: 'mixed', what: 'it clears no bar: its weight is split over several things at once' },
@@ -43,7 +47,7 @@ export const OTHER_LABELS = {
 /** Every label id, in one list. */
 export const LABELS = [...Object.keys(ROLES), ...Object.keys(RELATIONS), ...Object.keys(OTHER_LABELS)];
 
-/** The words a label id is shown as. */
+/** The words a label id is shown as. @param {string} id */
 export function labelName(id) {
   const entry = ROLES[id] ?? RELATIONS[id] ?? OTHER_LABELS[id];
   if (!entry) throw new Error(`unknown role or relation id "${id}": expected one of ${LABELS.join(', ')}`);

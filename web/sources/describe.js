@@ -1,7 +1,7 @@
 // What a head attends to, in words, read from the core's statistics (headStatistics): the one
 // description every source without names of its own gives its heads.
 
-const pct = (x) => `${Math.round(x * 100)}%`;
+const pct = (/** @type {number} */ x) => `${Math.round(x * 100)}%`;
 
 /** Shares above this are what a head "focuses on". */
 export const FOCUS_SHARE = 0.4;
@@ -11,6 +11,7 @@ export const UNIFORM_ENTROPY = 0.9;
 /**
  * What a head looks at, as a phrase that follows "This head focuses on": from its statistics
  * (normalised entropy, previous-token, diagonal and first-token shares, max attention, mean distance).
+ * @param {import('../lib/index.js').HeadStatistics} s
  */
 export function describeByStatistics(s) {
   const parts = [];

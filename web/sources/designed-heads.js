@@ -79,14 +79,19 @@ export function designedStateDict() {
   const outProjBias = new Float32Array(E);
   const scale = Math.sqrt(HEAD_DIM);
   // row r of W_Q / W_K / W_V for head h, head dimension d
+  /** @typedef {(h: number, d: number, feature: number, value: number) => void} Setter */
+  /** @type {Setter} */
   const q = (h, d, feature, value) => { inProjWeight[(h * HEAD_DIM + d) * E + feature] = value; };
+  /** @type {Setter} */
   const k = (h, d, feature, value) => { inProjWeight[(E + h * HEAD_DIM + d) * E + feature] = value; };
+  /** @type {Setter} */
   const v = (h, d, feature, value) => { inProjWeight[(2 * E + h * HEAD_DIM + d) * E + feature] = value; };
-  const qBias = (h, d, value) => { inProjBias[h * HEAD_DIM + d] = value; };
+  const qBias = (/** @type {number} */ h, /** @type {number} */ d, /** @type {number} */ value) => { inProjBias[h * HEAD_DIM + d] = value; };
+  /** @param {Setter} setter @param {number} h @param {number} firstHeadDim @param {[number, number]} block  [start, width] @param {number} [factor] */
   const copyBlock = (setter, h, firstHeadDim, [start, width], factor = 1) => {
     for (let c = 0; c < width && firstHeadDim + c < HEAD_DIM; c += 1) setter(h, firstHeadDim + c, start + c, factor);
   };
-  const sinkFallback = (h, d, logit) => {
+  const sinkFallback = (/** @type {number} */ h, /** @type {number} */ d, /** @type {number} */ logit) => {
     qBias(h, d, scale * logit);
     k(h, d, LAYOUT.firstToken[0], 1);
   };
@@ -94,7 +99,7 @@ export function designedStateDict() {
   // W_V of heads 1-3: the part of speech folded into 8 numbers (noun, pronoun, verb, adjective,
   // adverb, determiner or number, preposition, conjunction or other) plus punctuation.
   const POS_SUMMARY = [['NOUN', 'PROPN'], ['PRON'], ['VERB'], ['ADJ'], ['ADV'], ['DET', 'NUM'], ['ADP'], ['CONJ', 'OTHER']];
-  const copyPosSummary = (h) => {
+  const copyPosSummary = (/** @type {number} */ h) => {
     POS_SUMMARY.forEach((tags, d) => tags.forEach((tag) => v(h, d, LAYOUT.pos[0] + POS_TAGS.indexOf(tag), 1)));
     v(h, 7, LAYOUT.punctuation[0], 1);
   };

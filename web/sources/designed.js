@@ -9,21 +9,32 @@ import { checkHeadLabel } from './label-checks.js';
 export class DesignedSource extends TokenFeatureSource {
   constructor() {
     super({ config: { embedDim: D_MODEL, numHeads: NUM_HEADS } });
+    /** @type {'designed'} */
     this.id = 'designed';
     this.name = 'designed heads';
   }
 
+  /** @param {import('./source.js').AnyAttention} attention */
   async setWeights(attention) {
     await attention.loadStateDict(designedStateDict());
   }
 
+  /** @param {number} h */
   title(h) { return `Head ${h + 1} – ${HEADS[h].name}`; }
+  /** @param {number} h */
   short(h) { return HEADS[h].short; }
 
+  /** @param {number} h */
   describe(h) {
     return { focus: `This head focuses on ${HEADS[h].focus}`, typical: `Typical function: ${HEADS[h].typical}`, how: HEADS[h].how };
   }
 
+  /**
+   * @param {number} h
+   * @param {Float32Array} map
+   * @param {import('./token-features.js').FeatureSentence} sentence
+   * @param {import('../lib/index.js').HeadStatistics} stats
+   */
   check(h, map, sentence, stats) {
     const verdict = checkHeadLabel(h, map, sentence.tokens, stats);
     return { holds: verdict.holds, text: verdict.summary };

@@ -14,7 +14,10 @@ export const POSITION_FREQUENCIES = [2.5318, 3.1003, 0.1819, 1.1249];
  *  have a dot product of at most 0.44; a chunk's code with itself gives 1. */
 export const CHUNK_FREQUENCIES = [2.8185, 2.6581, 2.3092];
 
-/** Where each feature lives: [first dimension, width]. */
+/**
+ * Where each feature lives: [first dimension, width].
+ * @satisfies {Record<string, [number, number]>}
+ */
 export const LAYOUT = {
   position: [0, 8],
   pos: [8, POS_TAGS.length], // 8..18
@@ -60,7 +63,7 @@ export const DIMENSION_NAMES = (() => {
   return names;
 })();
 
-/** The chunk-id code of chunk `id`: 3 cos/sin pairs scaled so that code·code = 1. */
+/** The chunk-id code of chunk `id`: 3 cos/sin pairs scaled so that code·code = 1. @param {number} id */
 export function chunkCode(id) {
   const code = new Float32Array(6);
   const norm = 1 / Math.sqrt(CHUNK_FREQUENCIES.length);
@@ -71,6 +74,11 @@ export function chunkCode(id) {
   return code;
 }
 
+/**
+ * [masc, fem, neut, sg, pl]; no gender (null): any gender.
+ * @param {{ m: number, f: number, n: number } | null} gender
+ * @param {'sg' | 'pl' | null | undefined} number
+ */
 function agreementVector(gender, number) {
   const g = gender || { m: 0, f: 0, n: 0 }; // "they": any gender
   return [g.m, g.f, g.n, number === 'sg' ? 1 : 0, number === 'pl' ? 1 : 0];
@@ -84,7 +92,8 @@ function agreementVector(gender, number) {
 export function embedTokens(tokens) {
   const L = tokens.length;
   const x = new Float32Array(L * D_MODEL);
-  const set = (i, dim, value) => { x[i * D_MODEL + dim] = value; };
+  const set = (/** @type {number} */ i, /** @type {number} */ dim, /** @type {number} */ value) => { x[i * D_MODEL + dim] = value; };
+  /** @param {number} i @param {[number, number]} block  [start, width] @param {number[]} values */
   const setBlock = (i, [start], values) => values.forEach((v, k) => set(i, start + k, v));
   tokens.forEach((t, i) => {
     POSITION_FREQUENCIES.forEach((w, f) => {

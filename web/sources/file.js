@@ -24,7 +24,10 @@ export const fetchWeights = loadOnce(async (url) => {
  * Read a weights file for heads over the token features: .safetensors or JSON. A file that does
  * not say how many heads it has is read as `numHeads` heads (and the note says so). With
  * `width`, the file must be for that d_model.
- * @returns {{ config: object, stateDict: object, note: string }}
+ * @param {ArrayBuffer | Uint8Array | string | object} bytes  what loadStateDictFile reads
+ * @param {string} fileName
+ * @param {{ width?: number, numHeads?: number }} [options]
+ * @returns {{ config: import('../lib/index.js').AttentionConfig, stateDict: Record<string, import('../lib/index.js').TensorInput>, note: string }}
  */
 export function readWeightsFile(bytes, fileName, { width, numHeads } = {}) {
   let file;
@@ -32,7 +35,7 @@ export function readWeightsFile(bytes, fileName, { width, numHeads } = {}) {
   try {
     file = loadStateDictFile(bytes, { fileName, numHeads });
   } catch (error) {
-    if (numHeads !== undefined || error.code !== NUM_HEADS_MISSING) throw error;
+    if (numHeads !== undefined || /** @type {{ code?: string }} */ (error)?.code !== NUM_HEADS_MISSING) throw error;
     file = loadStateDictFile(bytes, { fileName, numHeads: 8 });
     note = ' The file does not say how many heads it has; read as 8.';
   }
@@ -47,9 +50,15 @@ export function readWeightsFile(bytes, fileName, { width, numHeads } = {}) {
   return { config, stateDict: file.stateDict, note: `${file.prefix ? ` Layer "${file.prefix}".` : ''}${note}` };
 }
 
-/** The weights of a MultiHeadAttention module as a golden-format JSON string. */
+/**
+ * The weights of a MultiHeadAttention module as a golden-format JSON string.
+ * @param {import('./source.js').AnyAttention} attention
+ * @param {string} description
+ */
 export async function stateDictToJson(attention, description) {
-  const cfg = attention.config;
+  // a loaded module's (a worker's is there once ready has resolved)
+  const cfg = /** @type {Required<import('../lib/index.js').AttentionConfig>} */ (attention.config);
+  /** @type {Record<string, { shape: number[], dtype: 'float32', data: number[] }>} */
   const stateDict = {};
   for (const [name, t] of Object.entries(await attention.stateDict())) {
     stateDict[name] = { shape: t.shape, dtype: 'float32', data: Array.from(t.data, (v) => Number(v.toPrecision(7))) };
@@ -66,31 +75,35 @@ export async function stateDictToJson(attention, description) {
 }
 
 export class FileSource extends TokenFeatureSource {
-  /** @param {{ file: { name: string, config: object, stateDict: object, note: string } }} o  file: readWeightsFile's result and the file's name */
+  /** @param {{ file: { name: string } & ReturnType<typeof readWeightsFile> }} o  file: readWeightsFile's result and the file's name */
   constructor({ file }) {
     super({ config: file.config });
+    /** @type {'file'} */
     this.id = 'file';
     this.file = file;
     this.name = `weights from ${file.name.split('/').pop()}`;
-    /** What its heads do, by the one rule of web/roles/, once measureRoles has run. */
+    /** What its heads do, by the one rule of web/roles/, once measureRoles has run. @type {import('./source.js').HeadRoles | null} */
     this.roles = null;
   }
 
   /**
    * Name its heads by the one rule: the annotated sentences tagged and embedded as the page does,
    * their maps computed by the core (about half a minute: every sentence goes through the tagger).
+   * @param {import('./source.js').MeasureProgress} [onProgress]
    */
   async measureRoles(onProgress) {
     this.roles = await tokenFeatureRoles(this, fetchData, { onProgress });
     return this.roles;
   }
 
+  /** @param {import('./source.js').AnyAttention} attention */
   async setWeights(attention) {
     await attention.loadStateDict(this.file.stateDict);
   }
 
   short() { return 'loaded'; }
 
+  /** @param {number} h @param {import('../lib/index.js').HeadStatistics} s */
   describe(h, s) {
     return { ...super.describe(h, s), how: 'These weights come from your file; the page cannot know what they were trained for.' };
   }

@@ -24,10 +24,10 @@ export const THRESHOLDS = {
  */
 export function checkHeadLabel(head, map, tokens, stats) {
   const L = tokens.length;
-  const w = (i, j) => map[i * L + j];
+  const w = (/** @type {number} */ i, /** @type {number} */ j) => map[i * L + j];
+  /** @type {{ row: number, share: number }[]} share of the relation target(s) in that row */
   const rows = [];
-  // rows: { row, share } — share of the relation target(s) in that row
-  const addRow = (row, share) => rows.push({ row, share });
+  const addRow = (/** @type {number} */ row, /** @type {number} */ share) => rows.push({ row, share });
   let threshold = THRESHOLDS.targetShare;
   let what;
   switch (head) {
@@ -91,9 +91,14 @@ export function checkHeadLabel(head, map, tokens, stats) {
   };
 }
 
-/** Nouns that agree with a third-person pronoun in number and (where the noun has one) gender. */
+/**
+ * Nouns that agree with a third-person pronoun in number and (where the noun has one) gender.
+ * @param {import('./tokens.js').Token} pronounToken
+ * @param {import('./tokens.js').Token[]} tokens
+ */
 export function agreeingNouns(pronounToken, tokens) {
-  const p = pronounToken.pronoun;
+  const p = /** @type {import('./tokens.js').Pronoun} */ (pronounToken.pronoun);
+  /** @type {number[]} */
   const out = [];
   tokens.forEach((t, j) => {
     if (!t.gender || t.number !== p.number) return;

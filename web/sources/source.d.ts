@@ -1,8 +1,14 @@
 // Where heads come from. Every source of heads (designed, random, a weights file, the trained
 // model, the pretrained encoder) implements HeadSource, and the page and the element show any of
 // them with the same views (web/views). A source asks the JS API; it knows nothing of the views.
+// This file also declares the helpers of source.js beside it (its module's types).
 
-import type { HeadStatistics, Tensor } from '../lib/index.js';
+import type { HeadStatistics, MhaModule, MultiHeadAttention, Tensor, TensorInput, WorkerMhaModule, WorkerMultiHeadAttention } from '../lib/index.js';
+
+/** The JS API a source loads its weights into: the page's core (loadMha) or a worker's (createWorkerMha). */
+export type AnyMhaModule = MhaModule | WorkerMhaModule;
+/** A MultiHeadAttention of either. */
+export type AnyAttention = MultiHeadAttention | WorkerMultiHeadAttention;
 
 /** A token as the views show it, plus whatever the source needs to compute. */
 export interface Token {
@@ -18,11 +24,12 @@ export interface Token {
   [field: string]: unknown;
 }
 
-export interface Sentence {
+/** A sentence as a source read it; T: its tokens, with what the source keeps of each. */
+export interface Sentence<T extends Token = Token> {
   text: string;
   /** The index of the example sentence, or -1 for typed text. */
   example: number;
-  tokens: Token[];
+  tokens: T[];
   /** What the source read in the sentence, in words (the parse, the grammar's links). */
   summary?: string;
   /** The token the W_O view follows first. */
@@ -48,6 +55,88 @@ export interface HeadResult {
   wo?: Tensor | null;
 }
 
+/** How far each token moves with some heads switched off: ‖a_t − b_t‖ and ‖a_t‖ per token. */
+export interface TokenDifference {
+  difference: number;
+  baseline: number;
+}
+
+/** A sentence with heads switched off: per token, how far what `what` names moves. */
+export interface AblationResult {
+  rows: TokenDifference[];
+  /** What moves, in words: "output", "final hidden state". */
+  what: string;
+}
+
+/** Two sentences' embeddings compared, and again with each head switched off in turn. */
+export interface SimilarityResult {
+  /** Cosine similarity of the two embeddings. */
+  similarity: number;
+  heads: { layer: number; head: number; similarity: number; change: number }[];
+}
+
+/** A head's figure on a role: its mean share on the test half, with its 95% interval [low, high]. */
+export interface RoleFigure {
+  score: number;
+  ci: number[];
+}
+
+/** A head's figure on a relation: its accuracy on n test instances, and the strongest baseline's. */
+export interface RelationFigure extends RoleFigure {
+  n: number;
+  baseline: { name: string; score: number };
+}
+
+/** One head measured by the rule of web/roles/evaluate.js. */
+export interface HeadRoleEntry {
+  layer: number;
+  head: number;
+  /** The role or relation it is named by, or 'broad' or 'mixed'. */
+  label: string;
+  kind: 'role' | 'relation' | 'broad' | 'mixed';
+  roles: Record<string, RoleFigure>;
+  relations: Record<string, RelationFigure>;
+  normalizedEntropy: number;
+}
+
+/** What each head does (web/roles/evaluate.js evaluateHeads): the roles table. */
+export interface HeadRoles {
+  /** Which source measured it (the table files and the page say). */
+  source?: 'pretrained' | 'trained' | 'file';
+  /** skipped: the ids of sentences whose tokens did not line up with their words. */
+  corpus: { sentences: number; split: { dev: number; test: number }; skipped?: string[] };
+  rule: {
+    resamples: number;
+    seed: number;
+    interval: number;
+    roleFloor: number;
+    roleUniformFactor: number;
+    broadEntropy: number;
+    roles: Record<string, { threshold: number; uniform: { dev: number; test: number } }>;
+    relations: Record<string, {
+      n: number;
+      nDev: number;
+      strongest: { name: string; score: number };
+      baselines: { name: string; dev: number; score: number }[];
+    }>;
+  };
+  heads: HeadRoleEntry[];
+  /** Per relation, the test instances ([sentence, query, ...keys]) and the word each head picked. */
+  evidence?: {
+    sentences: { id: string; words: string[] }[];
+    relations: Record<string, { items: number[][]; chosen: Record<string, number[]> }>;
+  };
+}
+
+/** How far a measurement has gone: sentences done of total. */
+export type MeasureProgress = (progress: { done: number; total: number }) => void;
+
+/** What the free-text box says while a source is shown. */
+export interface TextHelp {
+  help: string;
+  placeholder: string;
+}
+
 export interface HeadSource {
   readonly id: 'designed' | 'random' | 'file' | 'trained' | 'pretrained';
   /** "designed heads", for status lines. */
@@ -59,8 +148,18 @@ export interface HeadSource {
   /** Rows see only earlier tokens. */
   readonly causal: boolean;
   readonly maxTokens: number;
+  /** d_model of the layer shown: the width of its input. */
+  readonly embedDim: number;
+  /** Which sentences it takes: sources with the same set keep the sentence shown when switched. */
+  readonly sentenceSet: 'lesson' | 'grammar';
+  /** Whether its forward passes may run in a Web Worker's core (one attention layer). */
+  readonly runsInWorker: boolean;
+  /** The MultiHeadAttention holding its weights, for a download; null before load. */
+  readonly attention?: AnyAttention | null;
+  /** Its heads measured over a corpus; null before load. */
+  readonly roles?: HeadRoles | null;
   /** Set up the weights in a JS API module, direct (loadMha) or a worker's; rejects with a clear message. */
-  load(mha: unknown): Promise<void>;
+  load(mha: AnyMhaModule): Promise<void>;
   /** The sentences offered. */
   examples(): { text: string; shows: string }[];
   /** A typed text or an example's index; rejects with a message (too long, unknown words). */
@@ -78,4 +177,39 @@ export interface HeadSource {
   /** What these heads are, in a sentence or two. */
   note(): string;
   dispose(): void;
+  /** What loading does, shown while it loads. */
+  loadingNote?(): string;
+  /** The note under the sentence list on the sentence shown. */
+  sentenceNote?(sentence: Sentence): string;
+  /** The free-text box's help and placeholder, in place of the page's own. */
+  textHelp?(): TextHelp;
+  /** How far each token moves with `heads` (of the layer shown) switched off. */
+  ablation?(sentence: Sentence, heads: number[]): Promise<AblationResult>;
+  /** out_proj.weight of the layer shown, [out, E]. */
+  outProjectionWeight?(): Promise<Tensor>;
+  /** Head h's rows of W_Q, W_K and W_V (hd × E each), as [name, rows] blocks. */
+  headWeightRows?(h: number): Promise<[string, Float32Array][]>;
+  /** What the W_O view says of this source's W_O. */
+  woNote?(): string;
+  /** Why the W_O view is empty, for a source without head outputs. */
+  woMissing?(): string;
+  /** Measure the heads (a source whose heads are named only on demand); sets roles. */
+  measureRoles?(onProgress?: MeasureProgress): Promise<HeadRoles>;
+  /** Measure the heads again in the page, by the code that made the shipped table. */
+  remeasure?(onProgress?: MeasureProgress): Promise<HeadRoles>;
+  /** Two texts' embedding similarity, and how each head switched off moves it. */
+  similarity?(textA: string, textB: string): Promise<SimilarityResult>;
 }
+
+// source.js
+
+/** The core's statistics and head-to-head divergences for per-head weights (H, L, L). */
+export function analyseHeads(mha: AnyMhaModule, weights: TensorInput): Promise<{ stats: HeadStatistics[]; similarity: Float64Array }>;
+/** Head h's (L, L) map: a view into per-head weights { data, shape: [H, L, L] }. */
+export function headMap(weights: Tensor, h: number): Float32Array;
+/** Every head's map, in order. */
+export function headMaps(weights: Tensor): Float32Array[];
+/** Per token t: ‖a_t − b_t‖ and ‖a_t‖ for two (L, E) outputs. */
+export function tokenDifferences(a: ArrayLike<number>, b: ArrayLike<number>, L: number, E: number): TokenDifference[];
+/** A clear message when a sentence has more tokens than a source takes. */
+export function tooManyTokens(count: number, max: number, unit?: string, what?: string): Error;

@@ -9,7 +9,7 @@ const loadCompromise = loadOnce(async () => {
   try {
     return (await import('../vendor/compromise-three.mjs')).default;
   } catch (error) {
-    throw new Error(`The part-of-speech tagger (web/vendor/compromise-three.mjs; run "node scripts/vendor.js") could not be loaded: ${error.message}`);
+    throw new Error(`The part-of-speech tagger (web/vendor/compromise-three.mjs; run "node scripts/vendor.js") could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
   }
 });
 
@@ -18,9 +18,9 @@ export function loadTagger() {
   return loadCompromise('compromise');
 }
 
-/** Raw tagged tokens of a text: pre-tagged for the examples, else from the tagger. */
+/** Raw tagged tokens of a text: pre-tagged for the examples, else from the tagger. @param {string} text */
 export async function tagSentence(text) {
-  const stored = TAGGED_EXAMPLES[text];
+  const stored = /** @type {Record<string, { text: string, tags: string[] }[]>} */ (TAGGED_EXAMPLES)[text];
   if (stored) return stored;
   return tagText(await loadTagger(), text);
 }

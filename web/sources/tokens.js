@@ -42,6 +42,7 @@ const TIMES = new Set(
     'today tomorrow yesterday afternoon summer winter spring autumn time moment').split(' '));
 
 // Closed classes the tagger leaves ambiguous for this purpose.
+/** @type {Record<string, Pronoun>} */
 const PERSONAL_PRONOUNS = {
   // third person: number and gender, and whether it can point back to a noun
   he: { gender: 'm', number: 'sg', person: 3 }, him: { gender: 'm', number: 'sg', person: 3 },
@@ -69,8 +70,9 @@ const PREPOSITIONS = new Set('over under above below across through into onto of
  * @param {Array<{text:string, pre:string, post:string, tags:string[]}>} terms
  */
 export function splitTerms(terms) {
+  /** @type {{ text: string, tags: string[] }[]} */
   const tokens = [];
-  const pushPunctuation = (chunk) => {
+  const pushPunctuation = (/** @type {string} */ chunk) => {
     // "..." and "?!" stay whole; ", " and "." split on spaces.
     for (const piece of chunk.split(/\s+/)) if (piece) tokens.push({ text: piece, tags: ['Punctuation'] });
   };
@@ -90,9 +92,10 @@ export function splitTerms(terms) {
   return tokens;
 }
 
+/** @param {string} word @param {string[]} tags */
 function coarsePos(word, tags) {
   const lower = word.toLowerCase();
-  const has = (t) => tags.includes(t);
+  const has = (/** @type {string} */ t) => tags.includes(t);
   if (has('Punctuation')) return 'PUNCT';
   if (RELATIVE_WORDS.has(lower)) return 'PRON';
   if (PERSONAL_PRONOUNS[lower] && (has('Pronoun') || has('Possessive') || has('Noun') || has('Determiner'))) return 'PRON';
@@ -109,8 +112,9 @@ function coarsePos(word, tags) {
   return 'OTHER';
 }
 
+/** @param {string} lower @param {string} pos @param {string[]} tags */
 function semanticClass(lower, pos, tags) {
-  const has = (t) => tags.includes(t);
+  const has = (/** @type {string} */ t) => tags.includes(t);
   if (pos === 'PUNCT' || pos === 'DET' || pos === 'ADP' || pos === 'CONJ' || pos === 'OTHER') return 'function';
   if (pos === 'VERB') return 'action';
   if (pos === 'ADJ' || pos === 'ADV') return 'quality';
@@ -129,6 +133,7 @@ function semanticClass(lower, pos, tags) {
   return 'thing';
 }
 
+/** @param {string} lower @param {string[]} tags @param {string} cls @returns {{ m: number, f: number, n: number }} */
 function nounGender(lower, tags, cls) {
   if (tags.includes('MaleName') || MALE_NOUNS.has(lower)) return { m: 1, f: 0, n: 0 };
   if (tags.includes('FemaleName') || FEMALE_NOUNS.has(lower)) return { m: 0, f: 1, n: 0 };
@@ -136,17 +141,18 @@ function nounGender(lower, tags, cls) {
   return { m: 0, f: 0, n: 1 };
 }
 
-const isNominal = (pos) => pos === 'NOUN' || pos === 'PROPN';
+const isNominal = (/** @type {string} */ pos) => pos === 'NOUN' || pos === 'PROPN';
 
 /**
  * Tag tokens and parse them shallowly.
  * @param {Array<{text:string, tags:string[]}>} rawTokens from splitTerms
- * @returns {Token[]}
+ * @returns {Token[] & { chunks: Chunk[] }}
  */
 export function analyseTokens(rawTokens) {
   const tokens = rawTokens.map((raw, index) => {
     const lower = raw.text.toLowerCase().replace(/['’]s?$/, '');
     let pos = coarsePos(raw.text, raw.tags);
+    /** @type {Token} */
     const token = {
       index, text: raw.text, tags: raw.tags, pos, cls: 'function', number: null, gender: null,
       isFirst: index === 0, isPunct: pos === 'PUNCT', possessive: false,
@@ -189,6 +195,7 @@ export function analyseTokens(rawTokens) {
   for (const t of tokens) if (t.isPunct && /[,;:.!?]/.test(t.text)) t.boundary = true;
 
   // Noun chunks: [DET | possessive | NUM | ADJ]* NOUN+ ; or a lone personal pronoun.
+  /** @type {Chunk[]} */
   const chunks = [];
   let i = 0;
   while (i < tokens.length) {
@@ -198,7 +205,7 @@ export function analyseTokens(rawTokens) {
       i += 1;
       continue;
     }
-    const isModifier = (u) => u.pos === 'DET' || u.pos === 'ADJ' || u.pos === 'NUM' || (u.pos === 'PRON' && u.possessive);
+    const isModifier = (/** @type {Token} */ u) => u.pos === 'DET' || u.pos === 'ADJ' || u.pos === 'NUM' || (u.pos === 'PRON' && u.possessive);
     let j = i;
     while (j < tokens.length && isModifier(tokens[j])) j += 1;
     let k = j;
@@ -229,6 +236,7 @@ export function analyseTokens(rawTokens) {
   // Subjects: for each verb, the nearest earlier chunk that is not in a prepositional phrase,
   // not an object of an earlier verb and not yet the subject of another verb; with none, a verb
   // shares the subject of the verb before it (auxiliaries, coordinated verbs).
+  /** @type {Set<number>} */
   const usedAsSubject = new Set();
   let previousVerb = -1;
   tokens.forEach((t, v) => {
@@ -243,7 +251,7 @@ export function analyseTokens(rawTokens) {
     if (previousVerb >= 0 && (afterAuxiliary || afterAnd) && !chunkBetweenVerbs) {
       subjectChunk = -2; // "have finished", "barked and ran": the previous verb's subject
     } else {
-      const candidate = (allowObjects) => {
+      const candidate = (/** @type {boolean} */ allowObjects) => {
         for (let c = chunks.length - 1; c >= 0; c -= 1) {
           const chunk = chunks[c];
           if (chunk.head >= v || chunk.prepositional || usedAsSubject.has(c)) continue;
@@ -278,13 +286,12 @@ export function analyseTokens(rawTokens) {
       if (tokens[v].pos === 'VERB') { t.modifies = tokens[v].subject; break; }
     }
   });
-  tokens.chunks = chunks;
-  return tokens;
+  return Object.assign(tokens, { chunks });
 }
 
 /**
  * Tag a text with compromise (passed in, so this module loads without it).
- * @param {(text: string) => any} nlp compromise's default export
+ * @param {typeof import('../vendor/compromise-three.mjs').default} nlp compromise's default export
  * @param {string} text
  */
 export function tagText(nlp, text) {
@@ -293,7 +300,10 @@ export function tagText(nlp, text) {
   return splitTerms(terms);
 }
 
-/** Turn a tagged-token list into the plain, serialisable record the page stores. */
+/**
+ * Turn a tagged-token list into the plain, serialisable record the page stores.
+ * @param {{ text: string, tags: string[] }[]} tokens
+ */
 export function rawTokensOf(tokens) {
   return tokens.map((t) => ({ text: t.text, tags: t.tags }));
 }
@@ -307,10 +317,25 @@ export function rawTokensOf(tokens) {
  * @property {string} cls  one of SEMANTIC_CLASSES
  * @property {'sg'|'pl'|null} number
  * @property {{m:number,f:number,n:number}|null} gender  nouns only
- * @property {object|null} pronoun  personal pronoun record (person, number, gender)
+ * @property {boolean} isFirst
+ * @property {boolean} isPunct
+ * @property {boolean} possessive
+ * @property {Pronoun|null} pronoun  personal pronoun record (person, number, gender)
  * @property {number} chunk  noun-chunk id, -1 outside chunks
  * @property {boolean} isHead  head noun (or pronoun) of its chunk
  * @property {boolean} isSubject
+ * @property {number[]} subjectOf  subjects: the verbs whose subject this is
+ * @property {boolean} boundary  opens or closes a clause (a relative word, a clause opener, punctuation)
  * @property {number} subject  verbs: token index of the subject's head, else -1
  * @property {number} modifies  modifiers: token index of the noun described, else -1
+ */
+
+/**
+ * A personal pronoun: person, and where English marks them, number and gender.
+ * @typedef {{ person: number, number?: 'sg' | 'pl', gender?: 'm' | 'f' | 'n' | null, possessive?: boolean }} Pronoun
+ */
+
+/**
+ * A noun chunk: tokens start..end, its head noun, and its role.
+ * @typedef {{ start: number, end: number, head: number, prepositional?: boolean, afterVerb?: boolean }} Chunk
  */

@@ -12,12 +12,22 @@ import { evidenceText } from '../roles/table.js';
 import { analyseHeads } from './source.js';
 import { describeByStatistics } from './describe.js';
 
+/** @typedef {import('../lib/train.js').Trainer} Trainer */
+/** @typedef {import('../lib/train.js').GrammarSentence} GrammarSentence */
+/** @typedef {ReturnType<Trainer['evaluate']>} Evaluation */
+/** @typedef {import('./source.js').HeadRoles} HeadRoles */
+/**
+ * A sentence of the grammar as the views show it, with the model's maps of every layer.
+ * @typedef {import('./source.js').Sentence & { grammar: GrammarSentence, maps: import('../lib/index.js').Tensor }} TrainedSentence
+ */
+
 export const TRAINED_WEIGHTS = new URL('./weights/trained-seed1.bin', import.meta.url);
 /** Sentences of the grammar offered as examples (each from its own seed): "because" (5, 7),
  * "so" (12, 14) and a reflexive object (1, 17); tests/golden/train/sentences.txt lists them. */
 export const EXAMPLE_SEEDS = [5, 12, 1, 7, 14, 17];
 const HELD_OUT = 300; // the same held-out sentences as the train view's table
 
+/** @type {Record<string, string>} */
 const RELATION_NAMES = {
   previous: 'previous token',
   verbSubject: labelName('verbSubject'),
@@ -28,18 +38,19 @@ const RELATION_NAMES = {
 
 // The token strip's tag for each of the grammar's word categories (Trainer.categories, read from
 // the core: the words are classed once, in grammar.cpp). Display only, not computation.
+/** @type {Record<string, string>} */
 const CATEGORY_TAG = {
   special: 'BOS', determiner: 'DET', adjective: 'ADJ', noun: 'NOUN', verb: 'VERB', preposition: 'PREP',
   relativizer: 'REL', connective: 'CONJ', pronoun: 'PRON', copula: 'AUX', state: 'ADJ', end: 'PUNCT', again: 'MARK',
   time: 'TIME', reflexive: 'PRON',
 };
 
-/** The words of free text as the grammar's parser splits them (lower case, "." its own word). */
+/** The words of free text as the grammar's parser splits them (lower case, "." its own word). @param {string} text */
 export function splitWords(text) {
   return text.toLowerCase().replace(/\./g, ' . ').split(/\s+/).filter(Boolean);
 }
 
-/** A head's entry in a roles result (evaluate.js): its label and figures. */
+/** A head's entry in a roles result (evaluate.js): its label and figures. @param {HeadRoles} roles @param {number} layer @param {number} head */
 export function ruleHead(roles, layer, head) {
   return roles.heads.find((e) => e.layer === layer && e.head === head);
 }
@@ -58,15 +69,24 @@ const loadShared = loadOnce(async () => {
 export class TrainedSource {
   /** @param {{ layer?: number }} [o] */
   constructor({ layer = 0 } = {}) {
+    /** @type {'trained'} */
     this.id = 'trained';
     this.name = 'the trained model';
+    /** @type {import('./source.js').AnyMhaModule | null} */
     this.mha = null;
+    /** @type {Trainer | null} */
     this.trainer = null;
+    /** @type {Evaluation | null} */
     this.evaluation = null;
+    /** @type {HeadRoles | null} */
     this.roles = null;
+    /** @type {Set<string>} */
+    this.vocabulary = new Set();
+    /** @type {string[]} */
+    this.categories = [];
     this.layer = layer;
     this.causal = true;
-    /** Its own sentences, of the grammar it was trained on. */
+    /** Its own sentences, of the grammar it was trained on. @type {'grammar'} */
     this.sentenceSet = 'grammar';
     this.runsInWorker = false;
   }
@@ -79,9 +99,18 @@ export class TrainedSource {
   get numHeads() { return this.trainer ? this.trainer.numHeads : 8; }
   get numLayers() { return this.trainer ? this.trainer.numLayers : 2; }
   get maxTokens() { return this.trainer ? this.trainer.context : 32; }
+  /** d_model of the trained model (the core's decoder, cpp/include/mha/train). */
+  get embedDim() { return 64; }
+
+  /** The loaded model, its measurements and the core; throws before load. */
+  get loaded() {
+    const { trainer, evaluation, roles, mha } = this;
+    if (!trainer || !evaluation || !roles || !mha) throw new Error('the trained model is not loaded');
+    return { trainer, evaluation, roles, mha };
+  }
 
   /** Load the training module and the shipped weights, and measure every head (once a page).
-   *  @param {object} mha  the main core's JS API, for the statistics */
+   *  @param {import('./source.js').AnyMhaModule} mha  the main core's JS API, for the statistics */
   async load(mha) {
     this.mha = mha;
     const { trainer, evaluation, roles } = await loadShared();
@@ -93,16 +122,22 @@ export class TrainedSource {
   }
 
   examples() {
-    return EXAMPLE_SEEDS.map((seed) => ({ seed, text: sentenceText(this.trainer.sentence(seed)), shows: `a sentence of the grammar (seed ${seed}) with its ground-truth links` }));
+    const { trainer } = this.loaded;
+    return EXAMPLE_SEEDS.map((seed) => ({ seed, text: sentenceText(trainer.sentence(seed)), shows: `a sentence of the grammar (seed ${seed}) with its ground-truth links` }));
   }
 
-  /** An example (by index) or free text in the grammar's vocabulary; throws naming every unknown word. */
+  /**
+   * An example (by index) or free text in the grammar's vocabulary; throws naming every unknown word.
+   * @param {string | number} input
+   * @returns {Promise<TrainedSentence>}
+   */
   async sentence(input) {
+    const { trainer } = this.loaded;
     let grammar;
     let example = -1;
     if (typeof input === 'number') {
       example = input;
-      grammar = this.trainer.sentence(EXAMPLE_SEEDS[input]);
+      grammar = trainer.sentence(EXAMPLE_SEEDS[input]);
     } else {
       const words = splitWords(input);
       if (!words.length) throw new Error('Type a sentence first.');
@@ -111,14 +146,15 @@ export class TrainedSource {
         throw new Error(`Not in the trained model's vocabulary: ${unknown.map((w) => `“${w}”`).join(', ')} ` +
           `(${unknown.length} of ${words.length} words unknown). It knows only these ${this.vocabulary.size} words: ${[...this.vocabulary].join(' ')}.`);
       }
-      const max = this.trainer.context - 1;
+      const max = trainer.context - 1;
       if (words.length > max) throw new Error(`That sentence has ${words.length} words; the trained model's context holds ${max} after <bos>. Remove ${words.length - max}.`);
-      grammar = this.trainer.parse(input);
+      grammar = trainer.parse(input);
     }
     const tokens = grammar.words.map((text, i) => ({ text, tag: CATEGORY_TAG[this.categories[grammar.tokens[i]]] ?? 'WORD' }));
-    return { text: sentenceText(grammar), example, tokens, grammar, summary: this.linksText(grammar), focus: tokens.length - 1, maps: this.trainer.attention(grammar) };
+    return { text: sentenceText(grammar), example, tokens, grammar, summary: this.linksText(grammar), focus: tokens.length - 1, maps: trainer.attention(grammar) };
   }
 
+  /** @param {import('./source.js').Sentence} sentence */
   sentenceNote(sentence) {
     return sentence.example >= 0
       ? `Shows ${this.examples()[sentence.example].shows}. <bos> is the start token the model always sees first.`
@@ -137,38 +173,47 @@ export class TrainedSource {
     };
   }
 
+  /** @param {TrainedSentence} sentence */
   async compute(sentence) {
     const [, H, T] = sentence.maps.shape;
     const size = H * T * T;
     const weights = { data: sentence.maps.data.slice(this.layer * size, (this.layer + 1) * size), shape: [H, T, T] };
-    return { weights, ...(await analyseHeads(this.mha, weights)) };
+    return { weights, ...(await analyseHeads(this.loaded.mha, weights)) };
   }
 
-  /** Head h's entry in the rule's table (web/roles/evaluate.js): label and figures. */
+  /** Head h's entry in the rule's table (web/roles/evaluate.js): label and figures. @param {number} h @param {number} [layer] */
   head(h, layer = this.layer) {
-    return ruleHead(this.roles, layer, h);
+    const entry = ruleHead(this.loaded.roles, layer, h);
+    if (!entry) throw new Error(`the trained model has no head ${h + 1} in layer ${layer}`);
+    return entry;
   }
 
+  /** @param {number} h */
   title(h) { return `Head ${h + 1} – ${labelName(this.head(h).label)}`; }
+  /** @param {number} h */
   short(h) { return labelName(this.head(h).label); }
 
+  /** @param {number} h @param {import('../lib/index.js').HeadStatistics} s */
   describe(h, s) {
+    const { roles } = this.loaded;
     const e = this.head(h);
     return {
       focus: `This head (layer ${this.layer}) focuses on ${describeByStatistics(s)}. On held-out sentences its mean weight on each relation's true target: ${this.scoresText(h)}.`,
       typical: e.kind === 'role' || e.kind === 'relation'
-        ? `Typical function: ${evidenceText(e, this.roles.rule)}, on the test half of ${this.roles.corpus.sentences} sentences of the grammar. Such heads are found in trained models such as GPT-2 (previous-token, induction and coreference heads).`
-        : `Typical function: ${evidenceText(e, this.roles.rule)} on the test half of the grammar's sentences; it may still help the model in ways these relations do not capture.`,
+        ? `Typical function: ${evidenceText(e, roles.rule)}, on the test half of ${roles.corpus.sentences} sentences of the grammar. Such heads are found in trained models such as GPT-2 (previous-token, induction and coreference heads).`
+        : `Typical function: ${evidenceText(e, roles.rule)} on the test half of the grammar's sentences; it may still help the model in ways these relations do not capture.`,
     };
   }
 
   /** "Layer 0: H4 previous piece (…); the other 7 heads broad or mixed." */
   layerSummary() {
+    const { roles } = this.loaded;
     const H = this.numHeads;
+    /** @type {string[]} */
     const named = [];
     for (let h = 0; h < H; h += 1) {
       const e = this.head(h);
-      if (e.kind === 'role' || e.kind === 'relation') named.push(`H${h + 1} ${evidenceText(e, this.roles.rule)}`);
+      if (e.kind === 'role' || e.kind === 'relation') named.push(`H${h + 1} ${evidenceText(e, roles.rule)}`);
     }
     const rest = H - named.length;
     const specialised = named.length ? `${named.length} of ${H} heads named: ${named.join('; ')}` : `none of its ${H} heads clears a bar`;
@@ -176,27 +221,33 @@ export class TrainedSource {
   }
 
   note() {
-    return `A 2-layer, 8-head transformer (d_model 64, context 32) trained by the core on the grammar (npm run train -- --seed 1, float16 weights). ${this.layerSummary()} A head is named only where the low end of its 95% interval (test half of ${this.roles.corpus.sentences} sentences) beats the strongest baseline, or clears a role's threshold.`;
+    return `A 2-layer, 8-head transformer (d_model 64, context 32) trained by the core on the grammar (npm run train -- --seed 1, float16 weights). ${this.layerSummary()} A head is named only where the low end of its 95% interval (test half of ${this.loaded.roles.corpus.sentences} sentences) beats the strongest baseline, or clears a role's threshold.`;
   }
 
-  /** The core's mean weights of head h on every relation, best first. */
+  /** The core's mean weights of head h on every relation, best first. @param {number} h */
   scoresText(h) {
-    const scores = this.evaluation.heads.filter((s) => s.layer === this.layer && s.head === h);
+    const scores = this.loaded.evaluation.heads.filter((s) => s.layer === this.layer && s.head === h);
     return [...scores].sort((a, b) => b.meanWeight - a.meanWeight)
       .map((s) => `${RELATION_NAMES[s.relation]} ${s.meanWeight.toFixed(2)}`).join(', ');
   }
 
-  /** On the sentence shown: whether the head's pick (or share) holds here too. */
+  /**
+   * On the sentence shown: whether the head's pick (or share) holds here too.
+   * @param {number} h
+   * @param {Float32Array} map
+   * @param {TrainedSentence} sentence
+   */
   check(h, map, sentence) {
+    const { roles } = this.loaded;
     const e = this.head(h);
-    if (e.kind !== 'role' && e.kind !== 'relation') return { holds: null, text: `Not named: ${evidenceText(e, this.roles.rule)}.` };
+    if (e.kind !== 'role' && e.kind !== 'relation') return { holds: null, text: `Not named: ${evidenceText(e, roles.rule)}.` };
     const s = grammarSentence(sentence.grammar, this.categories, 0);
     const m = measureHead(map, s, true);
     if (e.kind === 'role') {
       const r = m.roles[e.label];
       if (!r || !r[1]) return { holds: null, text: `This sentence has no rows where ${labelName(e.label)} applies.` };
       const share = r[0] / r[1];
-      const bar = this.roles.rule.roles[e.label].threshold;
+      const bar = roles.rule.roles[e.label].threshold;
       return { holds: share >= bar, text: `mean share ${share.toFixed(2)} on ${labelName(e.label)} over this sentence's ${r[1]} rows (threshold ${bar.toFixed(2)})` };
     }
     const mine = s.instances.map((inst, k) => ({ inst, k })).filter((x) => x.inst.relation === e.label);
@@ -208,11 +259,11 @@ export class TrainedSource {
     };
   }
 
-  /** The grammar's links in a sentence, in words. */
+  /** The grammar's links in a sentence, in words. @param {GrammarSentence} grammar */
   linksText(grammar) {
     const w = grammar.words;
-    const by = (relation) => grammar.links.filter((l) => l.relation === relation).map((l) => `${w[l.query]}(${l.query}) → ${w[l.key]}(${l.key})`);
-    const parts = RELATIONS.filter((r) => r !== 'previous').map((r) => [r, by(r)]).filter(([, links]) => links.length)
+    const by = (/** @type {string} */ relation) => grammar.links.filter((l) => l.relation === relation).map((l) => `${w[l.query]}(${l.query}) → ${w[l.key]}(${l.key})`);
+    const parts = RELATIONS.filter((r) => r !== 'previous').map((r) => /** @type {[string, string[]]} */ ([r, by(r)])).filter(([, links]) => links.length)
       .map(([r, links]) => `${RELATION_NAMES[r]}: ${links.join(', ')}`);
     return parts.length
       ? `The grammar's ground-truth links in this sentence (token positions in brackets). ${parts.join('. ')}.`
@@ -222,6 +273,7 @@ export class TrainedSource {
   dispose() {}
 }
 
+/** @param {{ words: string[] }} sentence */
 export function sentenceText(sentence) {
   return sentence.words.filter((w) => w !== '<bos>').join(' ');
 }

@@ -3,7 +3,7 @@
 // size of the output itself.
 import { el } from './dom.js';
 
-const fmt = (v) => v.toFixed(2);
+const fmt = (/** @type {number} */ v) => v.toFixed(2);
 
 /**
  * @param {HTMLElement} chart  the bars are drawn here (role="list")
@@ -27,7 +27,10 @@ export function renderAblationBars(chart, { labels, rows }) {
   return { total, most };
 }
 
-/** The verdict under the bars, in words. */
+/**
+ * The verdict under the bars, in words.
+ * @param {{ labels: string[], rows: { difference: number, baseline: number }[], heads: number[], total: number, most: number, what?: string }} o
+ */
 export function ablationText({ labels, rows, heads, total, most, what = 'output' }) {
   return heads.length === 0
     ? `No head is switched off: the ${what} is unchanged, every difference is 0.`
@@ -48,17 +51,17 @@ export function renderAblation(container, o) {
     container.replaceChildren(
       el('div', { class: 'chip-row', role: 'group', 'aria-label': 'Heads switched off' },
         Array.from({ length: o.numHeads }, (_, h) => el('label', { class: 'chip-toggle' },
-          el('input', { type: 'checkbox', 'data-head': String(h), onchange: (event) => o.onToggle(h, event.target.checked) }),
+          el('input', { type: 'checkbox', 'data-head': String(h), onchange: (/** @type {Event} */ event) => o.onToggle(h, /** @type {HTMLInputElement} */ (event.target).checked) }),
           el('span', { text: `H${h + 1} · ${o.shortOf(h)}` })))),
       el('div', { class: 'bar-chart', id: 'ablation-bars', role: 'list', 'aria-label': 'How far each token moves' }),
       el('p', { id: 'ablation-text', 'aria-live': 'polite' }));
   }
-  container.querySelectorAll('input[data-head]').forEach((box) => { box.checked = o.off.has(Number(box.dataset.head)); box.disabled = !o.rows; });
-  const chart = container.querySelector('#ablation-bars');
-  const text = container.querySelector('#ablation-text');
+  /** @type {NodeListOf<HTMLInputElement>} */ (container.querySelectorAll('input[data-head]')).forEach((box) => { box.checked = o.off.has(Number(box.dataset.head)); box.disabled = !o.rows; });
+  const chart = /** @type {HTMLElement} */ (container.querySelector('#ablation-bars'));
+  const text = /** @type {HTMLElement} */ (container.querySelector('#ablation-text'));
   if (!o.rows) {
     chart.replaceChildren();
-    text.textContent = o.missing;
+    text.textContent = o.missing ?? '';
     return null;
   }
   const { total, most } = renderAblationBars(chart, { labels: o.labels, rows: o.rows });

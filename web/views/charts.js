@@ -4,9 +4,13 @@
  * A cleared chart with its frame, the value labels at the top and bottom of the y axis and, when
  * given, the last step; returns the context, the frame's x range and the maps from step and from
  * a 0..1 fraction of the y range to pixels.
+ * @param {HTMLCanvasElement} canvas
+ * @param {string} topLabel
+ * @param {string} bottomLabel
+ * @param {number} [maxStep]
  */
 export function chartFrame(canvas, topLabel, bottomLabel, maxStep) {
-  const ctx = canvas.getContext('2d');
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
   const { width, height } = canvas;
   const left = 30;
   const top = 5;
@@ -24,12 +28,18 @@ export function chartFrame(canvas, topLabel, bottomLabel, maxStep) {
   return {
     ctx,
     xRange: [left, left + w],
-    x: (step) => left + (maxStep > 0 ? (w * step) / maxStep : w),
-    y: (fraction) => top + h * (1 - Math.max(0, Math.min(1, fraction))),
+    x: (/** @type {number} */ step) => left + (maxStep !== undefined && maxStep > 0 ? (w * step) / maxStep : w),
+    y: (/** @type {number} */ fraction) => top + h * (1 - Math.max(0, Math.min(1, fraction))),
   };
 }
 
-/** One line through points, already in pixels. */
+/**
+ * One line through points, already in pixels.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {[number, number][]} points
+ * @param {string} colour
+ * @param {number} [lineWidth]
+ */
 export function polyline(ctx, points, colour, lineWidth = 1) {
   ctx.strokeStyle = colour;
   ctx.lineWidth = lineWidth;

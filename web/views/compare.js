@@ -4,18 +4,24 @@ import { el } from './dom.js';
 import { drawHeatmap, drawLegend } from './heatmap.js';
 import { divergenceText } from './head-text.js';
 
+/** @type {WeakMap<HTMLElement, { onChange: (a: number, b: number) => void }>} */
 const handlers = new WeakMap();
 
-/** a − b, element by element (the difference map's values, in [-1, 1]). */
+/**
+ * a − b, element by element (the difference map's values, in [-1, 1]).
+ * @param {ArrayLike<number>} a
+ * @param {ArrayLike<number>} b
+ */
 export function differenceMap(a, b) {
   const diff = new Float32Array(a.length);
   for (let k = 0; k < diff.length; k += 1) diff[k] = a[k] - b[k];
   return diff;
 }
 
+/** @param {HTMLElement} container */
 function build(container) {
-  const select = (id, label) => el('select', { id, 'aria-label': label, onchange: () => changed(container) });
-  const map = (id) => el('canvas', { id, class: 'heatmap', role: 'img' });
+  const select = (/** @type {string} */ id, /** @type {string} */ label) => el('select', { id, 'aria-label': label, onchange: () => changed(container) });
+  const map = (/** @type {string} */ id) => el('canvas', { id, class: 'heatmap', role: 'img' });
   container.replaceChildren(
     el('div', { class: 'row pair-controls' },
       el('label', {}, 'Head A ', select('pair-a', 'Head A')),
@@ -28,14 +34,22 @@ function build(container) {
         el('span', { class: 'legend diverging' }, el('span', { text: '−1' }), el('canvas', { class: 'legend-diverging', 'aria-hidden': 'true' }), el('span', { text: '+1' })))),
       el('figure', { class: 'similarity' }, map('similarity-map'),
         el('figcaption', { text: 'Jensen–Shannon divergence between every pair of heads (0 = same map, ln 2 ≈ 0.693 = nothing in common)' }))));
-  drawLegend(container.querySelector('.legend-diverging'), true, 120, 10);
+  drawLegend(/** @type {HTMLCanvasElement} */ (container.querySelector('.legend-diverging')), true, 120, 10);
 }
 
+/** @param {HTMLElement} container */
 function changed(container) {
-  const { onChange } = handlers.get(container);
-  onChange(Number(container.querySelector('#pair-a').value), Number(container.querySelector('#pair-b').value));
+  const { onChange } = /** @type {{ onChange: (a: number, b: number) => void }} */ (handlers.get(container));
+  const value = (/** @type {string} */ id) => Number(/** @type {HTMLSelectElement} */ (container.querySelector(id)).value);
+  onChange(value('#pair-a'), value('#pair-b'));
 }
 
+/**
+ * @param {HTMLSelectElement} select
+ * @param {number} count
+ * @param {(h: number) => string} shortOf
+ * @param {number} value
+ */
 function fillSelect(select, count, shortOf, value) {
   const key = Array.from({ length: count }, (_, h) => shortOf(h)).join('\u0000');
   if (select.dataset.names !== key) {
@@ -48,7 +62,7 @@ function fillSelect(select, count, shortOf, value) {
 /**
  * @param {HTMLElement} container  the view builds its content here on first use
  * @param {{ maps: ArrayLike<number>[], length: number, labels: string[], a: number, b: number,
- *           similarity: ArrayLike<number>, width: number, theme: object, highlightRow?: number,
+ *           similarity: ArrayLike<number>, width: number, theme: import('./theme.js').Theme, highlightRow?: number,
  *           shortOf: (h: number) => string, titleOf: (h: number) => string,
  *           onChange: (a: number, b: number) => void }} o  similarity: the core's H × H JS divergences
  */
@@ -56,17 +70,19 @@ export function renderCompare(container, o) {
   if (!container.querySelector('#pair-map-a')) build(container);
   handlers.set(container, o);
   const H = o.maps.length;
-  const q = (id) => container.querySelector(`#${id}`);
-  fillSelect(q('pair-a'), H, o.shortOf, o.a);
-  fillSelect(q('pair-b'), H, o.shortOf, o.b);
+  // every id is one build() made
+  const q = (/** @type {string} */ id) => /** @type {HTMLElement} */ (container.querySelector(`#${id}`));
+  const canvas = (/** @type {string} */ id) => /** @type {HTMLCanvasElement} */ (q(id));
+  fillSelect(/** @type {HTMLSelectElement} */ (q('pair-a')), H, o.shortOf, o.a);
+  fillSelect(/** @type {HTMLSelectElement} */ (q('pair-b')), H, o.shortOf, o.b);
   const mapA = o.maps[o.a];
   const mapB = o.maps[o.b];
   // three across when they fit; stacked on a narrow screen, each as wide as the column allows
   const width = o.width < 540 ? Math.min(300, o.width - 8) : Math.min(300, Math.max(160, (o.width - 40) / 3));
   const common = { rows: o.length, cols: o.length, rowLabels: o.labels, colLabels: o.labels, width, maxCell: 22, highlightRow: o.highlightRow ?? -1, theme: o.theme };
-  drawHeatmap(q('pair-map-a'), { ...common, values: mapA });
-  drawHeatmap(q('pair-map-b'), { ...common, values: mapB });
-  drawHeatmap(q('pair-map-diff'), { ...common, values: differenceMap(mapA, mapB), diverging: true });
+  drawHeatmap(canvas('pair-map-a'), { ...common, values: mapA });
+  drawHeatmap(canvas('pair-map-b'), { ...common, values: mapB });
+  drawHeatmap(canvas('pair-map-diff'), { ...common, values: differenceMap(mapA, mapB), diverging: true });
   const jsd = o.similarity[o.a * H + o.b];
   q('pair-caption-a').textContent = `A: ${o.titleOf(o.a)}`;
   q('pair-caption-b').textContent = `B: ${o.titleOf(o.b)}`;
@@ -77,7 +93,7 @@ export function renderCompare(container, o) {
   // the H × H matrix, scaled to [0, 1] by ln 2
   const scaled = Float32Array.from(o.similarity, (v) => v / Math.LN2);
   const names = Array.from({ length: H }, (_, h) => `H${h + 1}`);
-  drawHeatmap(q('similarity-map'), {
+  drawHeatmap(canvas('similarity-map'), {
     values: scaled, rows: H, cols: H, rowLabels: names, colLabels: names, width: 260, maxCell: 26, showValues: false, theme: o.theme,
   });
   q('similarity-map').setAttribute('aria-label', 'Jensen–Shannon divergence between every pair of heads');

@@ -1,5 +1,8 @@
 // DOM helpers shared by every view, the page, the lesson, the train view and the element.
 
+/** @typedef {Node | string | null | undefined | false} Child */
+/** @typedef {Child | Child[]} Children */
+
 const ATTRIBUTES = new Set(['role', 'for', 'scope', 'colspan', 'rowspan', 'part', 'href', 'download']);
 
 /**
@@ -7,6 +10,11 @@ const ATTRIBUTES = new Set(['role', 'for', 'scope', 'colspan', 'rowspan', 'part'
  * `class` and `text` set className and textContent; aria-*, data-* and a few HTML attributes
  * (role, for, scope, part, …) are set as attributes; `on<event>` functions become listeners;
  * anything else is set as a property. null, undefined and false props and children are skipped.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, unknown>} [props]
+ * @param {Children[]} children
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -17,38 +25,57 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
+/**
+ * @param {HTMLElement} node
+ * @param {Record<string, unknown>} props
+ */
 function setProps(node, props) {
   for (const [key, value] of Object.entries(props)) {
     if (value === undefined || value === null || value === false) continue;
-    if (key === 'class') node.className = value;
-    else if (key === 'text') node.textContent = value;
-    else if (key === 'html') node.innerHTML = value;
+    if (key === 'class') node.className = String(value);
+    else if (key === 'text') node.textContent = String(value);
+    else if (key === 'html') node.innerHTML = String(value);
     else if (key.startsWith('aria-') || key.startsWith('data-') || ATTRIBUTES.has(key)) node.setAttribute(key, String(value));
-    else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value);
-    else node[key] = value;
+    else if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
+    else /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (node))[key] = value;
   }
 }
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
-/** Create an SVG element with attributes. */
+/**
+ * Create an SVG element with attributes.
+ * @param {string} tag
+ * @param {Record<string, unknown>} [attrs]
+ * @param {Children[]} children
+ * @returns {SVGElement}
+ */
 export function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG_NS, tag);
   for (const [key, value] of Object.entries(attrs)) {
-    if (key === 'text') node.textContent = value;
+    if (key === 'text') node.textContent = String(value);
     else if (value !== undefined && value !== null) node.setAttribute(key, String(value));
   }
   for (const child of children.flat()) if (child) node.append(child);
   return node;
 }
 
-/** Show an error's message in a node (role="alert" in the markup) and unhide it. */
+/**
+ * Show an error's message in a node (role="alert" in the markup) and unhide it.
+ * @param {HTMLElement} node
+ * @param {unknown} error
+ */
 export function showError(node, error) {
-  node.textContent = error && error.message ? error.message : String(error);
+  const message = error ? /** @type {{ message?: unknown }} */ (error).message : undefined;
+  node.textContent = message ? String(message) : String(error);
   node.hidden = false;
 }
 
-/** Offer a Blob as a download named `name`. */
+/**
+ * Offer a Blob as a download named `name`.
+ * @param {Blob} blob
+ * @param {string} name
+ */
 export function saveBlob(blob, name) {
   const a = el('a', { href: URL.createObjectURL(blob), download: name });
   document.body.append(a);
@@ -60,6 +87,11 @@ export function saveBlob(blob, name) {
 /**
  * Roving focus for a list of buttons (tabs, radios): the arrow keys, Home and End move, and
  * digits 1-9 jump when `digits` is set. Returns the index to select, or -1.
+ * @param {KeyboardEvent} event
+ * @param {number} current
+ * @param {number} count
+ * @param {{ digits?: boolean }} [options]
+ * @returns {number}
  */
 export function rovingTarget(event, current, count, { digits = false } = {}) {
   let next = -1;
@@ -86,7 +118,7 @@ export function keepScrollersReachable(root) {
   let queued = false;
   const check = () => {
     queued = false;
-    for (const box of root.querySelectorAll('*')) {
+    for (const box of /** @type {NodeListOf<HTMLElement>} */ (root.querySelectorAll('*'))) {
       const marked = box.hasAttribute('data-scroll-stop');
       if (!marked && (box.hasAttribute('tabindex') || box.matches(FOCUSABLE))) continue;
       const wide = box.scrollWidth > box.clientWidth + 1;
@@ -120,14 +152,17 @@ export function keepScrollersReachable(root) {
   return { check, disconnect: () => { observer?.disconnect(); globalThis.removeEventListener?.('resize', queue); } };
 }
 
-/** A name for a scrolling box: its figure's caption, else the nearest heading before it. */
+/** A name for a scrolling box: its figure's caption, else the nearest heading before it. @param {Element} box */
 function scrollerName(box) {
   const caption = box.closest('figure')?.querySelector('figcaption')?.textContent?.trim();
   if (caption) return caption.slice(0, 80);
-  for (let node = box; node; node = node.parentElement) {
+  /** @type {Element | null} */
+  let node = box;
+  for (; node; node = node.parentElement) {
     for (let s = node.previousElementSibling; s; s = s.previousElementSibling) {
       const heading = s.matches('h1, h2, h3, h4') ? s : s.querySelector('h1, h2, h3, h4');
-      if (heading?.textContent.trim()) return heading.textContent.trim().slice(0, 80);
+      const text = heading?.textContent?.trim();
+      if (text) return text.slice(0, 80);
     }
   }
   return 'Scrolling content';

@@ -13,7 +13,7 @@ const TOP = 5;
 export function renderFollow(container, o) {
   const order = Array.from(o.row, (w, j) => [w, j]).sort((a, b) => b[0] - a[0]).slice(0, TOP);
   let sum = 0;
-  for (const w of o.row) sum += w;
+  for (let j = 0; j < o.row.length; j += 1) sum += o.row[j];
   const bars = order.map(([w, j]) => {
     const fill = el('span', { class: 'bar-fill' });
     fill.style.width = `${(w * 100).toFixed(1)}%`; // CSSOM: allowed under a strict style-src
@@ -25,5 +25,6 @@ export function renderFollow(container, o) {
   container.replaceChildren(
     el('p', { text: `${o.title}, at “${o.token}” (position ${o.position + 1}): its ${o.row.length} weights sum to ${sum.toFixed(3)}; the ${order.length} largest:` }),
     el('div', { class: 'bar-chart', role: 'list', 'aria-label': `The keys ${o.title} weights most at “${o.token}”` }, bars),
-    output ? el('p', { class: 'note follow-output', text: `Its output for “${o.token}”, Σ weight × value over every key (${output.length} numbers): ${output.length > 16 ? `${output.slice(0, 16).join(' ')} …` : output.join(' ')}` }) : null);
+    // replaceChildren would turn a null into the text "null"
+    ...(output ? [el('p', { class: 'note follow-output', text: `Its output for “${o.token}”, Σ weight × value over every key (${output.length} numbers): ${output.length > 16 ? `${output.slice(0, 16).join(' ')} …` : output.join(' ')}` })] : []));
 }

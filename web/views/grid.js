@@ -8,7 +8,7 @@ const handlers = new WeakMap();
 
 /**
  * @param {HTMLElement} container
- * @param {{ maps: ArrayLike<number>[], length: number, selected: number, width: number, theme: object,
+ * @param {{ maps: ArrayLike<number>[], length: number, selected: number, width: number, theme: import('./theme.js').Theme,
  *           shortOf: (h: number) => string, highlightRow?: number, maxCell?: number, minColumn?: number,
  *           onSelect: (h: number) => void }} o
  */
@@ -29,8 +29,8 @@ export function renderHeadGrid(container, o) {
     const selected = h === o.selected;
     button.classList.toggle('selected', selected);
     button.setAttribute('aria-pressed', String(selected));
-    button.querySelector('.multiple-title').textContent = `H${h + 1} · ${o.shortOf(h)}`;
-    drawHeatmap(button.querySelector('canvas'), {
+    /** @type {HTMLElement} */ (button.querySelector('.multiple-title')).textContent = `H${h + 1} · ${o.shortOf(h)}`;
+    drawHeatmap(/** @type {HTMLCanvasElement} */ (button.querySelector('canvas')), {
       values: o.maps[h], rows: o.length, cols: o.length, width: Math.max(60, cellWidth), maxCell: o.maxCell ?? 16,
       highlightRow: o.highlightRow ?? -1, theme: o.theme, stableSize: false,
     });

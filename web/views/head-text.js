@@ -4,8 +4,11 @@
 /**
  * The statistics shown for a head: [name, value, help] rows. `causal`: rows see only earlier
  * tokens (the trained decoder), which changes what the numbers mean.
+ * @param {import('../lib/index.js').HeadStatistics} s
+ * @param {{ length: number, causal?: boolean }} o  length: the sentence's tokens
+ * @returns {[string, string, string][]}
  */
-export function statisticsRows(s, { length, causal = false } = {}) {
+export function statisticsRows(s, { length, causal = false }) {
   return [
     ['Entropy', `${s.entropy.toFixed(2)} nats`, causal
       ? 'mean over query rows; causal rows see only earlier tokens'
@@ -16,7 +19,7 @@ export function statisticsRows(s, { length, causal = false } = {}) {
   ];
 }
 
-/** Jensen–Shannon divergence between two heads' maps, in words. */
+/** Jensen–Shannon divergence between two heads' maps, in words. @param {number} jsd */
 export function divergenceText(jsd) {
   const verdict = jsd < 0.05 ? 'nearly the same map' : jsd < 0.3 ? 'partly similar' : 'clearly different';
   return `Jensen–Shannon divergence (mean over rows, from the core): ${jsd.toFixed(3)} nats of at most ln 2 ≈ 0.693: ${verdict}.`;

@@ -7,7 +7,7 @@ import { renderStatistics } from './statistics.js';
 
 /**
  * @param {HTMLCanvasElement} canvas
- * @param {{ values: ArrayLike<number>, labels: string[], width: number, theme: object, title: string,
+ * @param {{ values: ArrayLike<number>, labels: string[], width: number, theme: import('./theme.js').Theme, title: string,
  *           highlightRow?: number, hoverCell?: {row:number,col:number}|null, maxCell?: number }} o
  */
 export function renderHeadMap(canvas, o) {
@@ -27,17 +27,21 @@ export function renderHeadMap(canvas, o) {
  * each cell's query token, key token and weight is announced in a live region beside the map,
  * and Escape leaves it.
  * @param {HTMLCanvasElement} canvas  @param {HTMLElement|null} tooltip
- * @param {{ labels: () => string[], onCell: (cell: object|null) => void }} o
+ * @param {{ labels: () => string[], onCell: (cell: { row: number, col: number, value: number, text: string } | null) => void }} o
  */
 export function followPointer(canvas, tooltip, o) {
+  /** @typedef {{ row: number, col: number }} Cell */
+  /** @type {{ row: number, col: number, value: number, text: string } | null} */
   let current = null;
-  const cellText = (cell, labels, value) => `“${labels[cell.row]}” → “${labels[cell.col]}”: ${value.toFixed(3)}`;
+  const cellText = (/** @type {Cell} */ cell, /** @type {string[]} */ labels, /** @type {number} */ value) => `“${labels[cell.row]}” → “${labels[cell.col]}”: ${value.toFixed(3)}`;
   const leave = () => {
     if (tooltip) tooltip.hidden = true;
     if (current) { current = null; o.onCell(null); }
   };
+  /** @param {Cell} cell @param {{ x: number, y: number }} at */
   const show = (cell, at) => {
-    const shown = drawnOn(canvas);
+    // called only over a map drawn on this canvas
+    const shown = /** @type {import('./heatmap.js').Drawn} */ (drawnOn(canvas));
     const labels = o.labels();
     const value = shown.values[cell.row * shown.cols + cell.col];
     const text = cellText(cell, labels, value);
@@ -66,13 +70,15 @@ export function followPointer(canvas, tooltip, o) {
   canvas.tabIndex = 0;
   canvas.setAttribute('role', 'application');
   canvas.setAttribute('aria-roledescription', 'attention map');
-  let announcer = canvas.parentElement.querySelector(':scope > .cell-announcer');
+  let announcer = /** @type {HTMLElement} */ (canvas.parentElement).querySelector(':scope > .cell-announcer');
   if (!announcer) {
     announcer = el('p', { class: 'cell-announcer visually-hidden', 'aria-live': 'polite', 'aria-atomic': 'true' });
     canvas.after(announcer);
   }
+  /** @type {Cell | null} */
   let walking = null; // the cell the keyboard is on, or null
-  const announce = (text) => { announcer.textContent = text; };
+  const shownAnnouncer = announcer;
+  const announce = (/** @type {string} */ text) => { shownAnnouncer.textContent = text; };
   canvas.addEventListener('keydown', (event) => {
     const shown = drawnOn(canvas);
     if (!shown || !shown.layout) return;
@@ -85,6 +91,7 @@ export function followPointer(canvas, tooltip, o) {
       event.preventDefault();
       return;
     }
+    /** @type {Record<string, [number, number]>} */
     const moves = {
       ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowDown: [1, 0], ArrowUp: [-1, 0],
       Home: [0, -cols], End: [0, cols], PageUp: [-rows, 0], PageDown: [rows, 0],
@@ -108,6 +115,7 @@ export function followPointer(canvas, tooltip, o) {
   });
 }
 
+/** @param {HTMLElement} box */
 function build(box) {
   box.replaceChildren(
     el('h4', { id: 'head-name', class: 'head-name' }),
@@ -128,17 +136,18 @@ function build(box) {
  */
 export function renderHeadInfo(box, o) {
   if (!box.querySelector('#head-name')) build(box);
-  const q = (id) => box.querySelector(`#${id}`);
+  // every id is one build() made
+  const q = (/** @type {string} */ id) => /** @type {HTMLElement} */ (box.querySelector(`#${id}`));
   q('head-name').textContent = o.title;
   q('head-focus').textContent = o.focus;
-  renderStatistics(q('head-stats'), o.statistics);
+  renderStatistics(/** @type {HTMLDListElement} */ (q('head-stats')), o.statistics);
   const check = q('label-check');
-  check.closest('section').hidden = o.check === undefined;
+  /** @type {HTMLElement} */ (check.closest('section')).hidden = o.check === undefined;
   if (o.check) {
     check.textContent = o.check.holds === null ? o.check.text : `${o.check.holds ? '✓ Holds' : '✗ Does not hold'}: ${o.check.text}.`;
     check.className = o.check.holds === null ? '' : (o.check.holds ? 'ok' : 'bad');
   }
   const typical = q('head-typical');
-  typical.closest('section').hidden = !o.typical;
+  /** @type {HTMLElement} */ (typical.closest('section')).hidden = !o.typical;
   typical.textContent = o.typical || '';
 }

@@ -3,6 +3,7 @@
 // Each canvas remembers what it last showed (drawnOn): its layout for pointer hit tests, and
 // the values themselves, which tooltips, exports and tests read back.
 
+/** @param {[number, number, number][]} anchors  RGB, evenly spaced over 0..1 */
 function lut(anchors) {
   const table = new Uint8ClampedArray(256 * 3);
   for (let i = 0; i < 256; i += 1) {
@@ -21,27 +22,37 @@ const VIRIDIS = lut([[68, 1, 84], [72, 35, 116], [64, 67, 135], [52, 94, 141], [
 const PUOR = lut([[45, 0, 75], [84, 39, 136], [128, 115, 172], [178, 171, 210], [216, 218, 235], [247, 247, 247],
   [254, 224, 182], [253, 184, 99], [224, 130, 20], [179, 88, 6], [127, 59, 8]]);
 
-const cssColors = (table) => Array.from({ length: 256 }, (_, i) => `rgb(${table[i * 3]},${table[i * 3 + 1]},${table[i * 3 + 2]})`);
+const cssColors = (/** @type {Uint8ClampedArray} */ table) => Array.from({ length: 256 }, (_, i) => `rgb(${table[i * 3]},${table[i * 3 + 1]},${table[i * 3 + 2]})`);
 const VIRIDIS_CSS = cssColors(VIRIDIS);
 const PUOR_CSS = cssColors(PUOR);
 
-/** CSS colour of a weight in [0, 1] (viridis). */
+/** CSS colour of a weight in [0, 1] (viridis). @param {number} value */
 export function sequentialColor(value) {
   return VIRIDIS_CSS[Math.max(0, Math.min(255, Math.round(value * 255))) || 0];
 }
 
-/** CSS colour of a value in [-1, 1] (purple–white–orange). */
+/** CSS colour of a value in [-1, 1] (purple–white–orange). @param {number} value */
 export function divergingColor(value) {
   return PUOR_CSS[Math.max(0, Math.min(255, Math.round((value + 1) * 127.5))) || 0];
 }
 
 // One small canvas per target canvas: sharing one would make every target wait for the others.
+/** @type {WeakMap<HTMLCanvasElement, HTMLCanvasElement>} */
 const cellCanvases = new WeakMap();
 
 /**
  * Paint a (rows × cols) grid of values into the device-pixel rectangle (x, y, w, h): one pixel
  * per value on a small canvas, scaled up without smoothing. One drawImage instead of a fillRect
  * per cell; edges stay sharp.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {ArrayLike<number>} values  row-major
+ * @param {number} rows
+ * @param {number} cols
+ * @param {number} x
+ * @param {number} y
+ * @param {number} w
+ * @param {number} h
+ * @param {boolean} [diverging]  values in [-1, 1]
  */
 export function drawCells(ctx, values, rows, cols, x, y, w, h, diverging) {
   let cellCanvas = cellCanvases.get(ctx.canvas);
@@ -51,7 +62,7 @@ export function drawCells(ctx, values, rows, cols, x, y, w, h, diverging) {
   }
   if (cellCanvas.width !== cols) cellCanvas.width = cols;
   if (cellCanvas.height !== rows) cellCanvas.height = rows;
-  const cellCtx = cellCanvas.getContext('2d', { willReadFrequently: false });
+  const cellCtx = /** @type {CanvasRenderingContext2D} */ (cellCanvas.getContext('2d', { willReadFrequently: false }));
   const image = cellCtx.createImageData(cols, rows);
   const table = diverging ? PUOR : VIRIDIS;
   const pixels = image.data;
@@ -69,6 +80,7 @@ export function drawCells(ctx, values, rows, cols, x, y, w, h, diverging) {
   ctx.drawImage(cellCanvas, 0, 0, cols, rows, x, y, w, h);
 }
 
+/** @param {number} value @param {boolean} [diverging] */
 function textColorOn(value, diverging) {
   if (diverging) return Math.abs(value) > 0.55 ? '#fff' : '#111';
   return value > 0.55 ? '#111' : '#fff';
@@ -79,7 +91,12 @@ function textColorOn(value, diverging) {
 const SIZE_STEP = 32;
 
 /** Size a canvas for CSS size (w, h) at the device pixel ratio; returns its 2D context. With
- *  `step`, the canvas is made up to SIZE_STEP px larger (transparent margin) to keep its size. */
+ *  `step`, the canvas is made up to SIZE_STEP px larger (transparent margin) to keep its size.
+ * @param {HTMLCanvasElement} canvas
+ * @param {number} cssWidth
+ * @param {number} cssHeight
+ * @param {boolean} [step]
+ */
 export function fitCanvas(canvas, cssWidth, cssHeight, step = false) {
   const dpr = window.devicePixelRatio || 1;
   if (step) {
@@ -93,12 +110,13 @@ export function fitCanvas(canvas, cssWidth, cssHeight, step = false) {
   const styleWidth = `${cssWidth}px`, styleHeight = `${cssHeight}px`;
   if (canvas.style.width !== styleWidth) canvas.style.width = styleWidth;
   if (canvas.style.height !== styleHeight) canvas.style.height = styleHeight;
-  const ctx = canvas.getContext('2d');
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.clearRect(0, 0, width, height);
   return { ctx, dpr };
 }
 
+/** @param {string} label @param {number} max */
 function shorten(label, max) {
   return label.length > max ? `${label.slice(0, max - 1)}…` : label;
 }
@@ -124,16 +142,17 @@ function shorten(label, max) {
  */
 export function drawHeatmap(canvas, o) {
   const { values, rows, cols, theme } = o;
-  const withLabels = !!(o.rowLabels && o.colLabels);
+  const { rowLabels, colLabels } = o;
+  const withLabels = !!(rowLabels && colLabels);
   const fontSize = withLabels ? Math.max(10, Math.min(13, (o.maxCell || 40) * 0.4)) : 0;
   const maxChars = 11;
   let left = 2;
   let top = 2;
-  let ctx = canvas.getContext('2d');
-  if (withLabels) {
+  let ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
+  if (rowLabels && colLabels) {
     ctx.font = `${fontSize}px ${theme.font}`;
-    const widest = Math.max(...o.rowLabels.map((l) => ctx.measureText(shorten(l, maxChars)).width), 10);
-    const widestCol = Math.max(...o.colLabels.map((l) => ctx.measureText(shorten(l, maxChars)).width), 10);
+    const widest = Math.max(...rowLabels.map((l) => ctx.measureText(shorten(l, maxChars)).width), 10);
+    const widestCol = Math.max(...colLabels.map((l) => ctx.measureText(shorten(l, maxChars)).width), 10);
     left = Math.ceil(widest) + 8;
     top = Math.ceil(widestCol * 0.72) + 12; // column labels at −45°
   }
@@ -143,7 +162,7 @@ export function drawHeatmap(canvas, o) {
   const fitted = fitCanvas(canvas, Math.min(cssWidth, o.width + 8), cssHeight, o.stableSize !== false);
   ctx = fitted.ctx;
   const { dpr } = fitted;
-  const px = (v) => Math.round(v * dpr);
+  const px = (/** @type {number} */ v) => Math.round(v * dpr);
 
   // cells, in device pixels so that edges fall on whole pixels
   drawCells(ctx, values, rows, cols, px(left), px(top), px(left + cols * cell) - px(left), px(top + rows * cell) - px(top), o.diverging);
@@ -173,7 +192,7 @@ export function drawHeatmap(canvas, o) {
 
   // labels, in CSS pixels
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  if (withLabels) {
+  if (rowLabels && colLabels) {
     ctx.font = `${fontSize}px ${theme.font}`;
     ctx.fillStyle = theme.text;
     ctx.textAlign = 'right';
@@ -183,7 +202,7 @@ export function drawHeatmap(canvas, o) {
     for (let i = 0; i < rows; i += 1) {
       if (i % step !== 0 && i !== o.highlightRow) continue;
       if (i === o.highlightRow) ctx.font = `bold ${fontSize}px ${theme.font}`;
-      ctx.fillText(shorten(o.rowLabels[i], maxChars), left - 6, top + (i + 0.5) * cell);
+      ctx.fillText(shorten(rowLabels[i], maxChars), left - 6, top + (i + 0.5) * cell);
       if (i === o.highlightRow) ctx.font = `${fontSize}px ${theme.font}`;
     }
     ctx.textAlign = 'left';
@@ -195,7 +214,7 @@ export function drawHeatmap(canvas, o) {
     const colStep = Math.max(1, Math.ceil(((fontSize + 3) * Math.SQRT2) / cell));
     for (let j = 0; j < cols; j += colStep) {
       const x = left + (j + 0.5) * cell, y = top - 6;
-      ctx.fillText(shorten(o.colLabels[j], maxChars), c * x - s * y, s * x + c * y);
+      ctx.fillText(shorten(colLabels[j], maxChars), c * x - s * y, s * x + c * y);
     }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   }
@@ -204,15 +223,29 @@ export function drawHeatmap(canvas, o) {
   return layout;
 }
 
-// canvas -> { layout, values, rows, cols, diverging } of its last drawHeatmap or drawStrip
+/**
+ * @typedef {{ layout: { left: number, top: number, cell: number, rows: number, cols: number } | null,
+ *             values: ArrayLike<number>, rows: number, cols: number, diverging: boolean }} Drawn
+ */
+// canvas -> what its last drawHeatmap or drawStrip showed
+/** @type {WeakMap<HTMLCanvasElement, Drawn>} */
 const drawn = new WeakMap();
 
-/** What a canvas last showed: { layout, values, rows, cols, diverging }, or null. */
+/**
+ * What a canvas last showed: { layout, values, rows, cols, diverging }, or null.
+ * @param {HTMLCanvasElement} canvas
+ * @returns {Drawn | null}
+ */
 export function drawnOn(canvas) {
   return drawn.get(canvas) ?? null;
 }
 
-/** Which cell of the map on `canvas` a pointer event is over, or null. */
+/**
+ * Which cell of the map on `canvas` a pointer event is over, or null.
+ * @param {HTMLCanvasElement} canvas
+ * @param {{ clientX: number, clientY: number }} event
+ * @returns {{ row: number, col: number } | null}
+ */
 export function cellAt(canvas, event) {
   const shown = drawn.get(canvas);
   if (!shown || !shown.layout) return null;
@@ -226,7 +259,13 @@ export function cellAt(canvas, event) {
   return { row, col };
 }
 
-/** Paint a horizontal colour bar (legend). */
+/**
+ * Paint a horizontal colour bar (legend).
+ * @param {HTMLCanvasElement} canvas
+ * @param {boolean} diverging
+ * @param {number} cssWidth
+ * @param {number} cssHeight
+ */
 export function drawLegend(canvas, diverging, cssWidth, cssHeight) {
   const { ctx } = fitCanvas(canvas, cssWidth, cssHeight);
   const w = canvas.width, h = canvas.height;
@@ -239,14 +278,17 @@ export function drawLegend(canvas, diverging, cssWidth, cssHeight) {
 
 /**
  * A strip of numbers as coloured cells (for vectors in the W_O view).
- * @returns {{cell:number}}
+ * @param {HTMLCanvasElement} canvas
+ * @param {ArrayLike<number>} values
+ * @param {{ cellWidth: number, cellHeight: number, scale: number, groups?: number, gap?: number, theme: { grid: string } }} o
+ *   scale: the value drawn at full colour; groups: gaps of `gap` px between that many equal groups
  */
 export function drawStrip(canvas, values, { cellWidth, cellHeight, scale, groups = 0, gap = 0, theme }) {
   const n = values.length;
   const groupGaps = groups > 1 ? (groups - 1) * gap : 0;
   const cssWidth = n * cellWidth + groupGaps;
   const { ctx, dpr } = fitCanvas(canvas, cssWidth, cellHeight);
-  const px = (v) => Math.round(v * dpr);
+  const px = (/** @type {number} */ v) => Math.round(v * dpr);
   const perGroup = groups > 1 ? n / groups : n;
   for (let k = 0; k < n; k += 1) {
     const x = k * cellWidth + (groups > 1 ? Math.floor(k / perGroup) * gap : 0);

@@ -19,6 +19,7 @@ export const PALETTE = {
   },
 };
 
+/** @param {[string, string][]} entries @param {string} prefix */
 const declarations = (entries, prefix) => entries.map(([name, value]) => `  --${prefix}${name}: ${value};`).join('\n');
 
 /** The page's custom properties: --bg, --text, … on :root, dark under [data-theme="dark"]. */
@@ -29,7 +30,7 @@ export function pagePaletteCss() {
 
 /** The element's: --mha-bg (a panel's colour), --mha-text, … on :host, dark on :host(.dark). */
 export function elementPaletteCss() {
-  const of = (theme) => Object.entries({ ...theme, bg: theme.panel }).filter(([name]) => name !== 'panel' && name !== 'ok');
+  const of = (/** @type {Record<string, string>} */ theme) => Object.entries({ ...theme, bg: theme.panel }).filter(([name]) => name !== 'panel' && name !== 'ok');
   return `:host {\n  --mha-font: ${FONTS['font-sans']};\n${declarations(of(PALETTE.light), 'mha-')}\n}\n` +
     `:host(.dark) {\n${declarations(of(PALETTE.dark), 'mha-')}\n  color-scheme: dark;\n}\n`;
 }

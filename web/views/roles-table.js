@@ -8,11 +8,20 @@ import { rolesSummary } from '../roles/table.js';
 
 export { rolesSummary };
 
-const f2 = (x) => x.toFixed(2);
-const interval = (v) => `${f2(v.score)} [${f2(v.ci[0])}, ${f2(v.ci[1])}]`;
-const headName = (e) => `L${e.layer} H${e.head + 1}`;
+/** @typedef {import('../sources/source.js').HeadRoles} HeadRoles */
+/** @typedef {import('../sources/source.js').HeadRoleEntry} HeadRoleEntry */
+
+const f2 = (/** @type {number} */ x) => x.toFixed(2);
+const interval = (/** @type {import('../sources/source.js').RoleFigure} */ v) => `${f2(v.score)} [${f2(v.ci[0])}, ${f2(v.ci[1])}]`;
+const headName = (/** @type {HeadRoleEntry} */ e) => `L${e.layer} H${e.head + 1}`;
 const ITEMS_SHOWN = 8;
 
+/**
+ * @param {{ words: string[] }} sentence
+ * @param {number} query
+ * @param {number} chosen
+ * @param {number[]} keys
+ */
 function itemText(sentence, query, chosen, keys) {
   return el('span', {}, ...sentence.words.flatMap((w, i) => {
     const node = i === query ? el('mark', { text: w }) : keys.includes(i) ? el('u', { text: w }) : i === chosen ? el('strong', { text: w }) : document.createTextNode(w);
@@ -20,16 +29,26 @@ function itemText(sentence, query, chosen, keys) {
   }));
 }
 
-/** The test items of a relation where a head hit and where it missed. */
+/**
+ * The test items of a relation where a head hit and where it missed.
+ * @param {HTMLElement} container
+ * @param {HeadRoles} table
+ * @param {HeadRoleEntry} entry
+ * @param {string} relation
+ */
 function renderItems(container, table, entry, relation) {
-  const ev = table.evidence?.relations?.[relation];
-  if (!ev) { container.replaceChildren(el('p', { class: 'note', text: 'The items are not in this table.' })); return; }
+  const { evidence } = table;
+  const ev = evidence?.relations?.[relation];
+  if (!evidence || !ev) { container.replaceChildren(el('p', { class: 'note', text: 'The items are not in this table.' })); return; }
   const chosen = ev.chosen[`${entry.layer}.${entry.head}`];
+  /** @typedef {{ s: number, query: number, keys: number[], chosen: number }} Item */
+  /** @type {Item[]} */
   const hits = [];
+  /** @type {Item[]} */
   const misses = [];
   ev.items.forEach(([s, query, ...keys], k) => (keys.includes(chosen[k]) ? hits : misses).push({ s, query, keys, chosen: chosen[k] }));
-  const list = (items) => el('ol', {}, ...items.slice(0, ITEMS_SHOWN).map((x) => {
-    const sentence = table.evidence.sentences[x.s];
+  const list = (/** @type {Item[]} */ items) => el('ol', {}, ...items.slice(0, ITEMS_SHOWN).map((x) => {
+    const sentence = evidence.sentences[x.s];
     const word = x.chosen >= 0 ? sentence.words[x.chosen] : 'nothing';
     return el('li', {}, itemText(sentence, x.query, x.chosen, x.keys), el('span', { class: 'muted', text: ` — from “${sentence.words[x.query]}” it picked “${word}”${x.keys.includes(x.chosen) ? '' : `, not “${x.keys.map((i) => sentence.words[i]).join('” or “')}”`}` }));
   }));
@@ -42,10 +61,11 @@ function renderItems(container, table, entry, relation) {
       el('div', {}, el('h5', { text: `Wrong (${misses.length}${misses.length > ITEMS_SHOWN ? `, first ${ITEMS_SHOWN}` : ''})` }), list(misses))));
 }
 
-/** Whether two tables agree, figure for figure; returns the differences (at most five). */
+/** Whether two tables agree, figure for figure; returns the differences (at most five). @param {HeadRoles} a @param {HeadRoles} b */
 export function tableDifferences(a, b) {
+  /** @type {string[]} */
   const out = [];
-  const strip = ({ heads, rule, corpus }) => ({ heads, rule, corpus: { sentences: corpus.sentences, split: corpus.split } });
+  const strip = (/** @type {HeadRoles} */ { heads, rule, corpus }) => ({ heads, rule, corpus: { sentences: corpus.sentences, split: corpus.split } });
   const x = strip(a);
   const y = strip(b);
   if (JSON.stringify(x.rule) !== JSON.stringify(y.rule)) out.push('the baselines or thresholds');
@@ -56,7 +76,7 @@ export function tableDifferences(a, b) {
 
 /**
  * @param {HTMLElement} container
- * @param {{ table: object, layer?: number, measure?: (onProgress: Function) => Promise<object>, note?: string }} o
+ * @param {{ table: HeadRoles, layer?: number, measure?: ((onProgress: import('../sources/source.js').MeasureProgress) => Promise<HeadRoles>) | null, note?: string }} o
  *   table: evaluate.js's result (with evidence for the item lists); layer: the layer shown, whose
  *   rows are marked; measure: recomputes the table in the page (the button is shown with it);
  *   note: what the button's status line says first
@@ -66,7 +86,7 @@ export function renderRolesTable(container, o) {
   const rel = Object.keys(RELATIONS).filter((r) => table.rule.relations[r]);
   const roles = Object.keys(ROLES).filter((r) => table.rule.roles[r]);
   const items = el('div', { id: 'roles-evidence', class: 'roles-evidence', 'aria-live': 'polite' });
-  const rowAttrs = (e) => ({ class: e.layer === o.layer ? 'current' : '', 'data-layer': String(e.layer), 'data-head': String(e.head) });
+  const rowAttrs = (/** @type {HeadRoleEntry} */ e) => ({ class: e.layer === o.layer ? 'current' : '', 'data-layer': String(e.layer), 'data-head': String(e.head) });
   const relationRows = table.heads.map((e) => el('tr', rowAttrs(e),
     el('th', { scope: 'row', text: headName(e) }),
     ...rel.map((r) => {
@@ -106,11 +126,12 @@ export function renderRolesTable(container, o) {
   if (o.measure) {
     const status = el('p', { id: 'roles-measure-status', role: 'status', class: 'note', text: o.note ?? 'This table was computed by npm run roles from the model\'s weights; measure it here to compute it again in this page, with the same code.' });
     const button = el('button', { type: 'button', id: 'roles-measure', text: 'Measure it here' });
+    const { measure } = o;
     button.addEventListener('click', async () => {
       button.disabled = true;
       const started = performance.now();
       try {
-        const mine = await o.measure(({ done, total }) => { status.textContent = `Measuring: ${done} of ${total} sentences…`; });
+        const mine = await measure(({ done, total }) => { status.textContent = `Measuring: ${done} of ${total} sentences…`; });
         const differences = tableDifferences(table, mine);
         const seconds = ((performance.now() - started) / 1000).toFixed(1);
         status.textContent = differences.length
@@ -118,7 +139,7 @@ export function renderRolesTable(container, o) {
           : `Measured here in ${seconds} s: the two agree; every figure, interval and label is the same.`;
         status.dataset.agree = String(!differences.length);
       } catch (error) {
-        status.textContent = `Could not measure here: ${error.message}`;
+        status.textContent = `Could not measure here: ${error instanceof Error ? error.message : String(error)}`;
       } finally {
         button.disabled = false;
       }

@@ -30,14 +30,18 @@ export function renderHeadTabs(tablist, o) {
     });
   }
   handlers.set(tablist, o);
-  [...tablist.children].forEach((tab, h) => {
+  [.../** @type {HTMLCollectionOf<HTMLElement>} */ (tablist.children)].forEach((tab, h) => {
     tab.setAttribute('aria-selected', String(h === o.selected));
     tab.tabIndex = h === o.selected ? 0 : -1;
     tab.title = o.titleOf(h);
   });
 }
 
-/** Move keyboard focus to head h's tab. */
+/**
+ * Move keyboard focus to head h's tab.
+ * @param {HTMLElement} tablist
+ * @param {number} h
+ */
 export function focusHeadTab(tablist, h) {
-  tablist.querySelector(`[data-head="${h + 1}"]`)?.focus();
+  /** @type {HTMLElement | null} */ (tablist.querySelector(`[data-head="${h + 1}"]`))?.focus();
 }

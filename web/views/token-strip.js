@@ -12,8 +12,8 @@ const handlers = new WeakMap();
  */
 export function renderTokenStrip(list, o) {
   handlers.set(list, o);
-  const call = (name, i) => handlers.get(list)[name](i);
-  const button = (t, i) => {
+  const call = (/** @type {'onHover' | 'onPick'} */ name, /** @type {number} */ i) => handlers.get(list)[name](i);
+  const button = (/** @type {typeof o.tokens[number]} */ t, /** @type {number} */ i) => {
     const b = el('button', { type: 'button', 'data-index': String(i), title: (t.details || []).join(' · ') || undefined },
       el('span', { class: 'token-text', text: t.text }), el('span', { class: 'token-tag', text: t.tag }));
     b.addEventListener('mouseenter', () => call('onHover', i));
@@ -23,6 +23,7 @@ export function renderTokenStrip(list, o) {
     b.addEventListener('click', () => call('onPick', i));
     return b;
   };
+  /** @type {{ word: number | undefined, node: HTMLLIElement }[]} */
   const items = [];
   o.tokens.forEach((t, i) => {
     const previous = items[items.length - 1];
@@ -36,7 +37,13 @@ export function renderTokenStrip(list, o) {
   list.replaceChildren(...items.map((item) => item.node));
 }
 
-/** Mark token i (or none, -1) as the highlighted one. */
+/**
+ * Mark token i (or none, -1) as the highlighted one.
+ * @param {HTMLElement} list
+ * @param {number} i
+ */
 export function highlightToken(list, i) {
-  list.querySelectorAll('button[data-index]').forEach((b) => b.classList.toggle('active', Number(b.dataset.index) === i));
+  /** @type {NodeListOf<HTMLButtonElement>} */ (list.querySelectorAll('button[data-index]')).forEach((b) => {
+    b.classList.toggle('active', Number(b.dataset.index) === i);
+  });
 }

@@ -9,7 +9,7 @@ import { divergingColor, drawCells, drawStrip, fitCanvas } from './heatmap.js';
 /**
  * @param {HTMLCanvasElement} canvas
  * @param {{ concat: ArrayLike<number>, wo: ArrayLike<number>, output: ArrayLike<number>, numHeads: number,
- *           embedDim: number, outDim?: number, theme: {text:string, grid:string, font:string}, selectedHead: number }} o
+ *           embedDim: number, outDim?: number, theme: {text:string, grid:string, font:string, panel?:string, highlight?:string}, selectedHead: number }} o
  *   wo is row-major (outDim, embedDim), as PyTorch's out_proj.weight
  */
 export function drawWoDiagram(canvas, o) {
@@ -18,10 +18,10 @@ export function drawWoDiagram(canvas, o) {
   const hd = E / H;
   // CSS px per number: 4 for the lesson's 64 wide model, down to 1 for 512
   const CELL = Math.max(1, Math.min(4, Math.floor(400 / Math.max(E, outDim))));
-  const maxAbs = (arr) => { let m = 0; for (let k = 0; k < arr.length; k += 1) m = Math.max(m, Math.abs(arr[k])); return m || 1; };
+  const maxAbs = (/** @type {ArrayLike<number>} */ arr) => { let m = 0; for (let k = 0; k < arr.length; k += 1) m = Math.max(m, Math.abs(arr[k])); return m || 1; };
   const vectorScale = Math.max(maxAbs(concat), maxAbs(output));
   const woScale = maxAbs(wo);
-  const offset = (k) => k * CELL; // position of number k
+  const offset = (/** @type {number} */ k) => k * CELL; // position of number k
   const span = offset(E - 1) + CELL;
   const outSpan = offset(outDim - 1) + CELL;
   const labels = [`Concat (${H}×${hd})`, `W_O (${outDim}×${E})`];
@@ -34,7 +34,8 @@ export function drawWoDiagram(canvas, o) {
   const cssWidth = outputLeft + stripHeight + 70;
   const cssHeight = matrixTop + outSpan + 4;
   const { ctx, dpr } = fitCanvas(canvas, cssWidth, cssHeight);
-  const px = (v) => Math.round(v * dpr);
+  const px = (/** @type {number} */ v) => Math.round(v * dpr);
+  /** @param {number} x @param {number} y @param {number} w @param {number} h @param {string} color */
   const rect = (x, y, w, h, color) => {
     ctx.fillStyle = color;
     ctx.fillRect(px(x), px(y), px(x + w) - px(x), px(y + h) - px(y));
@@ -83,6 +84,7 @@ export function drawWoDiagram(canvas, o) {
   return { vectorScale, woScale };
 }
 
+/** @type {Record<string, string>} */
 const GROUP_LABELS = {
   position: 'position', pos: 'POS', semanticClass: 'class', nounAgreement: 'noun agr.',
   pronounAgreement: 'pron. agr.', firstToken: '', punctuation: '', chunkHead: '', subject: '',
@@ -92,7 +94,10 @@ const GROUP_LABELS = {
 /**
  * One head's rows of W_Q, W_K, W_V (hd × E each), stacked, with the feature groups of the
  * embedding marked under the columns.
- * @returns {{left:number, top:number, cell:number, blocks:Array}} layout for hit tests
+ * @param {HTMLCanvasElement} canvas
+ * @param {{ blocks: [string, ArrayLike<number>][], embedDim: number, groups: { name: string, start: number, width: number }[],
+ *           theme: { text: string, grid: string, font: string } }} o  blocks: [name, hd × E rows]
+ * @returns {HeadWeightsLayout} layout for hit tests
  */
 export function drawHeadWeights(canvas, { blocks, embedDim: E, groups, theme }) {
   const cell = 6;
@@ -103,7 +108,7 @@ export function drawHeadWeights(canvas, { blocks, embedDim: E, groups, theme }) 
   const blockTops = blocks.map((_, b) => 2 + b * (rowsPer * cell + blockGap));
   const gridBottom = blockTops[blocks.length - 1] + rowsPer * cell;
   const { ctx, dpr } = fitCanvas(canvas, left + E * cell + 4, gridBottom + labelHeight);
-  const px = (v) => Math.round(v * dpr);
+  const px = (/** @type {number} */ v) => Math.round(v * dpr);
   blocks.forEach(([, data], b) => {
     // each block on its own scale: W_Q carries the sharpness factor, W_K and W_V are 0/1
     let maxAbs = 0;
@@ -143,7 +148,18 @@ export function drawHeadWeights(canvas, { blocks, embedDim: E, groups, theme }) 
   return { left, cell, blockTops, rowsPer, E, blocks };
 }
 
-/** The weight under the pointer in the head-weights view. */
+/**
+ * @typedef {{ left: number, cell: number, blockTops: number[], rowsPer: number, E: number,
+ *             blocks: [string, ArrayLike<number>][] }} HeadWeightsLayout
+ */
+
+/**
+ * The weight under the pointer in the head-weights view.
+ * @param {HeadWeightsLayout | null} layout
+ * @param {{ clientX: number, clientY: number }} event
+ * @param {HTMLCanvasElement} canvas
+ * @returns {{ block: string, row: number, col: number, value: number } | null}
+ */
 export function headWeightsCellAt(layout, event, canvas) {
   if (!layout) return null;
   const rect = canvas.getBoundingClientRect();
@@ -160,6 +176,7 @@ export function headWeightsCellAt(layout, event, canvas) {
   return null;
 }
 
+/** @param {HTMLElement} container */
 function build(container) {
   container.replaceChildren(
     el('p', { class: 'note', id: 'wo-formula' }),
@@ -176,13 +193,14 @@ function build(container) {
  * The W_O step for one token: each head's output, their concatenation times W_O, the output.
  * @param {HTMLElement} container  built on first use
  * @param {{ token: string, position: number, numHeads: number, headDim: number, embedDim: number, outDim: number,
- *           headOutputs: ArrayLike<number>[], concat: ArrayLike<number>, output: ArrayLike<number>, wo: ArrayLike<number>,
- *           selectedHead: number, titleOf: (h: number) => string, formula: string, note: string, theme: object }} o
+ *           headOutputs: ArrayLike<number>[], concat: ArrayLike<number>, output: Float32Array, wo: ArrayLike<number>,
+ *           selectedHead: number, titleOf: (h: number) => string, formula: string, note: string, theme: import('./theme.js').Theme }} o
  *   headOutputs[h]: head h's hd numbers for this token; concat (E), output (outDim), wo (outDim × E)
  */
 export function renderWoView(container, o) {
   if (!container.querySelector('#wo-diagram')) build(container);
-  const q = (id) => container.querySelector(`#${id}`);
+  // every id is one build() made
+  const q = (/** @type {string} */ id) => /** @type {HTMLElement} */ (container.querySelector(`#${id}`));
   const H = o.numHeads;
   q('wo-formula').textContent = o.formula;
   const list = q('wo-heads');
@@ -191,19 +209,19 @@ export function renderWoView(container, o) {
       el('span', { class: 'wo-head-name', text: `H${h + 1}` }), el('canvas', { 'aria-hidden': 'true' }), el('span', { class: 'wo-values' }))));
   }
   let scale = 0;
-  for (const v of o.concat) scale = Math.max(scale, Math.abs(v));
+  for (let k = 0; k < o.concat.length; k += 1) scale = Math.max(scale, Math.abs(o.concat[k]));
   for (const v of o.output) scale = Math.max(scale, Math.abs(v));
   scale = scale || 1;
   const cellWidth = Math.max(1, Math.min(12, Math.floor(192 / o.headDim)));
   [...list.children].forEach((row, h) => {
     const values = o.headOutputs[h];
-    drawStrip(row.querySelector('canvas'), values, { cellWidth, cellHeight: 14, scale, theme: o.theme });
+    drawStrip(/** @type {HTMLCanvasElement} */ (row.querySelector('canvas')), values, { cellWidth, cellHeight: 14, scale, theme: o.theme });
     const text = Array.from(values, (v) => v.toFixed(2));
-    row.querySelector('.wo-values').textContent = o.headDim <= 16 ? text.join(' ') : `${text.slice(0, 8).join(' ')} … (${o.headDim} numbers)`;
+    /** @type {HTMLElement} */ (row.querySelector('.wo-values')).textContent = o.headDim <= 16 ? text.join(' ') : `${text.slice(0, 8).join(' ')} … (${o.headDim} numbers)`;
     row.classList.toggle('selected', h === o.selectedHead);
     row.setAttribute('aria-label', `${o.titleOf(h)} output: ${text.join(', ')}`);
   });
-  const diagram = q('wo-diagram');
+  const diagram = /** @type {HTMLCanvasElement} */ (q('wo-diagram'));
   const { woScale } = drawWoDiagram(diagram, {
     concat: o.concat, wo: o.wo, output: o.output, numHeads: H, embedDim: o.embedDim, outDim: o.outDim, theme: o.theme, selectedHead: o.selectedHead,
   });

@@ -21,7 +21,17 @@ print(attn_weights.shape)    # torch.Size([1, 10, 10]):
 # Each of the 8 heads works in 64 / 8 = 8 dimensions
 print(64 // 8)               # 8: d_k per head`;
 
-// The snippet: `print` writes a line to the output box; shapes print as tuples.
+/** @typedef {import('../../lib/index.js').AttentionConfig} AttentionConfig */
+/** @typedef {import('../../lib/index.js').ForwardInput} ForwardInput */
+/** @typedef {import('../../lib/index.js').ForwardResult} ForwardResult */
+/** @typedef {import('../../lib/index.js').MultiHeadAttention} MultiHeadAttention */
+/**
+ * The snippet: `print` writes a line to the output box; shapes print as tuples.
+ * @param {() => Promise<{ MultiHeadAttention: new (config: AttentionConfig) => Omit<MultiHeadAttention, 'forward'>
+ *           & { forward(input: ForwardInput): ForwardResult & { weights: import('../../lib/index.js').Tensor } } }>} loadMha
+ *   the API's loadMha, whose forward passes return weights (needWeights is true by default)
+ * @param {(value: unknown) => void} print
+ */
 async function snippet(loadMha, print) {
   const mha = await loadMha();
   const multiheadAttn = new mha.MultiHeadAttention({
@@ -48,7 +58,7 @@ export function snippetSource() {
   const text = snippet.toString();
   const body = text.slice(text.indexOf('{') + 1, text.lastIndexOf('}')).replace(/^\n/, '').replace(/\s+$/, '');
   const lines = body.split('\n');
-  const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => l.match(/^ */)[0].length));
+  const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => /** @type {RegExpMatchArray} */ (l.match(/^ */))[0].length));
   return `import { loadMha } from 'mha-explorer';\n\n${lines.map((l) => l.slice(indent)).join('\n')}`;
 }
 
@@ -56,8 +66,9 @@ export function codeSection() {
   const outputBox = el('pre', { class: 'code-output', id: 'code-output', 'aria-live': 'polite', 'aria-label': 'Output of the JavaScript snippet' });
   const runButton = el('button', { type: 'button', class: 'button', id: 'code-run', text: 'Run again' });
   async function run() {
+    /** @type {string[]} */
     const lines = [];
-    const print = (value) => {
+    const print = (/** @type {unknown} */ value) => {
       lines.push(Array.isArray(value) ? shapeText(value) : String(value));
       outputBox.textContent = lines.join('\n');
     };
@@ -66,12 +77,14 @@ export function codeSection() {
     runButton.disabled = true;
     const started = performance.now();
     try {
-      await snippet(loadMha, print);
+      // its types say what the snippet relies on: weights are returned (needWeights by default)
+      await snippet(/** @type {Parameters<typeof snippet>[0]} */ (/** @type {unknown} */ (loadMha)), print);
       lines.push(`// ran in this page in ${(performance.now() - started).toFixed(1)} ms`);
       outputBox.textContent = lines.join('\n');
       outputBox.dataset.runs = String(Number(outputBox.dataset.runs || 0) + 1);
     } catch (error) {
-      outputBox.textContent = `${lines.join('\n')}\n${error.name}: ${error.message}`;
+      const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) };
+      outputBox.textContent = `${lines.join('\n')}\n${name}: ${message}`;
       outputBox.classList.add('error');
     } finally {
       runButton.disabled = false;

@@ -10,7 +10,9 @@ const D_MODELS = [64, 128, 256, 512];
 const LENGTHS = [16, 64, 256];
 const MAX_HEADS = 64;
 
+/** @param {number} n @param {number} [max] */
 export function divisors(n, max = MAX_HEADS) {
+  /** @type {number[]} */
   const out = [];
   for (let d = 1; d <= Math.min(n, max); d += 1) if (n % d === 0) out.push(d);
   return out;
@@ -18,7 +20,8 @@ export function divisors(n, max = MAX_HEADS) {
 
 /**
  * FLOPs (a multiply-add counts as 2) of one multi-head attention forward pass in self-attention.
- * @returns {{ projections, scores, softmax, weightedSum, outProj, total }}
+ * @param {{ dModel: number, heads: number, length: number }} o
+ * @returns {{ projections: number, scores: number, softmax: number, weightedSum: number, outProj: number, total: number }}
  */
 export function attentionFlops({ dModel, heads, length: L }) {
   const dk = dModel / heads;
@@ -30,24 +33,28 @@ export function attentionFlops({ dModel, heads, length: L }) {
   return { projections, scores, softmax, weightedSum, outProj, total: projections + scores + softmax + weightedSum + outProj };
 }
 
-/** Number of parameters the core holds for a module (sum over its state_dict). */
+/** Number of parameters the core holds for a module (sum over its state_dict). @param {import('../../lib/index.js').MultiHeadAttention} attention */
 export function parameterCount(attention) {
   return attention.parameterNames().reduce((sum, name) => sum + attention.parameterShape(name).reduce((a, b) => a * b, 1), 0);
 }
 
-const pause = () => new Promise((resolve) => setTimeout(resolve, 0));
+const pause = () => /** @type {Promise<void>} */ (new Promise((resolve) => setTimeout(resolve, 0)));
 
 /**
  * Median time per forward call of two modules on the same input, measured with performance.now()
  * in alternating rounds so that both see the same machine load.
+ * @param {import('../../lib/index.js').MultiHeadAttention[]} modules
+ * @param {Float32Array} x
+ * @param {number[]} shape
+ * @param {{ rounds?: number, budgetMs?: number, isCancelled: () => boolean }} options
  */
 async function measure(modules, x, shape, { rounds = 7, budgetMs = 500, isCancelled }) {
-  const call = (m) => m.forward({ query: { data: x, shape }, needWeights: false });
+  const call = (/** @type {import('../../lib/index.js').MultiHeadAttention} */ m) => m.forward({ query: { data: x, shape }, needWeights: false });
   modules.forEach(call); // warm-up
   // each round runs each module for about budget / (rounds · modules) ms: the total stays near the
   // budget whatever the size and the machine's load
   const slice = budgetMs / rounds / modules.length;
-  const samples = modules.map(() => []);
+  const samples = modules.map(() => /** @type {number[]} */ ([]));
   let calls = 0;
   for (let r = 0; r < rounds; r += 1) {
     for (let m = 0; m < modules.length; m += 1) {
@@ -60,10 +67,11 @@ async function measure(modules, x, shape, { rounds = 7, budgetMs = 500, isCancel
     await pause();
     if (isCancelled()) return null;
   }
-  const median = (a) => { const s = [...a].sort((p, q) => p - q); return s[Math.floor(s.length / 2)]; };
+  const median = (/** @type {number[]} */ a) => { const s = [...a].sort((p, q) => p - q); return s[Math.floor(s.length / 2)]; };
   return { perCallMs: samples.map(median), calls: Math.round(calls / modules.length) };
 }
 
+/** @param {import('../../lib/index.js').MhaModule} mha */
 export function costSection(mha) {
   const state = { dModel: 64, heads: 8, length: 64, run: 0 };
   const dkOut = el('output', { class: 'big-number', id: 'cost-dk' });
@@ -79,9 +87,15 @@ export function costSection(mha) {
     headsHolder.replaceChildren(segmented('heads', options, state.heads, (v) => { state.heads = v; update(); }, 'Number of heads h (divisors of d_model)'));
   };
 
+  /**
+   * @param {number[]} params
+   * @param {ReturnType<typeof attentionFlops>} flops1
+   * @param {ReturnType<typeof attentionFlops>} flopsH
+   */
   function renderTable(params, flops1, flopsH) {
     const { dModel, heads } = state;
     const dk = dModel / heads;
+    /** @param {string} label @param {string} a @param {string} b @param {string} note @param {string} [cls] */
     const row = (label, a, b, note, cls) => el('tr', { class: cls },
       el('th', { scope: 'row' }, label, note ? el('span', { class: 'note', text: ` ${note}` }) : null),
       el('td', { text: a }), el('td', { text: b }));
@@ -125,8 +139,8 @@ export function costSection(mha) {
       const result = await measure([single, multi], x, [length, dModel], { isCancelled: () => run !== state.run });
       if (!result || run !== state.run) return;
       const [t1, tH] = result.perCallMs;
-      table.querySelector('.time-1').textContent = `${fmt(t1, t1 < 1 ? 3 : 2)} ms`;
-      table.querySelector('.time-h').textContent = `${fmt(tH, tH < 1 ? 3 : 2)} ms`;
+      /** @type {HTMLElement} */ (table.querySelector('.time-1')).textContent = `${fmt(t1, t1 < 1 ? 3 : 2)} ms`;
+      /** @type {HTMLElement} */ (table.querySelector('.time-h')).textContent = `${fmt(tH, tH < 1 ? 3 : 2)} ms`;
       table.dataset.time1 = String(t1);
       table.dataset.timeH = String(tH);
       timing.textContent = `Measured with performance.now() about ${result.calls} forward calls of each module (needWeights: false), in alternating rounds; ratio ${heads} heads / 1 head = ${(tH / t1).toFixed(2)}×. The arithmetic is nearly the same; what differences remain come from how well each matrix shape suits the processor and the core's kernels, and from noise (run it again by choosing the same setting).`;
@@ -153,13 +167,13 @@ export function costSection(mha) {
     el('p', { class: 'note', text: 'Choose a width and a number of heads (only divisors of d_model are offered). Both modules below are created in the WebAssembly core and timed here.' }),
     controls, dkFormula, scroller('table-wrap', 'Parameters and FLOPs per choice of heads', table), verdict, timing);
   // resolves the first time the section comes near the screen
-  const visible = new Promise((resolve) => {
+  const visible = /** @type {Promise<void>} */ (new Promise((resolve) => {
     if (typeof IntersectionObserver !== 'function') { resolve(); return; }
     const observer = new IntersectionObserver((entries) => {
       if (entries.some((e) => e.isIntersecting)) { observer.disconnect(); resolve(); }
     }, { rootMargin: '200px 0px' });
     observer.observe(node);
-  });
+  }));
   update();
   return node;
 }

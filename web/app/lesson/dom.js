@@ -5,7 +5,12 @@ import { themeColors } from '../../views/theme.js';
 
 export { el, svg } from '../../views/dom.js';
 
-/** A lesson section: <section class="lesson-section" id=…><h2>…</h2> …</section>. */
+/**
+ * A lesson section: <section class="lesson-section" id=…><h2>…</h2> …</section>.
+ * @param {string} id
+ * @param {string} title
+ * @param {import('../../views/dom.js').Children[]} children
+ */
 export function section(id, title, ...children) {
   return el('section', { class: 'lesson-section', id, 'aria-labelledby': `${id}-title` },
     el('h2', { id: `${id}-title`, text: title }), ...children);
@@ -14,25 +19,29 @@ export function section(id, title, ...children) {
 /**
  * A box that scrolls sideways when its table or figure is wider than the page: a tab stop named
  * by `label`, so that a keyboard can scroll it too (WCAG 2.1.1; axe's scrollable-region-focusable).
+ * @param {string} className
+ * @param {string} label
+ * @param {Node} child
  */
 export function scroller(className, label, child) {
   return el('div', { class: className, tabIndex: 0, role: 'region', 'aria-label': label }, child);
 }
 
-/** Fixed decimals with a real minus sign. */
+/** Fixed decimals with a real minus sign. @param {number} value @param {number} [digits] */
 export function fmt(value, digits = 2) {
   if (!Number.isFinite(value)) return String(value);
   const text = value.toFixed(digits);
   return /^-0\.?0*$/.test(text) ? text.slice(1) : text.replace('-', '−');
 }
 
-/** 1234567 -> "1,234,567". */
+/** 1234567 -> "1,234,567". @param {number} value */
 export function int(value) {
   return Math.round(value).toLocaleString('en-US');
 }
 
-/** FLOPs or bytes in a short human form: 1.2 M, 3.4 G. */
+/** FLOPs or bytes in a short human form: 1.2 M, 3.4 G. @param {number} value @param {string} [unit] */
 export function short(value, unit = '') {
+  /** @type {[number, string][]} */
   const steps = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
   for (const [size, prefix] of steps) {
     if (Math.abs(value) >= size) return `${(value / size).toFixed(value / size >= 100 ? 0 : 1)} ${prefix}${unit}`;
@@ -40,7 +49,7 @@ export function short(value, unit = '') {
   return `${Math.round(value)} ${unit}`.trim();
 }
 
-/** Bytes with binary prefixes: 4 KiB, 2.5 GiB. */
+/** Bytes with binary prefixes: 4 KiB, 2.5 GiB. @param {number} value */
 export function bytes(value) {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = value;
@@ -50,28 +59,28 @@ export function bytes(value) {
   return `${v.toFixed(digits)} ${units[u]}`;
 }
 
-/** Shape as PyTorch prints a tuple: (1, 10, 64). */
+/** Shape as PyTorch prints a tuple: (1, 10, 64). @param {ArrayLike<number>} shape */
 export function shapeText(shape) {
   return `(${Array.from(shape).join(', ')})`;
 }
 
 export { themeColors } from '../../views/theme.js';
 
-/** Call fn whenever the page's theme (data-theme on <html>) changes. */
+/** Call fn whenever the page's theme (data-theme on <html>) changes. @param {(theme: import('../../views/theme.js').Theme) => void} fn */
 export function onThemeChange(fn) {
   const observer = new MutationObserver(() => fn(themeColors()));
   observer.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
   return observer;
 }
 
-/** Euclidean norm of values[offset .. offset + n). */
+/** Euclidean norm of values[offset .. offset + n). @param {ArrayLike<number>} values @param {number} [offset] @param {number} [n] */
 export function norm(values, offset = 0, n = values.length - offset) {
   let sum = 0;
   for (let k = 0; k < n; k += 1) sum += values[offset + k] * values[offset + k];
   return Math.sqrt(sum);
 }
 
-/** Largest |a − b| over two arrays of equal length. */
+/** Largest |a − b| over two arrays of equal length. @param {ArrayLike<number>} a @param {ArrayLike<number>} b */
 export function maxAbsDiff(a, b) {
   if (a.length !== b.length) throw new Error(`maxAbsDiff: lengths differ (${a.length} vs ${b.length})`);
   let m = 0;
@@ -79,23 +88,32 @@ export function maxAbsDiff(a, b) {
   return m;
 }
 
-/** A radio group of buttons (role=radio): options [{ value, label }]; onChange(value). */
+/**
+ * A radio group of buttons (role=radio): options [{ value, label }]; onChange(value).
+ * @template V
+ * @param {string} name
+ * @param {{ value: V, label: string }[]} options
+ * @param {V} value
+ * @param {(value: V) => void} onChange
+ * @param {string} label
+ */
 export function segmented(name, options, value, onChange, label) {
   const group = el('div', { class: 'segmented', role: 'radiogroup', 'aria-label': label, 'data-name': name });
   const buttons = options.map((o) => el('button', {
     type: 'button', role: 'radio', class: 'segment', 'data-value': String(o.value), text: o.label,
     'aria-checked': String(o.value === value), tabIndex: o.value === value ? 0 : -1,
   }));
-  const select = (i, focus) => {
+  const select = (/** @type {number} */ i, /** @type {boolean} */ focus) => {
     buttons.forEach((b, k) => { b.setAttribute('aria-checked', String(k === i)); b.tabIndex = k === i ? 0 : -1; });
     if (focus) buttons[i].focus();
     onChange(options[i].value);
   };
   buttons.forEach((b, i) => b.addEventListener('click', () => select(i, false)));
   group.addEventListener('keydown', (event) => {
-    const i = buttons.indexOf(document.activeElement);
+    const i = buttons.indexOf(/** @type {HTMLButtonElement} */ (document.activeElement));
     if (i < 0) return;
-    const next = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: buttons.length - 1 }[event.key];
+    /** @type {number | undefined} */
+    const next = /** @type {Record<string, number>} */ ({ ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: buttons.length - 1 })[event.key];
     if (next === undefined) return;
     event.preventDefault();
     select((next + buttons.length) % buttons.length, true);

@@ -11,11 +11,17 @@ const CHAR = 7.4; // width of one label character at 13 px, for layout without m
 const MAX_LABEL = 12;
 export const PNG_SCALE = 2;
 
+/** @typedef {ReturnType<import('../../explorer/controller.js').Explorer['selectedHeadMap']>} HeadMap */
+
+/** @param {string} label */
 function clip(label) {
   return label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label;
 }
 
-/** The selected head as the explorer shows it: { head, title, sentence, source, tokens, values (L·L) }. */
+/**
+ * The selected head as the explorer shows it: { head, title, sentence, source, tokens, values (L·L) }.
+ * @param {import('../../explorer/controller.js').Explorer} explorer
+ */
 export function selectedHead(explorer) {
   const map = explorer.selectedHeadMap();
   const L = map.tokens.length;
@@ -25,7 +31,11 @@ export function selectedHead(explorer) {
 
 const FOOTER = 'Rows: queries, columns: keys; each row sums to 1. Computed by the MHA Explorer\'s WebAssembly core.';
 
-/** Geometry shared by the PNG and the SVG (CSS pixels); title and sentence widen it if needed. */
+/**
+ * Geometry shared by the PNG and the SVG (CSS pixels); title and sentence widen it if needed.
+ * @param {string[]} tokens
+ * @param {{ title?: string, sentence?: string }} [o]
+ */
 export function mapLayout(tokens, { title = '', sentence = '' } = {}) {
   const longest = Math.max(...tokens.map((t) => clip(t).length), 4);
   const left = Math.ceil(24 + longest * CHAR);
@@ -35,19 +45,22 @@ export function mapLayout(tokens, { title = '', sentence = '' } = {}) {
   return { left, top, cell: CELL, width, height: top + L * CELL + 34, L };
 }
 
+/** @param {HeadMap} map */
 function baseName(map) {
   const words = map.sentence.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').split('-').slice(0, 4).join('-');
   return `head-${map.head + 1}-${words || 'sentence'}`;
 }
 
+/** @param {HeadMap} map */
 export function toCsv(map) {
   const L = map.tokens.length;
-  const quote = (s) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  const quote = (/** @type {string} */ s) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
   const lines = [['query \\ key', ...map.tokens.map(quote)].join(',')];
   for (let i = 0; i < L; i += 1) lines.push([quote(map.tokens[i]), ...map.values.slice(i * L, (i + 1) * L).map(String)].join(','));
   return `${lines.join('\n')}\n`;
 }
 
+/** @param {HeadMap} map */
 export function toJson(map) {
   const L = map.tokens.length;
   return `${JSON.stringify({
@@ -57,9 +70,10 @@ export function toJson(map) {
   }, null, 1)}\n`;
 }
 
-const escapeXml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const textOn = (v) => (v > 0.55 ? '#111' : '#fff');
+const escapeXml = (/** @type {string} */ s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const textOn = (/** @type {number} */ v) => (v > 0.55 ? '#111' : '#fff');
 
+/** @param {HeadMap} map */
 export function toSvg(map) {
   const { left, top, cell, width, height, L } = mapLayout(map.tokens, map);
   const parts = [
@@ -87,13 +101,17 @@ export function toSvg(map) {
   return `${parts.join('\n')}\n`;
 }
 
-/** The map drawn on a canvas at PNG_SCALE device pixels per CSS pixel; resolves to a PNG Blob. */
+/**
+ * The map drawn on a canvas at PNG_SCALE device pixels per CSS pixel; resolves to a PNG Blob.
+ * @param {HeadMap} map
+ * @returns {Promise<Blob>}
+ */
 export function toPng(map) {
   const { left, top, cell, width, height, L } = mapLayout(map.tokens, map);
   const canvas = document.createElement('canvas');
   canvas.width = width * PNG_SCALE;
   canvas.height = height * PNG_SCALE;
-  const ctx = canvas.getContext('2d');
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
   ctx.scale(PNG_SCALE, PNG_SCALE);
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, width, height);
@@ -140,8 +158,12 @@ export function toPng(map) {
   return new Promise((resolve, reject) => canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('export: the canvas could not be encoded as PNG'))), 'image/png'));
 }
 
+/**
+ * @param {import('../../explorer/controller.js').Explorer} explorer
+ * @param {HTMLElement} status
+ */
 function exporter(explorer, status) {
-  return (format) => async () => {
+  return (/** @type {string} */ format) => async () => {
     try {
       const map = selectedHead(explorer);
       const name = `${baseName(map)}.${format}`;
@@ -151,7 +173,7 @@ function exporter(explorer, status) {
       if (format === 'json') saveBlob(new Blob([toJson(map)], { type: 'application/json' }), name);
       status.textContent = `Saved ${name}.`;
     } catch (error) {
-      status.textContent = error.message;
+      status.textContent = error instanceof Error ? error.message : String(error);
     }
   };
 }
@@ -175,7 +197,7 @@ export function attachExport(explorer) {
       status);
     return null;
   }
-  const button = (format, label) => el('button', { type: 'button', class: 'button small', id: `save-${format}`, 'data-export': format, text: label, onclick: run(format) });
+  const button = (/** @type {string} */ format, /** @type {string} */ label) => el('button', { type: 'button', class: 'button small', id: `save-${format}`, 'data-export': format, text: label, onclick: run(format) });
   const bar = el('div', { class: 'export-bar', id: 'lesson-export', role: 'group', 'aria-label': 'Export the selected head' },
     el('span', { class: 'export-label', text: 'Export this head:' }),
     button('png', 'PNG'), button('svg', 'SVG'), button('csv', 'CSV'), button('json', 'JSON'), status);

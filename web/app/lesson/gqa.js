@@ -15,26 +15,33 @@ export const BYTES_PER_NUMBER = 2; // fp16 / bf16, as caches are usually kept
 /** Llama 3 70B (Meta's published configuration). */
 export const LLAMA3_70B = { queryHeads: 64, kvHeads: 8, headDim: 128, layers: 80 };
 
-/** Bytes of K and V cached per token per layer: 2 (K and V) × kvHeads × headDim × bytes. */
+/**
+ * Bytes of K and V cached per token per layer: 2 (K and V) × kvHeads × headDim × bytes.
+ * @param {{ kvHeads: number, headDim: number, bytesPerNumber?: number }} o
+ */
 export function kvCacheBytesPerTokenPerLayer({ kvHeads, headDim, bytesPerNumber = BYTES_PER_NUMBER }) {
   return 2 * kvHeads * headDim * bytesPerNumber;
 }
 
-/** Query head -> KV head it reads: groups of queryHeads / kvHeads consecutive heads. */
+/**
+ * Query head -> KV head it reads: groups of queryHeads / kvHeads consecutive heads.
+ * @param {number} queryHead @param {number} queryHeads @param {number} kvHeads
+ */
 export function kvHeadOf(queryHead, queryHeads, kvHeads) {
   return Math.floor(queryHead / (queryHeads / kvHeads));
 }
 
 const GROUP_COLOURS = 8;
 
+/** @param {number} kvHeads */
 function sharingDiagram(kvHeads) {
   const width = 640;
   const qW = 62;
   const qGap = (width - QUERY_HEADS * qW) / (QUERY_HEADS + 1);
   const kvW = Math.min(120, (width - 40) / kvHeads - 16);
   const kvGap = (width - kvHeads * kvW) / (kvHeads + 1);
-  const qx = (i) => qGap + i * (qW + qGap);
-  const kx = (g) => kvGap + g * (kvW + kvGap);
+  const qx = (/** @type {number} */ i) => qGap + i * (qW + qGap);
+  const kx = (/** @type {number} */ g) => kvGap + g * (kvW + kvGap);
   const items = [];
   for (let i = 0; i < QUERY_HEADS; i += 1) {
     const g = kvHeadOf(i, QUERY_HEADS, kvHeads);
@@ -57,6 +64,7 @@ function sharingDiagram(kvHeads) {
     'aria-label': `${name}: ${QUERY_HEADS} query heads, ${kvHeads} key/value head${kvHeads > 1 ? 's' : ''}; each key/value head is shared by ${per} query head${per > 1 ? 's' : ''}.` }, items);
 }
 
+/** @param {import('../../lib/index.js').MhaModule} mha */
 export function gqaSection(mha) {
   const input = exampleInput(0);
   const state = { kvHeads: 4 };
@@ -88,7 +96,8 @@ export function gqaSection(mha) {
     try {
       const kShape = attention.parameterNames().includes('k_proj_weight') ? attention.parameterShape('k_proj_weight') : [QUERY_HEADS * headDim, D_MODEL];
       const result = attention.forward({ query: { data: input.x, shape: [input.L, D_MODEL] }, averageAttnWeights: false });
-      coreLine.textContent = `In the core (numKvHeads: ${G}): W_K and W_V are ${kShape.join(' × ')} each, ${int(parameterCount(attention))} parameters in all; on “${input.text}” it still returns ${result.weights.shape[0]} maps of ${result.weights.shape[1]} × ${result.weights.shape[2]}, one per query head, because every query head keeps its own W_Q.`;
+      const weights = /** @type {import('../../lib/index.js').Tensor} */ (result.weights); // needWeights is true by default
+      coreLine.textContent = `In the core (numKvHeads: ${G}): W_K and W_V are ${kShape.join(' × ')} each, ${int(parameterCount(attention))} parameters in all; on “${input.text}” it still returns ${weights.shape[0]} maps of ${weights.shape[1]} × ${weights.shape[2]}, one per query head, because every query head keeps its own W_Q.`;
     } finally {
       attention.dispose();
     }

@@ -3,7 +3,11 @@
 import { el, section, svg } from './dom.js';
 import { math } from './math.js';
 
-/** SVG diagram: X -> h heads (own W_Q, W_K, W_V) -> Concat -> W_O -> output. */
+/**
+ * SVG diagram: X -> h heads (own W_Q, W_K, W_V) -> Concat -> W_O -> output.
+ * @param {number} h
+ * @param {{ dModel?: number }} [options]
+ */
 export function headsDiagram(h, { dModel = 64 } = {}) {
   const dk = dModel / h;
   const width = 720;
@@ -11,6 +15,10 @@ export function headsDiagram(h, { dModel = 64 } = {}) {
   const headW = Math.min(74, (width - 40) / shown - 10);
   const gap = (width - shown * headW) / (shown + 1);
   const cx = width / 2;
+  /**
+   * @param {number} x @param {number} y @param {number} w @param {number} hgt
+   * @param {string} label @param {string} sub @param {string} cls
+   */
   const box = (x, y, w, hgt, label, sub, cls) => svg('g', { class: cls },
     svg('rect', { x, y, width: w, height: hgt, rx: 8 }),
     svg('text', { x: x + w / 2, y: y + (sub ? hgt / 2 - 2 : hgt / 2 + 5), 'text-anchor': 'middle', class: 'diagram-label', text: label }),

@@ -15,6 +15,7 @@ import { ablationSection } from './ablation.js';
 import { interviewSection, practiceSection, takeawaysSection, relatedSection } from './questions.js';
 import { attachExport } from './export.js';
 
+/** @type {[string, (mha: import('../../lib/index.js').MhaModule) => HTMLElement][]} */
 const SECTIONS = [
   ['The idea and the formula', ideaSection],
   ['Keeping the computation comparable', costSection],
@@ -41,7 +42,11 @@ function addStylesheet() {
   });
 }
 
-/** Export buttons beside the explorer's own (or a bar of their own in the lesson). */
+/**
+ * Export buttons beside the explorer's own (or a bar of their own in the lesson).
+ * @param {HTMLElement} root
+ * @param {import('../../explorer/controller.js').Explorer} explorer
+ */
 function mountExport(root, explorer) {
   const bar = attachExport(explorer);
   if (bar) root.append(el('section', { class: 'lesson-section', id: 'lesson-export-section' }, el('h2', { text: 'Export the selected head' }), bar));
@@ -62,15 +67,17 @@ export async function mount(root, { explorer } = {}) {
   root.replaceChildren(el('header', { class: 'lesson-header' },
     el('h2', { class: 'lesson-title', text: 'Multi-head attention, step by step' }),
     el('p', { class: 'lede', text: 'The lesson behind the explorer above. Each claim comes with a control that tries it on the same WebAssembly core, with real weights.' })), toc);
+  /** @type {string[]} */
   const failures = [];
   SECTIONS.forEach(([title, build], i) => {
     let node;
     try {
       node = build(mha);
     } catch (error) {
-      failures.push(`${title}: ${error.message}`);
+      const message = error instanceof Error ? error.message : String(error);
+      failures.push(`${title}: ${message}`);
       console.error(`lesson section "${title}" failed:`, error);
-      node = el('section', { class: 'lesson-section error' }, el('h2', { text: title }), el('p', { class: 'error', text: `This section could not be computed: ${error.message}` }));
+      node = el('section', { class: 'lesson-section error' }, el('h2', { text: title }), el('p', { class: 'error', text: `This section could not be computed: ${message}` }));
     }
     // an anchor per entry of the contents, kept apart from the sections' own ids
     root.append(el('span', { id: `lesson-s${i}`, class: 'lesson-anchor' }), node);

@@ -9,22 +9,22 @@ import { designedStateDict, HEADS, NUM_HEADS } from '../../sources/designed-head
 
 export { EXAMPLES, D_MODEL, HEADS, NUM_HEADS };
 
-/** Example sentence `index`: { text, tokens, labels, x: (L, 64) Float32Array, L }. */
+/** Example sentence `index`: { text, tokens, labels, x: (L, 64) Float32Array, L }. @param {number} index */
 export function exampleInput(index) {
   const { text } = EXAMPLES[index];
-  const tokens = analyseTokens(TAGGED_EXAMPLES[text]);
+  const tokens = analyseTokens(/** @type {Record<string, { text: string, tags: string[] }[]>} */ (TAGGED_EXAMPLES)[text]);
   const x = embedTokens(tokens);
   return { text, tokens, labels: tokens.map((t) => t.text), x, L: tokens.length };
 }
 
-/** nn.MultiheadAttention(64, 8) with the explorer's designed heads. Caller disposes. */
+/** nn.MultiheadAttention(64, 8) with the explorer's designed heads. Caller disposes. @param {import('../../lib/index.js').MhaModule} mha */
 export function designedAttention(mha) {
   const attention = new mha.MultiHeadAttention({ embedDim: D_MODEL, numHeads: NUM_HEADS });
   attention.loadStateDict(designedStateDict());
   return attention;
 }
 
-/** Head names for the designed heads: "H1 · Previous token". */
+/** Head names for the designed heads: "H1 · Previous token". @param {number} h */
 export function designedHeadLabel(h) {
   return `H${h + 1} · ${HEADS[h].short}`;
 }
@@ -32,6 +32,8 @@ export function designedHeadLabel(h) {
 /**
  * Standard-normal numbers from a seed (mulberry32 + Box–Muller), for inputs where no sentence
  * makes sense (timings at a chosen width).
+ * @param {number} count
+ * @param {number} [seed]
  */
 export function randomNormal(count, seed = 1) {
   let a = seed >>> 0;

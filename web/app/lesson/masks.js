@@ -6,6 +6,7 @@ import { math } from './math.js';
 import { drawHeatmap } from '../../views/heatmap.js';
 import { exampleInput, designedAttention, designedHeadLabel, EXAMPLES, D_MODEL, NUM_HEADS, HEADS } from './inputs.js';
 
+/** @param {import('../../lib/index.js').MhaModule} mha */
 export function masksSection(mha) {
   const attention = designedAttention(mha);
   const queryInput = exampleInput(0);
@@ -18,6 +19,7 @@ export function masksSection(mha) {
     el('option', { value: '-1', text: 'the same sentence (self-attention)' }),
     EXAMPLES.map((e, i) => (i === 0 ? null : el('option', { value: String(i), text: `another sentence: “${e.text}” (cross-attention)` }))));
   const node = section('lesson-masks', 'Masks and sources: decoder self-attention and cross-attention');
+  /** @type {{ map: number[], L: number, S: number, future: number } | null} */
   let last = null;
 
   function render() {
@@ -34,7 +36,7 @@ export function masksSection(mha) {
       isCausal: !cross && state.causal,
       averageAttnWeights: false,
     });
-    const map = result.weights.data.slice(h * L * S, (h + 1) * L * S);
+    const map = /** @type {import('../../lib/index.js').Tensor} */ (result.weights).data.slice(h * L * S, (h + 1) * L * S);
     let future = 0;
     for (let i = 0; i < L; i += 1) for (let j = i + 1; j < S; j += 1) future += map[i * S + j];
     const width = Math.min(560, node.clientWidth || 560);
@@ -47,7 +49,7 @@ export function masksSection(mha) {
     } else {
       verdict.textContent = `Self-attention without a mask: every token sees the whole sentence, including later words (the weights above the diagonal add up to ${fmt(future, 2)}). Encoders work this way; a decoder that generates text cannot, since later words do not exist yet.`;
     }
-    node.querySelector('#masks-caption').textContent = `${designedHeadLabel(h)} looks at ${HEADS[h].focus} Rows: queries; columns: keys; weights from the core.`;
+    /** @type {HTMLElement} */ (node.querySelector('#masks-caption')).textContent = `${designedHeadLabel(h)} looks at ${HEADS[h].focus} Rows: queries; columns: keys; weights from the core.`;
     node.dataset.future = String(future);
     node.dataset.shape = `${L}x${S}`;
     last = { map: Array.from(map), L, S, future };
@@ -69,6 +71,6 @@ export function masksSection(mha) {
   render();
   requestAnimationFrame(render); // again once the section has its width
   onThemeChange((t) => { theme = t; render(); });
-  node.current = () => last;
-  return node;
+  // what the section shows, for the tests
+  return Object.assign(node, { current: () => last });
 }

@@ -2,8 +2,11 @@
 // vendored into web/vendor/katex/ by scripts/vendor.js (no CDN).
 
 const KATEX_DIR = new URL('../../vendor/katex/', import.meta.url);
+/** @typedef {{ render(tex: string, node: HTMLElement, options: object): void }} Katex */
+/** @type {Promise<Katex> | null} */
 let katexPromise = null;
 
+/** @returns {Promise<Katex>} */
 function loadKatex() {
   if (!katexPromise) {
     const link = document.createElement('link');
@@ -15,11 +18,14 @@ function loadKatex() {
   return katexPromise;
 }
 
+/** @type {IntersectionObserver | null} */
 let observer = null;
+/** @type {Map<HTMLElement, string>} node -> its TeX, until typeset */
 const pending = new Map();
 
+/** @param {HTMLElement} node */
 async function renderNow(node) {
-  const tex = pending.get(node);
+  const tex = pending.get(node) ?? '';
   pending.delete(node);
   try {
     const katex = await loadKatex();
@@ -29,7 +35,7 @@ async function renderNow(node) {
     // Keep the TeX source readable and say why it is not typeset.
     node.textContent = tex;
     node.classList.add('math-failed');
-    node.title = `KaTeX could not be loaded (run "node scripts/vendor.js"): ${error.message}`;
+    node.title = `KaTeX could not be loaded (run "node scripts/vendor.js"): ${error instanceof Error ? error.message : String(error)}`;
   }
 }
 
@@ -50,16 +56,17 @@ export function math(tex, { display = false, label } = {}) {
     return node;
   }
   if (!observer) {
-    observer = new IntersectionObserver((entries) => {
+    observer = new IntersectionObserver((entries, self) => {
       for (const entry of entries) {
         if (!entry.isIntersecting) continue;
-        observer.unobserve(entry.target);
-        renderNow(entry.target);
+        self.unobserve(entry.target);
+        renderNow(/** @type {HTMLElement} */ (entry.target));
       }
     }, { rootMargin: '400px 0px' });
   }
+  const watching = observer;
   // Observe once the node is in the document.
-  requestAnimationFrame(() => { if (pending.has(node)) observer.observe(node); });
+  requestAnimationFrame(() => { if (pending.has(node)) watching.observe(node); });
   return node;
 }
 

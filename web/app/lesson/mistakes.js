@@ -10,7 +10,11 @@ import { designedStateDict } from '../../sources/designed-heads.js';
 
 export const HEAD_COUNTS = [1, 2, 4, 8, 16];
 
-/** Mean Jensen–Shannon divergence over pairs of distinct heads (nats), from the core. */
+/**
+ * Mean Jensen–Shannon divergence over pairs of distinct heads (nats), from the core.
+ * @param {import('../../lib/index.js').MhaModule} mha
+ * @param {import('../../lib/index.js').Tensor} weights
+ */
 export function meanPairwiseJsd(mha, weights) {
   const { jsd, numHeads: H } = mha.headSimilarity(weights);
   if (H < 2) return NaN;
@@ -19,12 +23,18 @@ export function meanPairwiseJsd(mha, weights) {
   return sum / ((H * (H - 1)) / 2);
 }
 
-/** The designed weights run as numHeads = h: same matrices, heads cut at other boundaries. */
+/**
+ * The designed weights run as numHeads = h: same matrices, heads cut at other boundaries.
+ * @param {import('../../lib/index.js').MhaModule} mha
+ * @param {ReturnType<typeof exampleInput>} input
+ * @param {number} h
+ */
 export function headCountRun(mha, input, h) {
   const attention = new mha.MultiHeadAttention({ embedDim: D_MODEL, numHeads: h });
   try {
     attention.loadStateDict(designedStateDict());
-    const { weights } = attention.forward({ query: { data: input.x, shape: [input.L, D_MODEL] }, averageAttnWeights: false });
+    // needWeights is true by default
+    const weights = /** @type {import('../../lib/index.js').Tensor} */ (attention.forward({ query: { data: input.x, shape: [input.L, D_MODEL] }, averageAttnWeights: false }).weights);
     const stats = mha.headStatistics(weights).heads;
     return {
       h, dk: D_MODEL / h, weights: weights.data, L: input.L,
@@ -37,13 +47,16 @@ export function headCountRun(mha, input, h) {
   }
 }
 
+/** @typedef {() => import('../../views/theme.js').Theme} ThemeReader */
+
+/** @param {import('../../lib/index.js').MhaModule} mha @param {ThemeReader} getTheme */
 function moreHeadsDemo(mha, getTheme) {
   const input = exampleInput(0);
   const runs = HEAD_COUNTS.map((h) => headCountRun(mha, input, h));
   const table = el('table', { class: 'lesson-table heads-table', id: 'heads-table' });
   const draw = () => {
     const theme = getTheme();
-    table.querySelectorAll('canvas[data-h]').forEach((canvas) => {
+    /** @type {NodeListOf<HTMLCanvasElement>} */ (table.querySelectorAll('canvas[data-h]')).forEach((canvas) => {
       const run = runs[HEAD_COUNTS.indexOf(Number(canvas.dataset.h))];
       const k = Number(canvas.dataset.head);
       drawHeatmap(canvas, { values: run.weights.subarray(k * run.L * run.L, (k + 1) * run.L * run.L), rows: run.L, cols: run.L, width: 52, maxCell: 4, theme, stableSize: false });
@@ -58,7 +71,7 @@ function moreHeadsDemo(mha, getTheme) {
       el('td', {}, el('div', { class: 'tiny-maps' }, Array.from({ length: run.h }, (_, k) => el('canvas', { 'data-h': String(run.h), 'data-head': String(k), 'aria-hidden': 'true' })))),
       el('td', { class: 'num diversity', text: Number.isNaN(run.diversity) ? '— (one head)' : fmt(run.diversity, 3) }),
       el('td', { class: 'num', text: fmt(run.meanMax, 2) })))));
-  const at = (h) => runs[HEAD_COUNTS.indexOf(h)];
+  const at = (/** @type {number} */ h) => runs[HEAD_COUNTS.indexOf(h)];
   const r1 = at(1), r8 = at(NUM_HEADS), r16 = at(16);
   const verdictText = `Too few heads and the relations must share one softmax: at h = 1 each row has a single distribution for all eight relations, so the largest scores win (largest weight per row ${fmt(r1.meanMax, 2)}) and most relations vanish from the map. Too many and each head is too narrow: at h = 16 a head has d_k = 4, so its scores Q·Kᵀ form a matrix of rank at most 4 over ${input.L} tokens, and a head that got the empty half of a designed head falls back to a near-uniform map. Going from 8 to 16 heads the maps ${r16.diversity < r8.diversity ? 'become less diverse' : 'do not become more diverse in proportion'} (${fmt(r8.diversity, 3)} → ${fmt(r16.diversity, 3)} nats) and less decisive (largest weight per row ${fmt(r8.meanMax, 2)} → ${fmt(r16.meanMax, 2)}). These weights were written for h = 8; in a trained model the best h is likewise found by experiment, not by “more”.`;
   const wrap = el('div', { class: 'demo', id: 'mistake-heads' },
@@ -71,6 +84,7 @@ function moreHeadsDemo(mha, getTheme) {
   return { node: wrap, draw };
 }
 
+/** @param {import('../../lib/index.js').MhaModule} mha @param {ThemeReader} getTheme */
 function forgettingWoDemo(mha, getTheme) {
   const input = exampleInput(0);
   const attention = new mha.MultiHeadAttention({ embedDim: D_MODEL, numHeads: NUM_HEADS });
@@ -88,6 +102,7 @@ function forgettingWoDemo(mha, getTheme) {
   const numbers = el('p', { class: 'vector-line' });
   const verdict = el('p', { id: 'wo-verdict' });
   const node = el('div', { class: 'demo', id: 'mistake-wo' });
+  /** @type {{ output: number[], concat: number[], mixed: number, diffFromConcat: number } | null} */
   let last = null;
 
   function render() {
@@ -97,7 +112,7 @@ function forgettingWoDemo(mha, getTheme) {
       query: { data: input.x, shape: [input.L, E] }, needWeights: false, returnConcat: true, skipOutProj: !state.applyWo,
     });
     const output = result.output.data.slice(t * E, (t + 1) * E);
-    const concat = result.concat.data.slice(t * E, (t + 1) * E);
+    const concat = /** @type {import('../../lib/index.js').Tensor} */ (result.concat).data.slice(t * E, (t + 1) * E); // returnConcat
     // sources[g][r]: share of output number r that head g can feed: Σ_c |M[r, g·d + c]| over the row's
     // total, where M is W_O, or the identity when W_O is skipped (the output is then the concatenation)
     const Wo = attention.getParameter('out_proj.weight').data;
@@ -152,10 +167,11 @@ function forgettingWoDemo(mha, getTheme) {
       el('figcaption', { class: 'note', text: 'Which heads feed each output number: column r shows, for each head, the share of row r of the matrix after the concatenation (W_O, or the identity when W_O is skipped) that reads that head\'s slot: Σ|W_O[r, slot]| over Σ|W_O[r, :]|. Brighter = larger share; an even mix over 8 heads is 1/8 each.' })),
     verdict);
   render();
-  node.current = () => last;
-  return { node, draw: render };
+  // what the demo shows, for the tests
+  return { node: Object.assign(node, { current: () => last }), draw: render };
 }
 
+/** @param {import('../../lib/index.js').MhaModule} mha */
 export function mistakesSection(mha) {
   let theme = themeColors();
   const getTheme = () => theme;

@@ -9,13 +9,22 @@ import { exampleInput, designedAttention, designedHeadLabel, D_MODEL, NUM_HEADS,
 
 const HEAD_DIM = D_MODEL / NUM_HEADS;
 
-/** Row `row` of a (rows, cols) matrix times vector x, plus bias[row]. */
+/**
+ * Row `row` of a (rows, cols) matrix times vector x, plus bias[row].
+ * @param {ArrayLike<number>} weight
+ * @param {ArrayLike<number> | null} bias
+ * @param {number} row
+ * @param {number} cols
+ * @param {ArrayLike<number>} x
+ * @param {number} xOffset
+ */
 function affineRow(weight, bias, row, cols, x, xOffset) {
   let sum = bias ? bias[row] : 0;
   for (let c = 0; c < cols; c += 1) sum += weight[row * cols + c] * x[xOffset + c];
   return sum;
 }
 
+/** @param {ArrayLike<number>} values @param {number} [digits] */
 function vectorText(values, digits = 2) {
   return `[${Array.from(values, (v) => fmt(v, digits)).join(', ')}]`;
 }
@@ -23,6 +32,10 @@ function vectorText(values, digits = 2) {
 /**
  * Everything about head h and query token i, from the core's parameters and outputs.
  * Exported for the tests: the page's numbers must agree with the core's.
+ * @param {import('../../lib/index.js').MultiHeadAttention} attention
+ * @param {ReturnType<typeof exampleInput>} input
+ * @param {number} h
+ * @param {number} i
  */
 export function followHead(attention, input, h, i) {
   const { x, L } = input;
@@ -34,7 +47,7 @@ export function followHead(attention, input, h, i) {
   const W = attention.getParameter('in_proj_weight').data; // (3E, E): W_Q; W_K; W_V
   const b = attention.getParameter('in_proj_bias').data; // (3E)
   const Wo = attention.getParameter('out_proj.weight').data; // (E, E)
-  const project = (block, token) => Float64Array.from({ length: d }, (_, c) => affineRow(W, b, block * E + h * d + c, E, x, token * E));
+  const project = (/** @type {number} */ block, /** @type {number} */ token) => Float64Array.from({ length: d }, (_, c) => affineRow(W, b, block * E + h * d + c, E, x, token * E));
   const q = project(0, i);
   const keys = Array.from({ length: L }, (_, j) => project(1, j));
   const values = Array.from({ length: L }, (_, j) => project(2, j));
@@ -43,10 +56,11 @@ export function followHead(attention, input, h, i) {
   const exps = scores.map((s) => Math.exp(s - top));
   const total = exps.reduce((a, e) => a + e, 0);
   const pageSoftmax = exps.map((e) => e / total);
-  const coreWeights = result.weights.data.slice((h * L + i) * L, (h * L + i + 1) * L); // (H, L, L) row
+  // asked for: weights (by default), head outputs and the concatenation
+  const coreWeights = /** @type {import('../../lib/index.js').Tensor} */ (result.weights).data.slice((h * L + i) * L, (h * L + i + 1) * L); // (H, L, L) row
   const pageContext = Float64Array.from({ length: d }, (_, c) => values.reduce((s, v, j) => s + coreWeights[j] * v[c], 0));
-  const coreContext = result.headOutputs.data.slice((h * L + i) * d, (h * L + i + 1) * d); // (H, L, d)
-  const concatRow = result.concat.data.slice(i * E, (i + 1) * E);
+  const coreContext = /** @type {import('../../lib/index.js').Tensor} */ (result.headOutputs).data.slice((h * L + i) * d, (h * L + i + 1) * d); // (H, L, d)
+  const concatRow = /** @type {import('../../lib/index.js').Tensor} */ (result.concat).data.slice(i * E, (i + 1) * E);
   const outputRow = result.output.data.slice(i * E, (i + 1) * E);
   // W_O·(this head's slot of the concatenation): the head's share of the output
   const contribution = Float64Array.from({ length: E }, (_, r) => {
@@ -64,10 +78,15 @@ export function followHead(attention, input, h, i) {
   };
 }
 
-/** Outline slot h of a strip drawn by drawStrip with cellWidth 9 and gap 4 (8 slots of 8). */
+/**
+ * Outline slot h of a strip drawn by drawStrip with cellWidth 9 and gap 4 (8 slots of 8).
+ * @param {HTMLCanvasElement} canvas
+ * @param {number} h
+ * @param {{ highlight: string }} theme
+ */
 function outlineSlot(canvas, h, theme) {
   const dpr = window.devicePixelRatio || 1;
-  const ctx = canvas.getContext('2d');
+  const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
   const x = h * (HEAD_DIM * 9 + 4);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.strokeStyle = theme.highlight;
@@ -75,6 +94,7 @@ function outlineSlot(canvas, h, theme) {
   ctx.strokeRect(x + 1.25, 1.25, HEAD_DIM * 9 - 2.5, canvas.height / dpr - 2.5);
 }
 
+/** @param {import('../../lib/index.js').MhaModule} mha */
 export function oneHeadSection(mha) {
   const input = exampleInput(0);
   const attention = designedAttention(mha);
@@ -91,6 +111,7 @@ export function oneHeadSection(mha) {
   const concatNote = el('p', { class: 'note' });
   const woNote = el('p', { class: 'note' });
   const headFocus = el('p', { class: 'note head-focus' });
+  /** @type {ReturnType<typeof followHead> | null} */
   let last = null;
 
   function render() {
@@ -124,7 +145,7 @@ export function oneHeadSection(mha) {
     drawStrip(contribCanvas, f.contribution, { cellWidth: 9, cellHeight: 20, scale, groups: NUM_HEADS, gap: 4, theme });
     drawStrip(outputCanvas, f.outputRow, { cellWidth: 9, cellHeight: 20, scale, groups: NUM_HEADS, gap: 4, theme });
     concatCanvas.setAttribute('aria-label', `Concatenation for “${tok}”: 64 numbers in 8 slots of 8; head ${h + 1} fills dimensions ${h * HEAD_DIM}–${h * HEAD_DIM + HEAD_DIM - 1}.`);
-    const listed = (v) => Array.from(v, (x) => fmt(x, 2)).join(', ');
+    const listed = (/** @type {ArrayLike<number>} */ v) => Array.from(v, (x) => fmt(x, 2)).join(', ');
     contribCanvas.setAttribute('aria-label', `W_O times head ${h + 1}'s slot, for “${tok}”: 64 numbers, ${listed(f.contribution)}.`);
     outputCanvas.setAttribute('aria-label', `Output for “${tok}”: 64 numbers, ${listed(f.outputRow)}.`);
     outlineSlot(concatCanvas, h, theme);
@@ -139,7 +160,7 @@ export function oneHeadSection(mha) {
     (v) => { state.head = v; render(); }, 'Head to follow');
   const tokenPicker = segmented('follow-token', input.labels.map((t, i) => ({ value: i, label: t })), state.token,
     (v) => { state.token = v; render(); }, 'Query token');
-  const stripRow = (label, canvas, extraClass = '') => el('div', { class: `strip-row ${extraClass}` },
+  const stripRow = (/** @type {string} */ label, /** @type {HTMLCanvasElement} */ canvas, extraClass = '') => el('div', { class: `strip-row ${extraClass}` },
     el('span', { class: 'strip-label', text: label }), el('div', { class: 'strip-canvas' }, canvas));
 
   const node = section('lesson-one-head', 'One head, followed with real numbers',
@@ -160,6 +181,6 @@ export function oneHeadSection(mha) {
   render();
   node.dataset.ready = 'true';
   onThemeChange((t) => { theme = t; render(); });
-  node.followHead = () => last;
-  return node;
+  // what the section shows, for the tests
+  return Object.assign(node, { followHead: () => last });
 }

@@ -15,7 +15,7 @@ export function interviewSection() {
         ' either way; only the number of softmaxes grows. W_O then learns how to combine the heads. The trade-off is per-head capacity: each head works in fewer dimensions, so the number of heads is tuned, not maximised.')));
 }
 
-/** Check an answer to "d_model = 512, h = 8: d_k = ?": { correct, message }. */
+/** Check an answer to "d_model = 512, h = 8: d_k = ?": { correct, message }. @param {string} text */
 export function checkDkAnswer(text) {
   const cleaned = String(text).trim().replace(/^d_?k\s*=\s*/i, '');
   if (cleaned === '') return { correct: false, message: 'Type a number first.' };
@@ -62,6 +62,7 @@ export function takeawaysSection() {
 }
 
 export function relatedSection() {
+  /** @param {string} title @param {string} text @param {string} href @param {string} linkText */
   const card = (title, text, href, linkText) => el('article', { class: 'related-card' },
     el('h3', { text: title }), el('p', { text }), el('a', { href, text: linkText }));
   const node = section('lesson-related', 'Related notes',

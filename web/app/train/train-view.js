@@ -10,12 +10,26 @@ import { TRAINED_WEIGHTS, ruleHead, evidenceText, sentenceText } from '../../sou
 import { trainedRoles } from '../../roles/measure.js';
 import { labelName } from '../../roles/vocabulary.js';
 
-const $ = (id) => document.getElementById(id);
+/** The page's element with this id: the markup has every id these scripts ask for. */
+const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
-// Read by the browser tests (a symbol-keyed, non-enumerable property: no new global name).
+/** @typedef {Awaited<ReturnType<typeof loadTrainer>>} Trainer */
+/** @typedef {ReturnType<Trainer['evaluate']>} Evaluation */
+/** @typedef {import('../../sources/source.js').HeadRoles} HeadRoles */
+/** @typedef {{ entry: import('../../sources/source.js').HeadRoleEntry, name: string, named: boolean }} HeadLabel */
+/** @typedef {ReturnType<Trainer['sentence']>} GrammarSentence */
+/** @typedef {{ step: number, best: Record<string, number> }} ScorePoint */
+
+/**
+ * Read by the browser tests (a symbol-keyed, non-enumerable property: no new global name).
+ * @type {{ losses: { step: number, loss: number, seconds: number }[], evaluations: { step: number, seconds: number, evaluation: Evaluation }[],
+ *          scoreSeries: ScorePoint[], trained: { evaluation: Evaluation, labels: HeadLabel[], maps?: import('../../lib/index.js').Tensor, sentence?: GrammarSentence } | null,
+ *          lastMaps: import('../../lib/index.js').Tensor | null, worker: Worker | null, errors: string[] }}
+ */
 const view = { losses: [], evaluations: [], scoreSeries: [], trained: null, lastMaps: null, worker: null, errors: [] };
 Object.defineProperty(window, Symbol.for('mha-train-view'), { value: view });
 
+/** @param {string} id @param {string} message */
 function showError(id, message) {
   const box = $(id);
   box.textContent = message;
@@ -28,14 +42,15 @@ function showError(id, message) {
 
 const theme = themeColors();
 
-/** One head's T x T map: row = query, column = key. */
+/** One head's T x T map: row = query, column = key. @param {HTMLCanvasElement} canvas @param {ArrayLike<number>} values @param {number} T */
 function drawMap(canvas, values, T) {
   drawHeatmap(canvas, { values, rows: T, cols: T, width: 168, maxCell: Math.max(2, Math.floor(160 / T)), theme, stableSize: false });
 }
 
+/** @param {HTMLCanvasElement} canvas @param {{ step: number, loss: number }[]} losses */
 function drawLoss(canvas, losses) {
   if (losses.length < 2) {
-    canvas.getContext('2d').clearRect(0, 0, canvas.width, canvas.height);
+    /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d')).clearRect(0, 0, canvas.width, canvas.height);
     return;
   }
   const maxStep = losses[losses.length - 1].step;
@@ -46,12 +61,14 @@ function drawLoss(canvas, losses) {
 }
 
 // One colour per relation in the score chart and its legend.
+/** @type {Record<string, string>} */
 const RELATION_COLOURS = {
   previous: '#b45309', verbSubject: '#1d4ed8', pronounAntecedent: '#15803d', nounModifier: '#7c3aed', induction: '#be123c',
 };
 
-/** The best single head's mean weight on each relation, any layer: {relation: score}. */
+/** The best single head's mean weight on each relation, any layer: {relation: score}. @param {Evaluation} evaluation */
 function bestScores(evaluation) {
+  /** @type {Record<string, number>} */
   const best = {};
   for (const relation of RELATIONS) {
     best[relation] = Math.max(...evaluation.heads.filter((s) => s.relation === relation).map((s) => s.meanWeight));
@@ -59,7 +76,7 @@ function bestScores(evaluation) {
   return best;
 }
 
-/** Each relation's best head score by step (0..1). */
+/** Each relation's best head score by step (0..1). @param {HTMLCanvasElement} canvas @param {ScorePoint[]} series */
 function drawScores(canvas, series) {
   const maxStep = series.length ? series[series.length - 1].step : undefined;
   const { ctx, x, y } = chartFrame(canvas, '1.0', '0.0', maxStep);
@@ -68,6 +85,7 @@ function drawScores(canvas, series) {
   }
 }
 
+/** @param {HTMLElement} list */
 function renderLegend(list) {
   list.replaceChildren(...RELATIONS.map((relation) => {
     const swatch = el('span', { class: 'swatch' });
@@ -77,17 +95,20 @@ function renderLegend(list) {
 }
 
 /** Each head's label (layer by layer), by the one rule (web/roles/evaluate.js): {entry, name}. */
+/** @param {HeadRoles} roles @param {number} L @param {number} H */
 function headLabels(roles, L, H) {
+  /** @type {HeadLabel[]} */
   const labels = [];
   for (let layer = 0; layer < L; ++layer) {
     for (let head = 0; head < H; ++head) {
-      const entry = ruleHead(roles, layer, head);
+      const entry = /** @type {import('../../sources/source.js').HeadRoleEntry} */ (ruleHead(roles, layer, head)); // every head is in the table
       labels.push({ entry, name: labelName(entry.label), named: entry.kind === 'role' || entry.kind === 'relation' });
     }
   }
   return labels;
 }
 
+/** @param {HTMLElement} container @param {import('../../lib/index.js').Tensor} maps  (layers, heads, T, T) @param {HeadLabel[] | null} labels */
 function renderMaps(container, maps, labels) {
   const [L, H, T] = maps.shape;
   container.replaceChildren();
@@ -102,6 +123,10 @@ function renderMaps(container, maps, labels) {
   }
 }
 
+/**
+ * @param {HTMLElement} container @param {Evaluation} evaluation @param {HeadRoles} roles
+ * @param {number} L @param {number} H
+ */
 function renderTable(container, evaluation, roles, L, H) {
   const labels = headLabels(roles, L, H);
   const table = el('table', { class: 'scores' });
@@ -111,7 +136,8 @@ function renderTable(container, evaluation, roles, L, H) {
     for (let head = 0; head < H; ++head) {
       const row = el('tr', {}, el('td', { class: 'label', text: `L${layer} H${head}` }));
       for (const relation of RELATIONS) {
-        const s = evaluation.heads.find((x) => x.layer === layer && x.head === head && x.relation === relation);
+        // every head is scored on every relation
+        const s = /** @type {Evaluation['heads'][number]} */ (evaluation.heads.find((x) => x.layer === layer && x.head === head && x.relation === relation));
         row.append(el('td', {
           text: `${s.meanWeight.toFixed(2)} (${s.argmaxShare.toFixed(2)})`,
           title: `measured at the ${s.at.replace('_', ' ')}`,
@@ -137,35 +163,33 @@ function renderTable(container, evaluation, roles, L, H) {
 
 function startTraining() {
   showError('error', '');
-  const seed = Number($('seed').value);
+  const seed = Number(/** @type {HTMLInputElement} */ ($('seed')).value);
   // An empty box trains at the default (the native trainer's, filled in once the core has loaded).
-  const learningRate = $('learning-rate').value.trim() === '' ? undefined : Number($('learning-rate').value);
-  if (!Number.isInteger(seed) || seed < 0) return showError('error', `The seed must be a whole number ≥ 0, got "${$('seed').value}".`);
-  if (learningRate !== undefined && !(learningRate > 0 && learningRate <= 0.05)) return showError('error', `The learning rate must be in (0, 0.05], got "${$('learning-rate').value}".`);
+  const learningRate = /** @type {HTMLInputElement} */ ($('learning-rate')).value.trim() === '' ? undefined : Number(/** @type {HTMLInputElement} */ ($('learning-rate')).value);
+  if (!Number.isInteger(seed) || seed < 0) return showError('error', `The seed must be a whole number ≥ 0, got "${/** @type {HTMLInputElement} */ ($('seed')).value}".`);
+  if (learningRate !== undefined && !(learningRate > 0 && learningRate <= 0.05)) return showError('error', `The learning rate must be in (0, 0.05], got "${/** @type {HTMLInputElement} */ ($('learning-rate')).value}".`);
   if (view.worker) view.worker.terminate();
   view.losses = [];
   view.evaluations = [];
   view.scoreSeries = [];
-  drawScores($('score-curve'), view.scoreSeries);
+  drawScores(/** @type {HTMLCanvasElement} */ ($('score-curve')), view.scoreSeries);
   const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
   view.worker = worker;
-  let sentence = null;
   worker.onmessage = ({ data }) => {
     if (data.type === 'ready') {
-      sentence = data.sentence;
-      $('live-sentence').textContent = sentenceText(sentence);
+      $('live-sentence').textContent = sentenceText(data.sentence);
       renderMaps($('live-maps'), data.maps, null);
       $('status').textContent = `Training from random weights (seed ${seed})…`;
-      $('pause').disabled = false;
+      /** @type {HTMLButtonElement} */ ($('pause')).disabled = false;
     } else if (data.type === 'loss') {
       view.losses.push({ step: data.step, loss: data.loss, seconds: data.seconds });
-      drawLoss($('loss-curve'), view.losses);
+      drawLoss(/** @type {HTMLCanvasElement} */ ($('loss-curve')), view.losses);
       $('status').textContent = `Step ${data.step}: loss ${data.loss.toFixed(3)}, learning rate ${data.learningRate.toExponential(2)}, ${data.seconds.toFixed(1)} s of training.`;
     } else if (data.type === 'eval') {
       const e = data.evaluation;
       view.evaluations.push({ step: data.step, seconds: data.seconds, evaluation: e });
       view.scoreSeries.push({ step: data.step, best: bestScores(e) });
-      drawScores($('score-curve'), view.scoreSeries);
+      drawScores(/** @type {HTMLCanvasElement} */ ($('score-curve')), view.scoreSeries);
       view.lastMaps = data.maps;
       $('acc-agreement').textContent = `${(100 * e.accuracy.agreement).toFixed(1)}%`;
       $('acc-pronoun').textContent = `${(100 * e.accuracy.pronoun).toFixed(1)}%`;
@@ -179,62 +203,66 @@ function startTraining() {
   };
   worker.onerror = (event) => showError('error', `The training worker failed: ${event.message ?? 'unknown error'}`);
   worker.postMessage({ type: 'start', seed, learningRate });
-  $('resume').disabled = true;
+  /** @type {HTMLButtonElement} */ ($('resume')).disabled = true;
 }
 
 $('start').addEventListener('click', startTraining);
 $('pause').addEventListener('click', () => {
   view.worker?.postMessage({ type: 'pause' });
-  $('pause').disabled = true;
-  $('resume').disabled = false;
+  /** @type {HTMLButtonElement} */ ($('pause')).disabled = true;
+  /** @type {HTMLButtonElement} */ ($('resume')).disabled = false;
   $('status').textContent += ' Paused.';
 });
 $('resume').addEventListener('click', () => {
   view.worker?.postMessage({ type: 'resume' });
-  $('pause').disabled = false;
-  $('resume').disabled = true;
+  /** @type {HTMLButtonElement} */ ($('pause')).disabled = false;
+  /** @type {HTMLButtonElement} */ ($('resume')).disabled = true;
 });
 $('learning-rate').addEventListener('change', () => {
-  const value = Number($('learning-rate').value);
+  const value = Number(/** @type {HTMLInputElement} */ ($('learning-rate')).value);
   if (value > 0 && value <= 0.05) view.worker?.postMessage({ type: 'learningRate', value });
 });
 
 // ---------------------------------------------------------------------------------------------
 // The shipped model
 
+/** @type {Trainer | null} */
 let trained = null;
 
 function showTrained() {
   showError('trained-error', '');
+  if (!trained || !view.trained) return; // loadShipped has not finished
   try {
-    const text = $('trained-text').value.trim();
-    const sentence = text ? trained.parse(text) : trained.sentence(Number($('trained-seed').value));
+    const text = /** @type {HTMLInputElement} */ ($('trained-text')).value.trim();
+    const sentence = text ? trained.parse(text) : trained.sentence(Number(/** @type {HTMLInputElement} */ ($('trained-seed')).value));
     const maps = trained.attention(sentence);
     $('trained-sentence').textContent = sentenceText(sentence);
     renderMaps($('trained-maps'), maps, view.trained.labels);
     view.trained.maps = maps;
     view.trained.sentence = sentence;
   } catch (error) {
-    showError('trained-error', error.message);
+    showError('trained-error', error instanceof Error ? error.message : String(error));
   }
 }
 
 async function loadShipped() {
   try {
-    trained = await loadTrainer({ seed: 1, heldOut: 300 });
-    $('vocabulary').textContent = trained.vocabulary.filter((w) => !w.startsWith('<')).join(' ');
-    $('example-sentence').textContent = sentenceText(trained.sentence(5));
-    if ($('learning-rate').value.trim() === '') $('learning-rate').value = String(trained.settings.learningRate);
+    const loaded = await loadTrainer({ seed: 1, heldOut: 300 });
+    trained = loaded;
+    $('vocabulary').textContent = loaded.vocabulary.filter((/** @type {string} */ w) => !w.startsWith('<')).join(' ');
+    $('example-sentence').textContent = sentenceText(loaded.sentence(5));
+    const rate = /** @type {HTMLInputElement} */ ($('learning-rate'));
+    if (rate.value.trim() === '') rate.value = String(loaded.settings.learningRate);
     const response = await fetch(TRAINED_WEIGHTS);
     if (!response.ok) throw new Error(`could not load ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}`);
-    trained.loadWeights(new Uint8Array(await response.arrayBuffer()));
-    const evaluation = trained.evaluate();
-    const labels = renderTable($('trained-table'), evaluation, await trainedRoles(trained), trained.numLayers, trained.numHeads);
+    loaded.loadWeights(new Uint8Array(await response.arrayBuffer()));
+    const evaluation = loaded.evaluate();
+    const labels = renderTable($('trained-table'), evaluation, await trainedRoles(loaded), loaded.numLayers, loaded.numHeads);
     view.trained = { evaluation, labels };
     $('trained-note').textContent = 'Trained natively by npm run train -- --seed 1 (float16 weights). Its heads on a sentence of the grammar, or on one you type in its vocabulary:';
     showTrained();
   } catch (error) {
-    showError('trained-error', error.message);
+    showError('trained-error', error instanceof Error ? error.message : String(error));
     $('trained-note').textContent = 'The trained weights could not be loaded.';
   }
 }
@@ -242,5 +270,5 @@ async function loadShipped() {
 $('trained-show').addEventListener('click', showTrained);
 $('trained-text').addEventListener('keydown', (event) => { if (event.key === 'Enter') showTrained(); });
 renderLegend($('score-legend'));
-drawScores($('score-curve'), view.scoreSeries);
+drawScores(/** @type {HTMLCanvasElement} */ ($('score-curve')), view.scoreSeries);
 loadShipped();

@@ -12,18 +12,35 @@ import { TRAINED_SEEDS, trainedRoles } from '../../roles/measure.js';
 
 export const LIVE_SEEDS = { first: TRAINED_SEEDS.first, count: 200 };
 
+/** @typedef {Awaited<ReturnType<typeof loadTrainer>>} Trainer */
+/** @typedef {{ seed: number, learningRate: number, evalEvery: number, stepsPerTick: number, sentenceSeed: number }} Config */
+
+/** @type {Trainer | null} */
 let trainer = null;
 let running = false;
 let generation = 0;  // a new start invalidates the previous loop
+/** @type {Config | null} */
 let config = null;
+/** @type {ReturnType<Trainer['sentence']> | null} */
 let sentence = null;
 let trainedMs = 0;
 
+/** @param {object} message */
 function post(message) {
   self.postMessage(message);
 }
 
-async function snapshot(type) {
+/** @param {unknown} error */
+const messageOf = (error) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * The maps of the fixed sentence, with held-out scores and the heads' names ('eval') or the
+ * vocabulary ('ready').
+ * @param {'eval' | 'ready'} type
+ * @param {Trainer} trainer
+ * @param {ReturnType<Trainer['sentence']>} sentence
+ */
+async function snapshot(type, trainer, sentence) {
   const maps = trainer.attention(sentence);
   if (type === 'eval') {
     const { evidence, ...roles } = await trainedRoles(trainer, { seeds: LIVE_SEEDS });
@@ -33,17 +50,18 @@ async function snapshot(type) {
   }
 }
 
+/** @param {number} myGeneration */
 async function tick(myGeneration) {
-  if (myGeneration !== generation || !running) return;
+  if (myGeneration !== generation || !running || !trainer || !config || !sentence) return;
   try {
     const started = performance.now();
     const loss = trainer.step(config.stepsPerTick);
     trainedMs += performance.now() - started;
     post({ type: 'loss', step: trainer.stepsDone, loss, seconds: trainedMs / 1000, learningRate: trainer.learningRate });
-    if (trainer.stepsDone % config.evalEvery < config.stepsPerTick) await snapshot('eval');
+    if (trainer.stepsDone % config.evalEvery < config.stepsPerTick) await snapshot('eval', trainer, sentence);
   } catch (error) {
     running = false;
-    post({ type: 'error', message: error.message });
+    post({ type: 'error', message: messageOf(error) });
     return;
   }
   setTimeout(() => tick(myGeneration), 0);  // lets pause / learning-rate messages in
@@ -56,11 +74,13 @@ self.onmessage = async (event) => {
       generation += 1;
       running = false;
       if (trainer) trainer.dispose();
-      config = { evalEvery: 25, stepsPerTick: 5, sentenceSeed: 5, ...message };
-      trainer = await loadTrainer({ seed: config.seed, learningRate: config.learningRate, heldOut: 200 });
-      sentence = trainer.sentence(config.sentenceSeed);
+      const started = { evalEvery: 25, stepsPerTick: 5, sentenceSeed: 5, ...message };
+      config = started;
+      const loaded = await loadTrainer({ seed: started.seed, learningRate: started.learningRate, heldOut: 200 });
+      trainer = loaded;
+      sentence = loaded.sentence(started.sentenceSeed);
       trainedMs = 0;
-      await snapshot('ready');
+      await snapshot('ready', loaded, sentence);
       running = true;
       const mine = generation;
       setTimeout(() => tick(mine), 0);
@@ -76,6 +96,6 @@ self.onmessage = async (event) => {
       if (trainer) trainer.setLearningRate(message.value);
     }
   } catch (error) {
-    post({ type: 'error', message: error.message });
+    post({ type: 'error', message: messageOf(error) });
   }
 };
