@@ -49,7 +49,10 @@ function testFiles(dir, pattern = /\.test\.m?js$/, what = '*.test.js') {
 const node = process.execPath;
 const CORES = Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
 // `cmake --workflow --preset P` (make -j2), and for wasm the embed bundle (scripts/build.js)
-const build = (preset, extra = {}) => ({ name: `build (${preset})`, provides: preset, cpus: 2, run: [node, 'scripts/build.js', preset], ...extra });
+// a build from nothing beside the browser runs on a busy 2-core machine has taken 15 minutes
+const build = (preset, extra = {}) => ({
+  name: `build (${preset})`, provides: preset, cpus: 2, run: [node, 'scripts/build.js', preset], timeoutMs: 40 * 60_000, ...extra,
+});
 /** node:test files, `concurrency` at a time (scripts/run-node-tests.js). */
 const nodeTests = (dir, concurrency, tap) => () => [node, 'scripts/run-node-tests.js', '--concurrency', String(concurrency),
   ...(tap ? ['--tap', tap] : []), ...testFiles(dir)];
