@@ -1,5 +1,7 @@
 #include "model_files.h"
 
+#include "models/numbers.h"
+
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -22,30 +24,7 @@ bool read_file(const std::string& file, std::string* bytes) {
   return true;
 }
 
-float half_to_float(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f, fraction = h & 0x3ffu;
-  uint32_t bits;
-  if (exponent == 0) {
-    if (fraction == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      int e = -1;
-      uint32_t f = fraction;
-      do {
-        ++e;
-        f <<= 1;
-      } while ((f & 0x400u) == 0);
-      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (f & 0x3ffu) << 13;
-    }
-  } else if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | fraction << 13;
-  } else {
-    bits = sign | (exponent + 127 - 15) << 23 | fraction << 13;
-  }
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
+using mha::models::half_to_float;
 
 EncoderConfig config_from_json(const nlohmann::json& j) {
   EncoderConfig c;
