@@ -1,6 +1,8 @@
 // Writes a bench report (the JSON `npm run bench` leaves in build/bench/last.json, or the output
 // of `npm run bench -- --json`) as Markdown tables into docs/performance.md, replacing what lies
-// between its two marker lines (BEGIN and END below); the rest of the page is left as it is.
+// between its two marker lines (BEGIN and END below), and the model section's table (GPT-2
+// small, end to end) between MODEL_BEGIN and MODEL_END when the report has one; the rest of the
+// page is left as it is.
 //
 //   node bench/markdown.js                          build/bench/last.json -> docs/performance.md
 //   node bench/markdown.js REPORT.json [--doc FILE] another report, another page
@@ -13,6 +15,9 @@ import { SHAPES } from './shapes.js';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BEGIN = '<!-- bench tables: begin (written by `node bench/markdown.js` from build/bench/last.json; edits here are replaced) -->';
 export const END = '<!-- bench tables: end -->';
+export const MODEL_BEGIN = '<!-- bench model table: begin (written by `node bench/markdown.js` from build/bench/last.json; edits here are replaced) -->';
+export const MODEL_END = '<!-- bench model table: end -->';
+const MODEL_ENGINES = ['wasm', 'onnxruntime-web', 'onnxruntime-web-2t'];
 
 const ENGINES = ['wasm', 'wasm-threads', 'native-sse2', 'native-march', 'onnxruntime-web', 'onnxruntime-web-2t', 'tfjs-wasm', 'js'];
 const FLOPS_TEXT = '8·L·E² + 4·L²·E';
@@ -88,14 +93,50 @@ export function reportMarkdown(report) {
   return lines.join('\n');
 }
 
-/** `doc` with the text between its BEGIN and END lines replaced by `tables`. */
-export function replaceTables(doc, tables, docName = 'the page') {
-  const begin = doc.indexOf(BEGIN);
-  const end = doc.indexOf(END);
-  if (begin < 0 || end < begin) {
-    throw new Error(`${docName}: expected the marker lines\n  ${BEGIN}\n  ${END}\n(in that order) around the tables, found ${begin < 0 ? 'no begin marker' : 'the end marker before the begin marker or no end marker'}`);
+/**
+ * The Markdown of a report's model section (GPT-2 end to end): the command, the table of ms
+ * per forward with GFLOP/s, the ratios to this project's core and the cross-check; null when
+ * the report has no model results.
+ */
+export function modelMarkdown(report) {
+  const results = report?.model ?? [];
+  if (results.length === 0) return null;
+  const lines = [];
+  const out = (line = '') => lines.push(line);
+  const command = (report.command ?? 'npm run bench').replace(/ --$/, '');
+  out(`\`${command}\` on ${report.machine ?? 'an unnamed machine'}${report.load_average ? `; 1-minute load average ${report.load_average.start} at the start, ${report.load_average.end} at the end` : ''}.`);
+  out('Cells: the median ms per forward of each engine\'s fastest round (GFLOP/s: per layer 2·T·(4E² + 2·E·I) + 4·T²·E, and 2·T·E·V for the LM head); in brackets the engine\'s time over `wasm`\'s (> 1: ours is faster).');
+  out();
+  const cols = MODEL_ENGINES.filter((e) => results.some((r) => r.engine === e));
+  out(`| model | tokens | ${cols.join(' | ')} |`);
+  out(`|---|---:|${cols.map(() => '---:').join('|')}|`);
+  for (const name of new Set(results.map((r) => r.case))) {
+    const row = results.filter((r) => r.case === name);
+    const ours = row.find((r) => r.engine === 'wasm');
+    const cells = cols.map((e) => {
+      const r = row.find((x) => x.engine === e);
+      if (!r) return '';
+      return `${ms(r.ms)} (${r.gflops.toFixed(1)})${e !== 'wasm' && ours ? ` [${(r.ms / ours.ms).toFixed(2)}×]` : ''}`;
+    });
+    out(`| ${name} | ${row[0].tokens} | ${cells.join(' | ')} |`);
   }
-  return `${doc.slice(0, begin + BEGIN.length)}\n${tables}\n${doc.slice(end)}`;
+  const errs = results.filter((r) => r.max_err != null);
+  if (errs.length) {
+    const worst = (key) => Math.max(...errs.map((r) => r[key] ?? 0)).toExponential(1);
+    out();
+    out(`Every engine's logits agreed with \`wasm\`'s to at most ${worst('max_err')}, its attention weights to ${worst('max_err_attention')} (tolerance 1e-4 each).`);
+  }
+  return lines.join('\n');
+}
+
+/** `doc` with the text between its `begin` and `end` lines (BEGIN and END by default) replaced by `tables`. */
+export function replaceTables(doc, tables, docName = 'the page', begin_ = BEGIN, end_ = END) {
+  const begin = doc.indexOf(begin_);
+  const end = doc.indexOf(end_);
+  if (begin < 0 || end < begin) {
+    throw new Error(`${docName}: expected the marker lines\n  ${begin_}\n  ${end_}\n(in that order) around the tables, found ${begin < 0 ? 'no begin marker' : 'the end marker before the begin marker or no end marker'}`);
+  }
+  return `${doc.slice(0, begin + begin_.length)}\n${tables}\n${doc.slice(end)}`;
 }
 
 function main(argv) {
@@ -114,13 +155,19 @@ function main(argv) {
   if (!fs.existsSync(reportFile)) {
     throw new Error(`${path.relative(process.cwd(), reportFile)} does not exist: run \`npm run bench\` first (a full run writes build/bench/last.json), or name a report`);
   }
-  const tables = reportMarkdown(JSON.parse(fs.readFileSync(reportFile, 'utf8')));
+  const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
+  const model = modelMarkdown(report);
+  // a report of the model section alone (--model-only) leaves the attention tables as they are
+  const tables = model && Array.isArray(report.results) && report.results.length === 0 ? null : reportMarkdown(report);
   if (toStdout) {
-    console.log(tables);
+    console.log([tables, model].filter(Boolean).join('\n\n'));
     return;
   }
-  const doc = fs.readFileSync(docFile, 'utf8');
-  fs.writeFileSync(docFile, replaceTables(doc, tables, path.relative(process.cwd(), docFile)));
+  const docName = path.relative(process.cwd(), docFile);
+  let doc = fs.readFileSync(docFile, 'utf8');
+  if (tables) doc = replaceTables(doc, tables, docName);
+  if (model) doc = replaceTables(doc, model, docName, MODEL_BEGIN, MODEL_END);
+  fs.writeFileSync(docFile, doc);
   console.log(`[bench] wrote the tables of ${path.relative(process.cwd(), reportFile)} into ${path.relative(process.cwd(), docFile)}`);
 }
 

@@ -8,6 +8,7 @@
 //   npm run bench -- --shapes B,C --engines wasm,tfjs-wasm --budget-ms 3000
 //   npm run bench -- --rounds 3        rounds of every engine's job (default 2; --quick 1)
 //   npm run bench -- --no-encoder      without the pretrained encoder's section (--encoder-only: only it)
+//   npm run bench -- --no-model        without the model section (--model-only: only it)
 //
 // Engines: wasm, wasm-threads (the pthreads core, 2 threads), native-sse2, native-march,
 // onnxruntime-web, onnxruntime-web-2t, tfjs-wasm, js, and wasm-simd-peak (the machine's f32x4
@@ -18,6 +19,9 @@
 // engines once per round); each engine keeps its fastest round. GFLOP/s counts 8·L·E² + 4·L²·E per forward.
 // Then the pretrained encoder (bench/encoder/run.js): Universal Sentence Encoder lite at 12 and
 // 128 tokens (--quick: 12) on mha_encoder.wasm against its own TF.js graph on tfjs-wasm and tfjs-cpu.
+// Then the model section (bench/model/run.js): GPT-2 small's shape at 128 tokens, ids -> logits
+// and every layer's attention weights, on mha_models.wasm against onnxruntime-web (1 and 2
+// threads) on the same checkpoint exported to ONNX (--quick: the golden tests' small GPT-2).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,6 +30,7 @@ import { benchDir, repoRoot, writeShapeFiles } from './data.js';
 import { modelPath } from './engines/ort.js';
 import { flops, SHAPES, WEIGHTS_SHAPES } from './shapes.js';
 import { printEncoderTable, runEncoderBench } from './encoder/run.js';
+import { printModelTable, runModelBench } from './model/run.js';
 import { engineAvailable } from './worker.js';
 
 const ALL_ENGINES = [
@@ -37,7 +42,7 @@ const OUR_ENGINES = new Set(['wasm', 'wasm-threads', 'native-sse2', 'native-marc
 const SKIP = { js: { E: 'one forward takes about a minute in plain JS' } };
 
 function parseArgs(argv) {
-  const opts = { quick: false, json: false, shapes: null, engines: null, budgetMs: null, rounds: null, encoder: true, attention: true };
+  const opts = { quick: false, json: false, shapes: null, engines: null, budgetMs: null, rounds: null, encoder: true, attention: true, model: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -46,7 +51,14 @@ function parseArgs(argv) {
     };
     if (a === '--quick') opts.quick = true;
     else if (a === '--no-encoder') opts.encoder = false;
-    else if (a === '--encoder-only') opts.attention = false;
+    else if (a === '--encoder-only') {
+      opts.attention = false;
+      opts.model = false;
+    } else if (a === '--no-model') opts.model = false;
+    else if (a === '--model-only') {
+      opts.attention = false;
+      opts.encoder = false;
+    }
     else if (a === '--json') opts.json = true;
     else if (a === '--shapes') opts.shapes = value().split(',');
     else if (a === '--engines') opts.engines = value().split(',');
@@ -55,7 +67,7 @@ function parseArgs(argv) {
       opts.rounds = Number(value());
       if (!Number.isInteger(opts.rounds) || opts.rounds < 1) throw new Error(`--rounds: expected a whole number of rounds >= 1, got ${argv[i]}`);
     }
-    else throw new Error(`unknown option ${a}; usage: npm run bench -- [--quick] [--json] [--shapes A,B] [--engines wasm,js] [--budget-ms N] [--rounds N] [--no-encoder | --encoder-only]`);
+    else throw new Error(`unknown option ${a}; usage: npm run bench -- [--quick] [--json] [--shapes A,B] [--engines wasm,js] [--budget-ms N] [--rounds N] [--no-encoder | --encoder-only] [--no-model | --model-only]`);
   }
   for (const s of opts.shapes ?? []) if (!SHAPES[s]) throw new Error(`unknown shape ${s}; expected one of ${Object.keys(SHAPES).join(', ')}`);
   for (const e of opts.engines ?? [])
@@ -290,9 +302,14 @@ async function main() {
     : { results: [], goals: [], skipped: [], failures: 0 };
   failures += encoder.failures;
   skipped.push(...encoder.skipped);
+  const model = opts.model
+    ? runModelBench({ quick: opts.quick, budgetMs, rounds, log: (...a) => log(opts, ...a), fmt })
+    : { results: [], goals: [], skipped: [], failures: 0 };
+  failures += model.failures;
+  skipped.push(...model.skipped);
 
   const seconds = (Date.now() - started) / 1000;
-  const goalList = [...(opts.attention ? goals(results, peak) : []), ...encoder.goals];
+  const goalList = [...(opts.attention ? goals(results, peak) : []), ...encoder.goals, ...model.goals];
   const report = {
     machine: machine(),
     load_average: { start: Number(loadAtStart), end: Number(loadAverage()) },
@@ -301,6 +318,7 @@ async function main() {
     rounds,
     results: results.map(({ engine, shape, need_weights, ms, gflops, peak_heap_mb, round_ms, error }) => ({ engine, shape, need_weights, ms, gflops, peak_heap_mb, ...(round_ms ? { round_ms } : {}), ...(error ? { error } : {}) })),
     encoder: encoder.results,
+    model: model.results.map(({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, round_ms }) => ({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, round_ms })),
     goals: goalList.map(({ goal, value, met }) => ({ goal, value, met })),
     skipped,
   };
@@ -310,6 +328,7 @@ async function main() {
   } else {
     if (opts.attention) printTables({ ...opts, loadAtStart }, results, peak, engines, shapeNames);
     printEncoderTable(encoder.results, fmt);
+    printModelTable(model.results, fmt);
     // --quick's budgets are too short to warm every engine up: its ratios check that the goals are
     // computed, not whether they are met
     console.log(opts.quick
@@ -320,7 +339,7 @@ async function main() {
       console.log('\nskipped');
       for (const k of skipped) console.log(`  ${k.engine}${k.shape ? ` (${k.shape})` : ''}: ${k.reason}`);
     }
-    console.log(`\n${results.filter((r) => r.ms != null).length + encoder.results.length} timed, ${failures} failed, in ${seconds.toFixed(0)} s`);
+    console.log(`\n${results.filter((r) => r.ms != null).length + encoder.results.length + model.results.length} timed, ${failures} failed, in ${seconds.toFixed(0)} s`);
   }
   process.exitCode = failures > 0 ? 1 : 0;
 }

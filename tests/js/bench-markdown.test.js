@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BEGIN, END, replaceTables, reportMarkdown } from '../../bench/markdown.js';
+import { BEGIN, END, MODEL_BEGIN, MODEL_END, modelMarkdown, replaceTables, reportMarkdown } from '../../bench/markdown.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -75,4 +75,25 @@ test('docs/performance.md has the markers, and the command writes a report into 
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the model section: one row per model, ratios to wasm, the cross-check; only between its own markers', () => {
+  const withModel = {
+    ...report,
+    model: [
+      { engine: 'wasm', case: 'gpt2-small', tokens: 128, ms: 800, gflops: 39.6, max_err: null, max_err_attention: null, round_ms: [800, 810] },
+      { engine: 'onnxruntime-web', case: 'gpt2-small', tokens: 128, ms: 1200, gflops: 26.4, max_err: 3.1e-6, max_err_attention: 3e-7, round_ms: [1200] },
+    ],
+  };
+  const md = modelMarkdown(withModel);
+  console.log(md.split('\n').map((l) => `    ${l}`).join('\n'));
+  assert.match(md, /^\| model \| tokens \| wasm \| onnxruntime-web \|$/m);
+  assert.match(md, /^\| gpt2-small \| 128 \| 800 \(39\.6\) \| 1200 \(26\.4\) \[1\.50×\] \|$/m);
+  assert.match(md, /logits agreed with `wasm`'s to at most 3\.1e-6, its attention weights to 3\.0e-7/);
+  assert.equal(modelMarkdown(report), null);
+  const page = `${BEGIN}\nold\n${END}\n\n## GPT-2 small\n\n${MODEL_BEGIN}\nold model\n${MODEL_END}\n`;
+  const once = replaceTables(page, md, 'page.md', MODEL_BEGIN, MODEL_END);
+  assert.ok(once.startsWith(`${BEGIN}\nold\n${END}\n`), 'the attention tables are left alone');
+  assert.ok(once.includes(`${MODEL_BEGIN}\n\`npm run bench\``) && !once.includes('old model'));
+  assert.equal(replaceTables(once, md, 'page.md', MODEL_BEGIN, MODEL_END), once);
 });

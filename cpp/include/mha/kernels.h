@@ -24,6 +24,10 @@ void pack_weight(float* packed, const float* weight, int64_t N, int64_t K);
 void linear_packed(float* out, const float* in, const float* packed_weight, const float* bias,
                    int64_t M, int64_t N, int64_t K);
 
+// x[n] = gelu_new(x) in place: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (GPT-2's MLP
+// activation), in float, tanh to about 1e-7 (absolute).
+void gelu_tanh(float* x, int64_t n);
+
 // The additive mask of one (batch, head) pair, never materialised as a whole unless given so:
 //   mask[i, j] = attn[i * ld_attn + j]            (if attn, for j < mask_cols)
 //              + key[j]                           (if key,  for j < mask_cols)

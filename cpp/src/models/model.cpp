@@ -268,14 +268,17 @@ void Model::layer_norm(float* out, const float* in, const Norm& norm, int64_t T)
   }
 }
 
-// gelu_new / gelu_pytorch_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)));
-// gelu: 0.5 x (1 + erf(x / sqrt 2)); relu: max(x, 0); silu: x sigmoid(x).
+// gelu_new / gelu_pytorch_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) in float (kernels::gelu_tanh);
+// gelu: 0.5 x (1 + erf(x / sqrt 2)), relu: max(x, 0), silu: x sigmoid(x), in double.
 void Model::activate(float* x, int64_t n) const {
-  const double k = std::sqrt(2.0 / M_PI);
+  if (config_.activation == Activation::kGeluTanh) {
+    kernels::gelu_tanh(x, n);  // in float, vectorised: the MLP's activation is T * I values a layer
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const double v = x[i];
     switch (config_.activation) {
-      case Activation::kGeluTanh: x[i] = static_cast<float>(0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)))); break;
+      case Activation::kGeluTanh: break;  // above
       case Activation::kGeluErf: x[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)))); break;
       case Activation::kRelu: x[i] = v > 0 ? x[i] : 0.0f; break;
       case Activation::kSilu: x[i] = static_cast<float>(v / (1.0 + std::exp(-v))); break;

@@ -1,0 +1,119 @@
+// The model section of `npm run bench`: a GPT-2-layout checkpoint run end to end (ids ->
+// logits and every layer's attention weights) on this project's mha_models.wasm and on
+// onnxruntime-web (1 and 2 threads) running the same checkpoint exported to ONNX
+// (bench/model/cases.js). A full run times GPT-2 small's shape at 128 tokens, making its files
+// first when they are missing (scripts/export_gpt2_onnx.py, about a minute); `--quick` the
+// golden test's small GPT-2 at 32 tokens. Logits and attention weights are cross-checked to
+// 1e-4 before timing; each job runs in a process of its own (bench/model/worker.js); jobs run in
+// rounds, each engine keeping its fastest round.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { benchDir, repoRoot } from '../data.js';
+import { MODEL_CASES, modelFlops } from './cases.js';
+import { available, MODEL_ENGINES } from './engines.js';
+
+export const MODEL_GOALS = [['gpt2-small', 'onnxruntime-web', 1.25]];
+
+function runJob(job) {
+  const r = spawnSync(process.execPath, [path.join(repoRoot, 'bench/model/worker.js'), JSON.stringify(job)], {
+    encoding: 'utf8', cwd: repoRoot, maxBuffer: 1 << 26, timeout: 900_000,
+  });
+  const line = (r.stdout || '').trim().split('\n').pop();
+  try {
+    return JSON.parse(line);
+  } catch {
+    return { error: `worker exited with ${r.status ?? r.signal}: ${(r.stderr || '').trim().split('\n').slice(-3).join(' | ')}` };
+  }
+}
+
+/** Writes GPT-2 small's random checkpoint and its ONNX export when they are missing. */
+function makeGpt2Small(log) {
+  const c = MODEL_CASES['gpt2-small'];
+  if (fs.existsSync(path.join(c.dir, 'model.safetensors')) && fs.existsSync(c.onnx)) return;
+  log(`[bench] writing a random GPT-2 small checkpoint and its ONNX export into ${path.relative(repoRoot, c.dir)} (scripts/export_gpt2_onnx.py)`);
+  const r = spawnSync('/usr/bin/python3', ['scripts/export_gpt2_onnx.py', 'random-gpt2-small', c.dir], { encoding: 'utf8', cwd: repoRoot });
+  if (r.status !== 0) {
+    log(`[bench] the GPT-2 small export failed (its engines will be skipped): ${(r.stderr || r.error || '').toString().trim().split('\n').pop()}`);
+  }
+}
+
+/**
+ * @param {{ quick: boolean, budgetMs: number, rounds: number, log: (...args) => void, fmt: (x, d?) => string }} opts
+ * @returns {{ results: object[], goals: object[], skipped: object[], failures: number }}
+ */
+export function runModelBench({ quick, budgetMs, rounds, log, fmt }) {
+  const caseNames = quick ? ['gpt2-tied'] : ['gpt2-small'];
+  if (!quick) makeGpt2Small(log);
+  fs.mkdirSync(benchDir, { recursive: true });
+  const skipped = [];
+  const jobs = [];
+  for (const name of caseNames) {
+    const modelCase = MODEL_CASES[name];
+    const engines = MODEL_ENGINES.filter((e) => {
+      const why = available(e, modelCase);
+      if (why !== true) skipped.push({ engine: e, shape: name, reason: why });
+      return why === true;
+    });
+    const refFile = path.join(benchDir, `model_ref_${name}.f32`);
+    fs.rmSync(refFile, { force: true });
+    jobs.push({ name, modelCase, engines, refFile, haveRef: false, best: new Map(), failed: new Set() });
+  }
+  let failures = 0;
+  for (let round = 1; round <= rounds; ++round) {
+    for (const job of jobs) {
+      for (const engine of job.engines) {
+        if (job.failed.has(engine)) continue;
+        const r = runJob({ engine, case: job.name, budgetMs, refFile: job.refFile, writeRef: !job.haveRef });
+        if (r.error) {
+          // a wrong output, or this project's engine failing, fails the run
+          if (r.mismatch || engine === 'wasm' || !job.haveRef) failures++;
+          job.failed.add(engine);
+          log(`[bench] model ${job.name} ${engine}: FAILED: ${r.error}`);
+          continue;
+        }
+        job.haveRef = true;
+        const diffs = r.max_err == null ? ', reference' : `, max |diff| logits ${r.max_err.toExponential(1)}, attention ${r.max_err_attention.toExponential(1)}`;
+        log(`[bench] model ${job.name} T=${job.modelCase.tokens} ${engine.padEnd(19)} ${fmt(r.ms, 3).padStart(9)} ms  (${rounds > 1 ? `round ${round}, ` : ''}${r.runs} runs, min ${fmt(r.min_ms, 3)} ms${diffs})`);
+        const entry = job.best.get(engine) ?? { r: null, roundMs: [] };
+        entry.roundMs.push(r.ms);
+        if (!entry.r || r.ms < entry.r.ms) entry.r = r;
+        job.best.set(engine, entry);
+      }
+    }
+  }
+  const results = [];
+  for (const job of jobs) {
+    const flops = modelFlops(job.modelCase.config, job.modelCase.tokens);
+    for (const [engine, { r, roundMs }] of job.best) {
+      if (job.failed.has(engine)) continue;
+      results.push({ engine, case: job.name, tokens: job.modelCase.tokens, ms: r.ms, gflops: flops / (r.ms * 1e6), min_ms: r.min_ms, runs: r.runs,
+        max_err: r.max_err, max_err_attention: r.max_err_attention, round_ms: roundMs });
+    }
+  }
+  const get = (engine, name) => results.find((r) => r.engine === engine && r.case === name);
+  const goals = MODEL_GOALS.filter(([name]) => caseNames.includes(name)).map(([name, other, need]) => {
+    const o = get(other, name);
+    const w = get('wasm', name);
+    const value = o && w ? o.ms / w.ms : null;
+    return { goal: `${name}: ${other} / wasm >= ${need}`, value, met: value == null ? null : value >= need, shown: (v) => `${fmt(v)}×` };
+  });
+  return { results, goals, skipped, failures };
+}
+
+/** The model table: median ms per forward (GFLOP/s) and the ratios to this project's core. */
+export function printModelTable(results, fmt) {
+  if (results.length === 0) return;
+  const pad = (t, n) => String(t).padStart(n);
+  console.log('\nmodel: GPT-2 layout, ids → logits + every layer\'s attention weights; median ms per forward (GFLOP/s) [ratio to wasm]\n');
+  console.log(`${'case'.padEnd(18)}${MODEL_ENGINES.map((e) => pad(e, 26)).join('')}`);
+  for (const name of new Set(results.map((r) => r.case))) {
+    const ours = results.find((r) => r.engine === 'wasm' && r.case === name);
+    const cells = MODEL_ENGINES.map((e) => {
+      const r = results.find((x) => x.engine === e && x.case === name);
+      if (!r) return pad('', 26);
+      return pad(`${fmt(r.ms)} (${fmt(r.gflops, 1)})${e === 'wasm' || !ours ? '' : ` [${fmt(r.ms / ours.ms)}×]`}`, 26);
+    });
+    console.log(`${`${name} T=${results.find((r) => r.case === name).tokens}`.padEnd(18)}${cells.join('')}`);
+  }
+}
