@@ -28,6 +28,10 @@ void linear_packed(float* out, const float* in, const float* packed_weight, cons
 // activation), in float, tanh to about 1e-7 (absolute).
 void gelu_tanh(float* x, int64_t n);
 
+// log sum_i e^(x_i) over x[n] (a log-softmax's normaliser): the exponentials in float, summed
+// in double; within about 1e-7 of the exact value. n 0 gives -inf; a NaN in x gives NaN.
+double log_sum_exp(const float* x, int64_t n);
+
 // The additive mask of one (batch, head) pair, never materialised as a whole unless given so:
 //   mask[i, j] = attn[i * ld_attn + j]            (if attn, for j < mask_cols)
 //              + key[j]                           (if key,  for j < mask_cols)

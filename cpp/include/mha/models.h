@@ -119,6 +119,9 @@ class Model {
   //   importance[l, h] = mean over t < T-1 of  log p(ids[t+1] | ids[..t])
   //                                          - log p(ids[t+1] | ids[..t], head (l, h) switched off)
   // (switched off: its output zeroed before W_O, as transformers' head_mask does). T >= 2.
+  // The layers below l are run once: each head's run starts from the clean stream entering its
+  // layer, and the LM head computes positions t < T-1 only. Equal to Run with ablate {(l, h)}
+  // and a log-softmax in double to within 1e-6 (tests/cpp/models/head_importance_test.cpp).
   Status HeadImportance(const int32_t* ids, size_t count, Tensor* importance);
 
  private:
@@ -142,6 +145,8 @@ class Model {
   Status run_layer(int64_t l, const std::vector<int64_t>& ablated, bool head_outputs, int64_t T, std::vector<float>* x,
                    LayerResult* out);
   void heads(const std::vector<float>& x, int64_t T, RunResult* r);
+  void next_token_logprobs(const std::vector<float>& x, const int32_t* ids, int64_t T, std::vector<float>* logits,
+                           std::vector<double>* out);
   void layer_norm(float* out, const float* in, const Norm& norm, int64_t T) const;
   void activate(float* x, int64_t n) const;
 

@@ -417,24 +417,22 @@ Status Model::Run(const int32_t* ids, size_t count, const RunOptions& options, R
   return Status::Ok();
 }
 
-namespace {
-
-// log softmax(logits[t])[ids[t + 1]] for t < T - 1: the log-probability of each actual next token
-std::vector<double> next_token_logprobs(const Tensor& logits, const int32_t* ids, int64_t T) {
-  const int64_t V = logits.shape[1];
-  std::vector<double> out(static_cast<size_t>(T - 1));
-  for (int64_t t = 0; t + 1 < T; ++t) {
-    const float* row = logits.data.data() + t * V;
-    double max = row[0];
-    for (int64_t v = 1; v < V; ++v) max = std::max(max, static_cast<double>(row[v]));
-    double sum = 0;
-    for (int64_t v = 0; v < V; ++v) sum += std::exp(row[v] - max);
-    out[static_cast<size_t>(t)] = row[ids[t + 1]] - max - std::log(sum);
+// log p(ids[t + 1] | ids[..t]) for t < T - 1 from the last layer's stream x (T, E): ln_f and the
+// LM head on the first T - 1 positions only (the last has no next token to predict), then
+// logits[t, ids[t + 1]] - log sum_v e^logits[t, v]. logits: scratch, (T - 1, vocab).
+void Model::next_token_logprobs(const std::vector<float>& x, const int32_t* ids, int64_t T, std::vector<float>* logits,
+                                std::vector<double>* out) {
+  const int64_t E = config_.hidden, V = config_.vocab_size, rows = T - 1;
+  normed_.resize(static_cast<size_t>(rows * E));
+  layer_norm(normed_.data(), x.data(), final_norm_, rows);
+  logits->resize(static_cast<size_t>(rows * V));
+  kernels::linear_packed(logits->data(), normed_.data(), lm_head_.packed.data(), nullptr, rows, V, E);
+  out->resize(static_cast<size_t>(rows));
+  for (int64_t t = 0; t < rows; ++t) {
+    const float* row = logits->data() + t * V;
+    (*out)[static_cast<size_t>(t)] = row[ids[t + 1]] - kernels::log_sum_exp(row, V);
   }
-  return out;
 }
-
-}  // namespace
 
 Status Model::HeadImportance(const int32_t* ids, size_t count, Tensor* importance) {
   const ModelConfig& c = config_;
@@ -445,32 +443,28 @@ Status Model::HeadImportance(const int32_t* ids, size_t count, Tensor* importanc
   MHA_RETURN_IF_ERROR(validate(ids, count, RunOptions()));
   if (count < 2) return Status(StatusCode::kInvalidArgument, "head importance needs at least two tokens (a next token to predict)");
   const int64_t T = static_cast<int64_t>(count), L = c.num_layers, H = c.num_heads;
-  // The stream entering each layer, unablated, so that switching off a head in layer l
-  // recomputes layers l.. only.
+  // The stream entering each layer, unablated: switching off a head in layer l changes nothing
+  // below it, so each of the L * H runs starts at its layer l from here.
   std::vector<std::vector<float>> entering(static_cast<size_t>(L));
-  std::vector<float> x;
+  std::vector<float> x, logits;
   embed(ids, T, &x);
-  RunResult base;
-  base.layers.resize(static_cast<size_t>(L));
+  LayerResult scratch;
   for (int64_t l = 0; l < L; ++l) {
     entering[static_cast<size_t>(l)] = x;
-    MHA_RETURN_IF_ERROR(run_layer(l, {}, false, T, &x, &base.layers[static_cast<size_t>(l)]));
+    MHA_RETURN_IF_ERROR(run_layer(l, {}, false, T, &x, &scratch));
   }
-  heads(x, T, &base);
-  const std::vector<double> baseline = next_token_logprobs(base.logits, ids, T);
+  std::vector<double> baseline, ablated;
+  next_token_logprobs(x, ids, T, &logits, &baseline);
   *importance = make_tensor({L, H});
-  LayerResult scratch;
   for (int64_t l = 0; l < L; ++l) {
     for (int64_t h = 0; h < H; ++h) {
       x = entering[static_cast<size_t>(l)];
       MHA_RETURN_IF_ERROR(run_layer(l, {h}, false, T, &x, &scratch));
       for (int64_t k = l + 1; k < L; ++k) MHA_RETURN_IF_ERROR(run_layer(k, {}, false, T, &x, &scratch));
-      RunResult ablated;
-      heads(x, T, &ablated);
-      const std::vector<double> lp = next_token_logprobs(ablated.logits, ids, T);
+      next_token_logprobs(x, ids, T, &logits, &ablated);
       double drop = 0;
-      for (size_t t = 0; t < lp.size(); ++t) drop += baseline[t] - lp[t];
-      importance->data[static_cast<size_t>(l * H + h)] = static_cast<float>(drop / static_cast<double>(lp.size()));
+      for (size_t t = 0; t < ablated.size(); ++t) drop += baseline[t] - ablated[t];
+      importance->data[static_cast<size_t>(l * H + h)] = static_cast<float>(drop / static_cast<double>(ablated.size()));
     }
   }
   return Status::Ok();
