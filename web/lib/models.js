@@ -162,7 +162,7 @@ async function collectFiles(files, options) {
     const url = urlOf(files);
     if (url && (url.protocol === 'http:' || url.protocol === 'https:')) return downloadFolder(folderOf(url), options);
     if (url && url.protocol !== 'file:') {
-      throw new MhaError('INVALID_ARGUMENT', `loadModel: ${url.href} is a ${url.protocol} URL; expected http:, https:, or in Node.js a file: URL or a folder path`);
+      throw new MhaError('INVALID_ARGUMENT', `loadModel: ${url.href} has the scheme ${url.protocol}; expected http: or https:, or in Node.js a file: URL or a folder path`);
     }
     if (!isNode()) throw new MhaError('INVALID_ARGUMENT', `loadModel: ${url?.href} is on disk, which a page cannot read; serve the folder over HTTP, or pass the Files`);
     return readFolder(url ?? /** @type {string} */ (files));
@@ -326,7 +326,7 @@ async function download(url, file, { limits, signal, onProgress }, { optional })
   onProgress?.({ file, loaded, total });
   /** @param {Uint8Array} chunk */
   const append = (chunk) => {
-    if (loaded + chunk.byteLength > maxFileBytes) throw tooLarge(loaded + chunk.byteLength, ' or more');
+    if (loaded + chunk.byteLength > maxFileBytes) throw tooLarge(loaded + chunk.byteLength, ' at least (no Content-Length)');
     if (loaded + chunk.byteLength > bytes.byteLength) {
       const grown = new Uint8Array(Math.min(maxFileBytes, Math.max(2 * bytes.byteLength, loaded + chunk.byteLength, 65536)));
       grown.set(bytes.subarray(0, loaded));
