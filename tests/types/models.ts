@@ -42,7 +42,7 @@ export async function fromUrl(signal: AbortSignal): Promise<number> {
   await loadModel('models/x/', { onProgress: (file: string, loaded: number) => file.length + loaded });
   // @ts-expect-error a signal is an AbortSignal
   await loadModel('models/x/', { signal: true });
-  const total = seen[0]?.total ?? 0;
+  const total: number = seen[0]?.total ?? 0;
   return pieces.length + layers * heads + total + (disposed ? 1 : 0);
 }
 

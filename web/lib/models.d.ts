@@ -42,13 +42,13 @@ export interface ModelRunOptions {
   ablate?: Array<[number, number]>;
 }
 
-/** A download's progress: bytes of `file` so far; `total` its Content-Length, null while not known. */
+/** A download's progress: bytes of `file` so far; `total` its Content-Length, 0 while not known (as in a ProgressEvent). */
 export interface ModelProgress {
   /** 'config.json', 'model.safetensors' or 'tokenizer.json' */
   file: string;
   loaded: number;
   /** the last event of each file has loaded === total */
-  total: number | null;
+  total: number;
 }
 
 export interface LoadModelOptions {

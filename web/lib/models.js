@@ -110,7 +110,7 @@ async function textOf(value, file) {
  * a path on disk or a URL).
  * @typedef {{ read: () => Promise<unknown>, where: string }} ModelFileEntry
  * @typedef {{ maxFileBytes: number, maxParameters: number }} Limits
- * @typedef {{ file: string, loaded: number, total: number | null }} ModelProgress
+ * @typedef {{ file: string, loaded: number, total: number }} ModelProgress
  * @typedef {{ limits: Limits, signal?: AbortSignal, onProgress?: (progress: ModelProgress) => void }} ReadOptions
  */
 
@@ -272,10 +272,10 @@ function fetchFailure(error, url, signal, what) {
 
 /**
  * Bytes of one file over HTTP, streamed where the response has a body stream, with progress
- * ({ file, loaded, total }: total the Content-Length, null while unknown; the last event has
- * loaded === total) and the size limit checked on the Content-Length before the body is read
- * and again on the bytes. Any HTTP error other than an optional file's 404 is an error naming
- * the URL and the status.
+ * ({ file, loaded, total }: total the Content-Length, 0 while unknown, as in a ProgressEvent;
+ * the last event has loaded === total), and the size limit checked on the Content-Length
+ * before the body is read and again on the bytes. Any HTTP error other than an optional file's
+ * 404 is an error naming the URL and the status.
  * @param {URL} url
  * @param {string} file  the name progress events give
  * @param {ReadOptions} options
@@ -323,7 +323,7 @@ async function download(url, file, { limits, signal, onProgress }, { optional })
   }
   let bytes = new Uint8Array(total ?? 0);
   let loaded = 0;
-  onProgress?.({ file, loaded, total });
+  onProgress?.({ file, loaded, total: total ?? 0 });
   /** @param {Uint8Array} chunk */
   const append = (chunk) => {
     if (loaded + chunk.byteLength > maxFileBytes) throw tooLarge(loaded + chunk.byteLength, ' at least (no Content-Length)');
@@ -352,7 +352,7 @@ async function download(url, file, { limits, signal, onProgress }, { optional })
         reader.cancel().catch(() => {});
         throw error;
       }
-      if (total === null || loaded < total) onProgress?.({ file, loaded, total });
+      if (total === null || loaded < total) onProgress?.({ file, loaded, total: total ?? 0 });
     }
   } else {
     try {
