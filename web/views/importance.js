@@ -21,7 +21,7 @@ export function renderImportance(container, o) {
       const selected = l === o.selected.layer && h === o.selected.head;
       const td = el('td', {}, el('button', {
           type: 'button', class: `importance-cell${selected ? ' selected' : ''}`, 'aria-pressed': String(selected),
-          'aria-label': `Layer ${l}, head ${h + 1}: ${v.toFixed(3)} nats`, text: v.toFixed(2), onclick: () => o.onSelect(l, h),
+          'aria-label': `${v.toFixed(2)} nats: layer ${l}, head ${h + 1}`, title: `${v.toFixed(4)} nats`, text: v.toFixed(2), onclick: () => o.onSelect(l, h),
         }));
       td.style.background = divergingColor(t);
       td.style.color = Math.abs(t) > 0.55 ? '#fff' : '#111';
