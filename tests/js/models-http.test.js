@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { loadModel } from '../../web/lib/models.js';
 import { MODELS_DIR, serveModels, sendInChunks } from './model-server.js';
 
@@ -110,17 +111,18 @@ function redirectTo(name, file, res) {
   return true;
 }
 
-test('a folder over HTTP opens to the same model as the folder on disk: GPT-2 and BERT, folder or config.json URL', { timeout: 60_000 }, async () => {
+test('a folder over HTTP opens to the same model as the folder on disk: GPT-2 and BERT, folder or config.json URL (and file: URLs)', { timeout: 60_000 }, async () => {
   for (const [name, text] of [['gpt2-trained', 'the king follows himself.'], ['bert-mlm', 'the [MASK] follows himself.']]) {
     const direct = await loadModel(path.join(MODELS_DIR, name));
     const expected = outputs(direct, text);
     direct.dispose();
-    for (const location of [server.url(name), `${server.url(name)}/`, new URL(`${server.url(name)}/config.json`)]) {
+    const onDisk = pathToFileURL(path.join(MODELS_DIR, name));
+    for (const location of [server.url(name), `${server.url(name)}/`, new URL(`${server.url(name)}/config.json`), onDisk, `${onDisk.href}/config.json`]) {
       const model = await loadModel(location);
       assert.deepEqual(outputs(model, text), expected, `${name} from ${location}`);
       model.dispose();
     }
-    console.log(`    ${name}: ${expected.weights.length} layers' weights, hidden${expected.logits ? ', logits' : ''}${expected.importance ? ', head importance' : ''} identical from 3 URL forms`);
+    console.log(`    ${name}: ${expected.weights.length} layers' weights, hidden${expected.logits ? ', logits' : ''}${expected.importance ? ', head importance' : ''} identical from 3 URL forms and 2 file: URLs`);
   }
 });
 
