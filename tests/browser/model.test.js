@@ -152,6 +152,17 @@ test('the model view opens a layer and head; a head switched off moves the predi
   assert.ok(moved, 'switching off all of layer 1 changed the top prediction');
   assert.match(await page.text('#predictions-view'), /With heads 1, 2, 3, 4 of layer 1 off/);
   await page.evaluate(() => window.explorer.setAblated([]));
+  // its heads measured by the roles rule on the annotated sentences, read by its own tokenizer
+  assert.equal(await page.evaluate(() => document.getElementById('roles-panel').hidden), false);
+  await page.click('#roles-measure');
+  await page.waitForFunction(() => !!window.explorer.source.roles && !!document.querySelector('#roles-view table'), null, { timeout: 120000 });
+  const measured = await page.evaluate(() => {
+    const { roles } = window.explorer.source;
+    return { heads: roles.heads.length, sentences: roles.corpus.sentences, skipped: roles.corpus.skipped.length };
+  });
+  assert.equal(measured.heads, 8);
+  assert.ok(measured.sentences > 700, `${measured.sentences} sentences measured (${measured.skipped} left out: longer than the context)`);
+  assert.match(await page.text('#head-tabs'), /H1/);
 });
 
 test('a BERT and a nanoGPT export open from files; BERT predicts at [MASK]', { timeout: 120000 }, async () => {

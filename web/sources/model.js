@@ -85,7 +85,8 @@ export function modelWords(pieces, kind, special) {
     const alone = special.has(i) || punctuation(text);
     if (i === 0 || starts || alone || special.has(i - 1) || punctuation(pieceShown(pieces[i - 1], kind))) word += 1;
     words.push(word);
-    marked.push(`${starts || alone ? '▁' : ''}${text.trim() || text}`);
+    // a piece of white space alone (byte-level BPE's bare "Ġ") is the start of the word after it
+    marked.push(`${starts || alone ? '▁' : ''}${text.trim()}`);
   });
   return { words, marked };
 }
@@ -163,7 +164,7 @@ export class ModelSource {
     const special = new Set(pieces.flatMap((p, i) => (/^(\[[A-Z]+\]|<\|[a-z]+\|>|<\/?s>|<[a-z]+>)$/.test(p) ? [i] : [])));
     const { words } = modelWords(pieces, model.tokenizer, special);
     const tokens = pieces.map((piece, i) => {
-      const shown = pieceShown(piece, model.tokenizer).trim() || piece;
+      const shown = pieceShown(piece, model.tokenizer).trim() || (/^\s+$/.test(pieceShown(piece, model.tokenizer)) ? '␣' : piece);
       return {
         text: shown, tag: `#${ids[i]}`, word: words[i], piece, id: ids[i],
         details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, special.has(i) ? 'a special token' : words[i] === words[i - 1] ? 'continues a word' : 'starts a word'],
@@ -246,6 +247,8 @@ export class ModelSource {
     const encoder = {
       encode: (/** @type {string} */ text) => {
         const ids = model.encode(text);
+        // longer than the model's context: no pieces, so the sentence is left out (and counted)
+        if (ids.length > this.maxTokens) return { pieces: [], layers: [] };
         const pieces = model.tokens(ids);
         const special = new Set(pieces.flatMap((p, i) => (/^(\[[A-Z]+\]|<\|[a-z]+\|>)$/.test(p) ? [i] : [])));
         return { pieces: modelWords(pieces, model.tokenizer, special).marked, layers: model.run(ids).layers };
