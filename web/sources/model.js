@@ -4,7 +4,9 @@
 // layer's weights come from one run of the model per sentence; the next-token panel and head
 // importance come from its LM head; head names only from the one rule of web/roles/, measured
 // on demand on the model's own tokens.
-import { loadModel } from '../lib/models.js';
+import { loadModel, loadWorkerModel } from '../lib/models.js';
+import { topTokens } from '../lib/top-tokens.js';
+import { isNode } from '../lib/wasm-module.js';
 import { EXAMPLES } from './examples.js';
 import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
@@ -12,7 +14,7 @@ import { fetchData, pretrainedRoles } from '../roles/measure.js';
 import { evidenceText } from '../roles/table.js';
 import { labelName } from '../roles/vocabulary.js';
 
-/** @typedef {import('../lib/models.js').Model} Model */
+/** A model on this thread or in a Web Worker: every call is awaited. @typedef {import('../lib/models.js').Model | import('../lib/models.js').WorkerModel} Model */
 /** @typedef {import('../lib/models.js').ModelRunResult} ModelRunResult */
 /** @typedef {import('./source.js').HeadRoles} HeadRoles */
 /**
@@ -64,6 +66,9 @@ export function pieceShown(piece, kind) {
 
 const punctuation = (/** @type {string} */ text) => /^[\p{P}\p{S}]+$/u.test(text.trim());
 
+/** Where a tokenizer's special tokens are ([CLS], [SEP], [MASK], <|endoftext|>, <s>). @param {string[]} pieces */
+const specialPositions = (pieces) => new Set(pieces.flatMap((p, i) => (/^(\[[A-Z]+\]|<\|[a-z]+\|>|<\/?s>|<[a-z]+>)$/.test(p) ? [i] : [])));
+
 /**
  * Which word each piece belongs to, and each piece in SentencePiece's convention ("▁" starts a
  * word), which the roles rule (web/roles) reads: byte-level BPE starts a word at a space ("Ġ"),
@@ -91,7 +96,17 @@ export function modelWords(pieces, kind, special) {
   return { words, marked };
 }
 
-/** The open models of the page by URL, each loaded once and let go when no source shows it. */
+/**
+ * Open a model where the page stays responsive: in a Web Worker where there are workers (the
+ * weights are read and every run made there), else on this thread (Node.js).
+ * @param {import('../lib/models.js').ModelFiles} files
+ * @param {import('../lib/models.js').LoadModelOptions} [options]
+ * @returns {Promise<Model>}
+ */
+export function openModel(files, options) {
+  return typeof Worker === 'function' && !isNode() ? loadWorkerModel(files, options) : loadModel(files, options);
+}
+
 export class ModelSource {
   /**
    * @param {{ opened?: OpenedModel, url?: string, onProgress?: (p: { loaded: number, total: number, file: string }) => void }} o
@@ -108,6 +123,8 @@ export class ModelSource {
     this.layer = 0;
     /** @type {import('./source.js').AnyMhaModule | null} */
     this.mha = null;
+    /** The vocabulary's pieces by id (read once: predictions are drawn on every hover). @type {string[]} */
+    this.vocabulary = [];
     /** What its heads do, once measureRoles has run. @type {HeadRoles | null} */
     this.roles = null;
     /** @type {'lesson'} the lesson's sentences: any text goes through the model's tokenizer */
@@ -136,11 +153,12 @@ export class ModelSource {
     this.mha = mha;
     if (!this.model) {
       if (!this.url) throw new Error('No model to show: open a model folder first.');
-      this.model = await loadModel(this.url, { onProgress: this.onProgress });
+      this.model = await openModel(this.url, { onProgress: this.onProgress });
     }
     if (!this.model.tokenizer) {
       throw new Error(`${this.name} has no tokenizer.json: the page needs it to read text (save it beside config.json, e.g. with tokenizer.save_pretrained).`);
     }
+    if (this.config.lmHead) this.vocabulary = await this.model.tokens(Array.from({ length: this.config.vocabSize }, (_, i) => i));
   }
 
   get loaded() {
@@ -157,11 +175,11 @@ export class ModelSource {
     const example = typeof input === 'number' ? input : EXAMPLES.findIndex((e) => e.text === input);
     const text = (typeof input === 'number' ? EXAMPLES[input].text : String(input)).trim();
     if (!text) throw new Error('Type a sentence first.');
-    const ids = model.encode(text);
+    const ids = await model.encode(text);
     if (!ids.length) throw new Error('The model\'s tokenizer found no tokens in that text.');
     if (ids.length > this.maxTokens) throw tooManyTokens(ids.length, this.maxTokens, 'tokens', 'the model\'s own tokenizer splits words into pieces');
-    const pieces = model.tokens(ids);
-    const special = new Set(pieces.flatMap((p, i) => (/^(\[[A-Z]+\]|<\|[a-z]+\|>|<\/?s>|<[a-z]+>)$/.test(p) ? [i] : [])));
+    const pieces = await model.tokens(ids);
+    const special = specialPositions(pieces);
     const { words } = modelWords(pieces, model.tokenizer, special);
     const tokens = pieces.map((piece, i) => {
       const shown = pieceShown(piece, model.tokenizer).trim() || (/^\s+$/.test(pieceShown(piece, model.tokenizer)) ? '␣' : piece);
@@ -170,7 +188,7 @@ export class ModelSource {
         details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, special.has(i) ? 'a special token' : words[i] === words[i - 1] ? 'continues a word' : 'starts a word'],
       };
     });
-    const run = model.run(ids);
+    const run = await model.run(ids);
     const family = this.config.family === 'gpt2' ? 'byte-level BPE' : 'WordPiece';
     const mask = pieces.indexOf('[MASK]');
     return {
@@ -205,7 +223,7 @@ export class ModelSource {
    */
   async ablation(sentence, heads) {
     const base = sentence.run.hidden;
-    const run = heads.length ? this.loaded.model.run(sentence.ids, { ablate: heads.map((h) => [this.layer, h]) }) : sentence.run;
+    const run = heads.length ? await this.loaded.model.run(sentence.ids, { ablate: heads.map((h) => [this.layer, h]) }) : sentence.run;
     const [T, E] = base.shape;
     return { rows: tokenDifferences(base.data, run.hidden.data, T, E), what: 'final hidden state', run };
   }
@@ -223,7 +241,7 @@ export class ModelSource {
    */
   predictions(run, position, k = 5) {
     const { model } = this.loaded;
-    return model.top(run, k, position).map(([id, probability]) => ({ id, text: pieceShown(model.tokens([id])[0], model.tokenizer), probability }));
+    return topTokens(run, k, position).map(([id, probability]) => ({ id, text: pieceShown(this.vocabulary[id] ?? `#${id}`, model.tokenizer), probability }));
   }
 
   /**
@@ -245,13 +263,12 @@ export class ModelSource {
   async measureRoles(onProgress) {
     const { model } = this.loaded;
     const encoder = {
-      encode: (/** @type {string} */ text) => {
-        const ids = model.encode(text);
+      encode: async (/** @type {string} */ text) => {
+        const ids = await model.encode(text);
         // longer than the model's context: no pieces, so the sentence is left out (and counted)
         if (ids.length > this.maxTokens) return { pieces: [], layers: [] };
-        const pieces = model.tokens(ids);
-        const special = new Set(pieces.flatMap((p, i) => (/^(\[[A-Z]+\]|<\|[a-z]+\|>)$/.test(p) ? [i] : [])));
-        return { pieces: modelWords(pieces, model.tokenizer, special).marked, layers: model.run(ids).layers };
+        const pieces = await model.tokens(ids);
+        return { pieces: modelWords(pieces, model.tokenizer, specialPositions(pieces)).marked, layers: (await model.run(ids)).layers };
       },
     };
     this.roles = await pretrainedRoles(/** @type {any} */ (encoder), fetchData, { onProgress });
@@ -313,6 +330,6 @@ export class ModelSource {
 export async function openModelFiles(files, name) {
   const list = files instanceof Map || !(Symbol.iterator in Object(files)) ? null : [.../** @type {Iterable<File>} */ (files)];
   const folder = list?.map((f) => /** @type {{ webkitRelativePath?: string }} */ (f).webkitRelativePath?.split('/')[0]).find(Boolean);
-  const model = await loadModel(list ?? files);
+  const model = await openModel(list ?? files);
   return { name: name ?? folder ?? model.config.architecture, stamp: `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, model };
 }
