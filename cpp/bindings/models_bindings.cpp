@@ -1,58 +1,73 @@
-// The Embind table of Hugging Face checkpoints (cpp/include/mha/models.h, mha/hf_tokenizer.h):
-// one ModelSession holds a model, its tokenizer and the buffers that cross the boundary in bulk
-// (typed memory views: one set() in, one slice() out). Every fallible call returns a
-// ModelStatus { code, message } (code 0 is success, else a mha::StatusCode). Files, checks,
+// The Embind table of Hugging Face checkpoints (cpp/include/mha/models.h, mha/hf_tokenizer.h),
+// in the dialect of boundary.h: one ModelSession holds a model, its tokenizer and the buffers
+// that cross the boundary in bulk. Inputs go into buffers a call sizes and returns the byte
+// offset of (weightsBuffer, idsBuffer); results come out as TensorRefs (byte offset and shape,
+// sliced at once); lists of integers (the heads to switch off) cross as arrays. Every fallible
+// call returns an Outcome or a result that carries one. Files, checks of JavaScript types,
 // defaults and thrown errors live in web/lib/models.js.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "boundary.h"
 #include "mha/hf_tokenizer.h"
 #include "mha/models.h"
-#include "boundary.h"
 
 namespace {
 
 using emscripten::typed_memory_view;
 using emscripten::val;
+using mha::bindings::Buffer;
+using mha::bindings::byte_offset;
+using mha::bindings::integers_of;
+using mha::bindings::Outcome;
+using mha::bindings::outcome_of;
+using mha::bindings::record;
+using mha::bindings::shape_array;
+using mha::bindings::TensorRef;
+using mha::bindings::to_int64;
 
-struct ModelStatus {
-  int code = 0;
-  std::string message;
-};
+Outcome invalid(const std::string& message) { return {static_cast<int>(mha::StatusCode::kInvalidArgument), message}; }
+// A JavaScript number as it prints there: 3, 2.5, -1, NaN.
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return std::isnan(value) ? "NaN" : text;
+}
 
-ModelStatus status_of(const mha::Status& status) { return {static_cast<int>(status.code()), status.message()}; }
+// A result's outcome set to INVALID_ARGUMENT with `message`.
+void set_invalid(Outcome* out, const std::string& message) { *out = invalid(message); }
 
 class ModelSession {
  public:
-  // The bytes of model.safetensors go here (JS sets them), then load() reads them.
-  val weightsBuffer(double bytes) {
-    weights_.assign(static_cast<size_t>(bytes), 0);
-    return val(typed_memory_view(weights_.size(), weights_.data()));
-  }
+  // The bytes of model.safetensors go into weightsBuffer(n), then load() reads and frees them.
+  Buffer weightsBuffer(double bytes) { return buffer_of(weights_, bytes); }
 
-  ModelStatus load(const std::string& config_json, const std::string& config_file, const std::string& weights_file,
-                   double max_file_bytes, double max_parameters) {
+  Outcome load(const std::string& config_json, const std::string& config_file, const std::string& weights_file,
+               double max_file_bytes, double max_parameters) {
     mha::models::LoadLimits limits;
-    limits.max_file_bytes = static_cast<size_t>(max_file_bytes);
-    limits.max_parameters = static_cast<int64_t>(max_parameters);
+    limits.max_file_bytes = static_cast<size_t>(std::max<int64_t>(to_int64(max_file_bytes), 0));
+    limits.max_parameters = to_int64(max_parameters);
     std::unique_ptr<mha::models::Model> model;
     const mha::Status s = mha::models::Model::Load(
         config_json, config_file, std::string_view(reinterpret_cast<const char*>(weights_.data()), weights_.size()),
         weights_file, limits, &model);
     std::vector<uint8_t>().swap(weights_);  // the floats are in the model now
-    if (!s.ok()) return status_of(s);
+    if (!s.ok()) return outcome_of(s);
     model_ = std::move(model);
     return {};
   }
 
-  ModelStatus loadTokenizer(const std::string& json, const std::string& file) {
+  Outcome loadTokenizer(const std::string& json, const std::string& file) {
     std::unique_ptr<mha::models::HfTokenizer> tokenizer;
     const mha::Status s = mha::models::HfTokenizer::FromJson(json, file, &tokenizer);
-    if (!s.ok()) return status_of(s);
+    if (!s.ok()) return outcome_of(s);
     tokenizer_ = std::move(tokenizer);
     return {};
   }
@@ -84,60 +99,95 @@ class ModelSession {
     if (!tokenizer_) return "";
     return tokenizer_->kind() == mha::models::HfTokenizer::Kind::kByteLevelBpe ? "bpe" : "wordpiece";
   }
-  std::string token(double id) const { return tokenizer_ ? tokenizer_->token(static_cast<int32_t>(id)) : ""; }
+  std::string token(double id) const { return tokenizer_ ? tokenizer_->token(static_cast<int32_t>(to_int64(id))) : ""; }
   double tokenId(const std::string& token) const { return tokenizer_ ? tokenizer_->token_id(token) : -1; }
 
-  ModelStatus encode(const std::string& text) {
-    if (!tokenizer_) return {static_cast<int>(mha::StatusCode::kInvalidArgument), "no tokenizer.json is loaded"};
-    return status_of(tokenizer_->encode(text, &ids_));
+  // Encodes a text into the session's ids (read with ids()).
+  Outcome encode(const std::string& text) {
+    if (!tokenizer_) return invalid("no tokenizer.json is loaded");
+    return outcome_of(tokenizer_->encode(text, &ids_));
   }
+  // Ids go into idsBuffer(n) (or come from encode()); run() and headImportance() take them.
+  Buffer idsBuffer(double count) { return buffer_of(ids_, count); }
+  val ids() { return val(typed_memory_view(ids_.size(), ids_.data())); }
 
-  // ids: the encoded ones after encode(), or set by JS before run()
-  val ids(double count) {
-    if (count >= 0) ids_.resize(static_cast<size_t>(count));
-    return val(typed_memory_view(ids_.size(), ids_.data()));
-  }
-  // (layer, head) pairs, flat
-  val ablate(double count) {
-    ablate_.resize(static_cast<size_t>(count));
-    return val(typed_memory_view(ablate_.size(), ablate_.data()));
-  }
-
-  ModelStatus run() {
-    if (!model_) return {static_cast<int>(mha::StatusCode::kInvalidArgument), "no model is loaded"};
+  // Runs the ids; `ablate` is [layer, head, layer, head, ...], the heads switched off.
+  Outcome run(const val& ablate) {
+    if (!model_) return invalid("no model is loaded");
+    const std::vector<int64_t> pairs = integers_of(ablate);
+    if (pairs.size() % 2 != 0) return invalid("ablate: expected [layer, head] pairs, got " + std::to_string(pairs.size()) + " numbers");
     mha::models::RunOptions options;
-    for (size_t i = 0; i + 1 < ablate_.size(); i += 2) options.ablate.emplace_back(ablate_[i], ablate_[i + 1]);
-    return status_of(model_->Run(ids_.data(), ids_.size(), options, &result_));
+    for (size_t i = 0; i + 1 < pairs.size(); i += 2) options.ablate.emplace_back(pairs[i], pairs[i + 1]);
+    result_ = mha::models::RunResult();
+    return outcome_of(model_->Run(ids_.data(), ids_.size(), options, &result_));
   }
 
-  // Head importance of the ids (GPT-2): (L, H), read with importance()
-  ModelStatus headImportance() {
-    if (!model_) return {static_cast<int>(mha::StatusCode::kInvalidArgument), "no model is loaded"};
-    return status_of(model_->HeadImportance(ids_.data(), ids_.size(), &importance_));
+  // Head importance of the ids (GPT-2): (L, H).
+  TensorRef headImportance() {
+    TensorRef t;
+    if (!model_) {
+      set_invalid(&t, "no model is loaded");
+      return t;
+    }
+    if (record(model_->HeadImportance(ids_.data(), ids_.size(), &importance_), &t)) ref(importance_, &t);
+    return t;
   }
-  val importance() { return view(importance_); }
 
-  // The last run's results: weights (H, T, T) of a layer, residual (T, E), hidden, logits, pooled.
-  val layerWeights(double layer) { return view(result_.layers.at(static_cast<size_t>(layer)).weights); }
-  val layerResidual(double layer) { return view(result_.layers.at(static_cast<size_t>(layer)).residual); }
-  val hidden() { return view(result_.hidden); }
-  val logits() { return view(result_.logits); }
-  val pooled() { return view(result_.pooled); }
+  // The last run's results: a layer's weights (H, T, T) or residual stream (T, E), the hidden
+  // state (T, E), logits (T, vocab) with an LM head, pooled (E) with a BERT pooler.
+  TensorRef layerWeights(double layer) { return layer_ref(layer, &mha::models::LayerResult::weights); }
+  TensorRef layerResidual(double layer) { return layer_ref(layer, &mha::models::LayerResult::residual); }
+  TensorRef hidden() { return result_ref(result_.hidden, "hidden"); }
+  TensorRef logits() { return result_ref(result_.logits, "logits (the model has no LM head)"); }
+  TensorRef pooled() { return result_ref(result_.pooled, "pooled (the model has no pooler)"); }
 
   void dispose() {
     model_.reset();
     tokenizer_.reset();
     result_ = mha::models::RunResult();
+    importance_ = mha::Tensor();
   }
 
  private:
-  static val view(mha::Tensor& t) { return val(typed_memory_view(t.data.size(), t.data.data())); }
+  template <typename T>
+  static Buffer buffer_of(std::vector<T>& buffer, double count) {
+    const int64_t n = to_int64(count);
+    Buffer b;
+    if (n < 0) {
+      set_invalid(&b, "a buffer of " + number_text(count) + " elements: expected a whole number >= 0");
+      return b;
+    }
+    buffer.resize(static_cast<size_t>(n));
+    b.data = byte_offset(buffer.data());
+    return b;
+  }
+  static void ref(const mha::Tensor& tensor, TensorRef* out) {
+    out->data = byte_offset(tensor.data.data());
+    out->shape = shape_array(tensor.shape);
+  }
+  TensorRef layer_ref(double layer, mha::Tensor mha::models::LayerResult::*which) {
+    TensorRef t;
+    if (!(layer >= 0 && layer < static_cast<double>(result_.layers.size()) && layer == static_cast<double>(to_int64(layer)))) {
+      set_invalid(&t, "layer " + number_text(layer) + ": the last run has " + std::to_string(result_.layers.size()) + " layers");
+      return t;
+    }
+    ref(result_.layers[static_cast<size_t>(layer)].*which, &t);
+    return t;
+  }
+  TensorRef result_ref(const mha::Tensor& tensor, const char* what) {
+    TensorRef t;
+    if (tensor.shape.empty()) {
+      set_invalid(&t, std::string("no ") + what + " in the last run");
+      return t;
+    }
+    ref(tensor, &t);
+    return t;
+  }
 
   std::unique_ptr<mha::models::Model> model_;
   std::unique_ptr<mha::models::HfTokenizer> tokenizer_;
   std::vector<uint8_t> weights_;
   std::vector<int32_t> ids_;
-  std::vector<int32_t> ablate_;
   mha::models::RunResult result_;
   mha::Tensor importance_;
 };
@@ -145,8 +195,7 @@ class ModelSession {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(mha_models) {
-  mha::bindings::register_status_codes();
-  emscripten::value_object<ModelStatus>("ModelStatus").field("code", &ModelStatus::code).field("message", &ModelStatus::message);
+  mha::bindings::register_boundary();
   emscripten::class_<ModelSession>("ModelSession")
       .constructor<>()
       .function("weightsBuffer", &ModelSession::weightsBuffer)
@@ -158,15 +207,14 @@ EMSCRIPTEN_BINDINGS(mha_models) {
       .function("token", &ModelSession::token)
       .function("tokenId", &ModelSession::tokenId)
       .function("encode", &ModelSession::encode)
+      .function("idsBuffer", &ModelSession::idsBuffer)
       .function("ids", &ModelSession::ids)
-      .function("ablate", &ModelSession::ablate)
       .function("run", &ModelSession::run)
+      .function("headImportance", &ModelSession::headImportance)
       .function("layerWeights", &ModelSession::layerWeights)
       .function("layerResidual", &ModelSession::layerResidual)
       .function("hidden", &ModelSession::hidden)
       .function("logits", &ModelSession::logits)
       .function("pooled", &ModelSession::pooled)
-      .function("headImportance", &ModelSession::headImportance)
-      .function("importance", &ModelSession::importance)
       .function("dispose", &ModelSession::dispose);
 }

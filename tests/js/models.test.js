@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadModel, MODEL_LIMITS } from '../../web/lib/models.js';
+import { loadModel, loadModelsCore, MODEL_LIMITS } from '../../web/lib/models.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = path.join(ROOT, 'tests', 'golden', 'models');
@@ -138,6 +138,28 @@ test('bad files are refused with the file and the field named', async () => {
   await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights, 'tokenizer.json': tokenizer.slice(0, 500) },
     'INVALID_CONFIG', /tokenizer\.json: not valid JSON/);
   assert.ok(MODEL_LIMITS.maxParameters >= 124_000_000, 'GPT-2 small fits the limits');
+});
+
+test('the module speaks boundary.h: results carry their shapes, a bad call returns an outcome and the module goes on', async () => {
+  const core = await loadModelsCore();
+  const INVALID = core.StatusCode.INVALID_ARGUMENT.value;
+  const session = new core.ModelSession();
+  try {
+    for (const result of [session.layerWeights(0), session.hidden(), session.headImportance(), session.weightsBuffer(-1), session.run([0, 1])]) {
+      assert.equal(result.code, INVALID, result.message);
+      assert.match(result.message, /no model is loaded|no hidden|layer 0: the last run has 0 layers|expected a whole number/);
+    }
+    assert.ok(core.heapBytes() > 0 && core.heapInUse() > 0);
+  } finally {
+    session.delete();
+  }
+  const model = await loadModel(path.join(DIR, 'gpt2-tied'));
+  const r = model.run([1, 2, 3]);
+  assert.deepEqual(r.layers[0].weights.shape, [model.config.numHeads, 3, 3]);
+  assert.deepEqual(r.logits.shape, [3, model.config.vocabSize]);
+  assert.throws(() => model.run([1, 2], { ablate: [[0, 99]] }), /ablate: \(layer 0, head 99\) is out of range/);
+  assert.equal(model.run([1, 2, 3]).logits.data.length, 3 * model.config.vocabSize, 'the module works after an error');
+  model.dispose();
 });
 
 test('npm run model -- --json prints one object per text', () => {

@@ -17,7 +17,7 @@
 // loadWorkerModel (models-worker.js) opens the same model in a Web Worker.
 import { MhaError, statusCodes } from './errors.js';
 import { topTokens } from './top-tokens.js';
-import { instantiateWasmModule, isNode } from './wasm-module.js';
+import { heapViews, instantiateWasmModule, isNode, readTensor } from './wasm-module.js';
 
 export { loadWorkerModel } from './models-worker.js';
 
@@ -36,6 +36,8 @@ export const MODEL_LIMITS = Object.freeze({ maxFileBytes: 2 ** 30, maxParameters
 let corePromise = null;
 /** @type {ReturnType<typeof statusCodes> | null} */
 let codes = null;
+/** @type {() => import('./wasm-module.js').HeapViews} */
+let heap;
 
 /**
  * The models' WebAssembly module (one instance, shared by every model).
@@ -51,6 +53,7 @@ export function loadModelsCore(options = {}) {
         throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no ModelSession: rebuild with npm run build');
       }
       codes = statusCodes(core);
+      heap = heapViews(core);
       return core;
     })().catch((error) => {
       corePromise = null;
@@ -60,10 +63,16 @@ export function loadModelsCore(options = {}) {
   return corePromise;
 }
 
-/** @param {Outcome} status */
+/**
+ * The result of a call, or its error thrown.
+ * @template {Outcome} R
+ * @param {R} status
+ * @returns {R}
+ */
 function check(status) {
   const c = /** @type {ReturnType<typeof statusCodes>} */ (codes);
   if (status.code !== c.ok) throw new MhaError(c.name(status.code), status.message);
+  return status;
 }
 
 /** @param {string} file @param {string} message */
@@ -419,7 +428,7 @@ export async function loadModel(files, options = {}) {
       throw new MhaError('TOO_LARGE', `${weights.where}: ${size} bytes, more than the ${limits.maxFileBytes} loadModel takes (option maxFileBytes; GPT-2 small's 124M parameters fit)`);
     }
     const bytes = await bytesOf(weightsValue, weights.where);
-    session.weightsBuffer(bytes.length).set(bytes);
+    heap().u8.set(bytes, check(session.weightsBuffer(bytes.length)).data);
     check(session.load(await textOf(await config.read(), config.where), config.where, weights.where, limits.maxFileBytes, limits.maxParameters));
     const tokenizer = byName.get(TOKENIZER_FILE);
     if (tokenizer) check(session.loadTokenizer(await textOf(await tokenizer.read(), tokenizer.where), tokenizer.where));
@@ -463,7 +472,7 @@ export class Model {
       if (!Number.isInteger(id)) throw new MhaError('INVALID_ARGUMENT', `id ${i} is ${id}, not an integer`);
     }
     const numbers = /** @type {number[]} */ (ids);
-    s.ids(numbers.length).set(numbers);
+    heap().i32.set(numbers, check(s.idsBuffer(numbers.length)).data >> 2);
     return numbers;
   }
 
@@ -484,7 +493,7 @@ export class Model {
     const s = this.#live();
     if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `encode: expected a string, got ${describe(text)}`);
     check(s.encode(text));
-    return Array.from(s.ids(-1));
+    return Array.from(s.ids());
   }
 
   /**
@@ -508,28 +517,23 @@ export class Model {
    */
   run(input, options = {}) {
     const s = this.#live();
-    const { numLayers: L, numHeads: H, hidden: E, vocabSize: V } = this.config;
+    const L = this.config.numLayers;
     const ids = this.#ids(input);
     const ablate = options.ablate ?? [];
     if (!Array.isArray(ablate) || ablate.some((p) => !Array.isArray(p) || p.length !== 2 || !p.every(Number.isInteger))) {
       throw new MhaError('INVALID_ARGUMENT', 'ablate: expected [[layer, head], …] of integers');
     }
-    s.ablate(ablate.length * 2).set(ablate.flat());
-    check(s.run());
-    const T = ids.length;
+    check(s.run(ablate.flat()));
     const layers = [];
     for (let l = 0; l < L; ++l) {
-      layers.push({
-        weights: { data: s.layerWeights(l).slice(), shape: [H, T, T] },
-        residual: { data: s.layerResidual(l).slice(), shape: [T, E] },
-      });
+      layers.push({ weights: readTensor(heap, check(s.layerWeights(l))), residual: readTensor(heap, check(s.layerResidual(l))) });
     }
     return {
       ids,
       layers,
-      hidden: { data: s.hidden().slice(), shape: [T, E] },
-      logits: this.config.lmHead ? { data: s.logits().slice(), shape: [T, V] } : null,
-      pooled: this.config.pooler ? { data: s.pooled().slice(), shape: [E] } : null,
+      hidden: readTensor(heap, check(s.hidden())),
+      logits: this.config.lmHead ? readTensor(heap, check(s.logits())) : null,
+      pooled: this.config.pooler ? readTensor(heap, check(s.pooled())) : null,
     };
   }
 
@@ -542,8 +546,8 @@ export class Model {
   headImportance(input) {
     const s = this.#live();
     const ids = this.#ids(input);
-    check(s.headImportance());
-    return { ids, data: s.importance().slice(), shape: [this.config.numLayers, this.config.numHeads] };
+    const importance = readTensor(heap, check(s.headImportance()));
+    return { ids, data: importance.data, shape: /** @type {[number, number]} */ (importance.shape) };
   }
 
   /**

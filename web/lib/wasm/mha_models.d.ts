@@ -1,10 +1,10 @@
 // The models' module (cpp/bindings/models_bindings.cpp): ModelSession, as web/lib/models.js calls it.
-import type { EmbindObject, EmscriptenModule, ModuleFactory, Outcome } from '../wasm-module.js';
+import type { EmbindObject, EmscriptenModule, ModuleFactory, Outcome, TensorOutcome } from '../wasm-module.js';
 import type { ModelConfig } from '../models.js';
 
 export interface ModelSession extends EmbindObject {
-  /** A buffer of `bytes` in the module's memory for the safetensors file; load() reads and frees it. */
-  weightsBuffer(bytes: number): Uint8Array;
+  /** A buffer of `bytes` in the module's memory for the safetensors file (`data`: its byte offset); load() reads and frees it. */
+  weightsBuffer(bytes: number): TensorOutcome;
   load(config: string, configFile: string, weightsFile: string, maxFileBytes: number, maxParameters: number): Outcome;
   loadTokenizer(json: string, file: string): Outcome;
   config(): ModelConfig;
@@ -12,23 +12,31 @@ export interface ModelSession extends EmbindObject {
   tokenizerKind(): 'bpe' | 'wordpiece';
   token(id: number): string;
   tokenId(token: string): number;
+  /** Encodes a text into the session's ids (read with ids()). */
   encode(text: string): Outcome;
-  /** The session's ids, resized to `count` first unless it is negative. */
-  ids(count: number): Int32Array;
-  ablate(count: number): Int32Array;
-  run(): Outcome;
-  headImportance(): Outcome;
-  importance(): Float32Array;
-  layerWeights(layer: number): Float32Array;
-  layerResidual(layer: number): Float32Array;
-  hidden(): Float32Array;
-  logits(): Float32Array;
-  pooled(): Float32Array;
+  /** A buffer of `count` int32 ids (`data`: its byte offset) that run() and headImportance() read. */
+  idsBuffer(count: number): TensorOutcome;
+  ids(): Int32Array;
+  /** Runs the ids with the heads of `ablate` ([layer, head, layer, head, …]) switched off. */
+  run(ablate: number[]): Outcome;
+  /** (layers, heads) */
+  headImportance(): TensorOutcome;
+  /** (H, T, T) */
+  layerWeights(layer: number): TensorOutcome;
+  /** (T, E) */
+  layerResidual(layer: number): TensorOutcome;
+  hidden(): TensorOutcome;
+  logits(): TensorOutcome;
+  pooled(): TensorOutcome;
   dispose(): void;
 }
 
 export interface ModelsModule extends EmscriptenModule {
   ModelSession: new () => ModelSession;
+  /** The WebAssembly memory in bytes. */
+  heapBytes(): number;
+  /** Bytes malloc has handed out and not taken back. */
+  heapInUse(): number;
 }
 
 declare const createMhaModels: ModuleFactory<ModelsModule>;
