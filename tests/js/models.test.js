@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadModel, loadModelsCore, MODEL_LIMITS } from '../../web/lib/models.js';
+import { toSafetensors } from '../../web/lib/safetensors.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = path.join(ROOT, 'tests', 'golden', 'models');
@@ -159,6 +160,36 @@ test('the module speaks boundary.h: results carry their shapes, a bad call retur
   assert.deepEqual(r.logits.shape, [3, model.config.vocabSize]);
   assert.throws(() => model.run([1, 2], { ablate: [[0, 99]] }), /ablate: \(layer 0, head 99\) is out of range/);
   assert.equal(model.run([1, 2, 3]).logits.data.length, 3 * model.config.vocabSize, 'the module works after an error');
+  model.dispose();
+});
+
+test('weights larger than the module\'s memory so far load (the memory grows under the buffer they go into)', async () => {
+  // one layer, width 32, a vocabulary of 500000: a 64 MB file, more than any model before it here
+  const E = 32, V = 500_000, P = 8;
+  const core = await loadModelsCore();
+  const before = core.heapBytes();
+  let seed = 1;
+  const values = (n) => Float32Array.from({ length: n }, () => ((seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5) * 0.04);
+  const tensors = { 'transformer.wte.weight': { data: values(V * E), shape: [V, E] }, 'transformer.wpe.weight': { data: values(P * E), shape: [P, E] } };
+  const norm = (name) => {
+    tensors[`${name}.weight`] = { data: new Float32Array(E).fill(1), shape: [E] };
+    tensors[`${name}.bias`] = { data: new Float32Array(E), shape: [E] };
+  };
+  norm('transformer.h.0.ln_1');
+  norm('transformer.h.0.ln_2');
+  norm('transformer.ln_f');
+  for (const [name, rows, cols] of [['attn.c_attn', E, 3 * E], ['attn.c_proj', E, E], ['mlp.c_fc', E, 4 * E], ['mlp.c_proj', 4 * E, E]]) {
+    tensors[`transformer.h.0.${name}.weight`] = { data: values(rows * cols), shape: [rows, cols] };
+    tensors[`transformer.h.0.${name}.bias`] = { data: new Float32Array(cols), shape: [cols] };
+  }
+  const config = { architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', activation_function: 'gelu_new', layer_norm_epsilon: 1e-5,
+    n_positions: P, n_embd: E, n_head: 4, n_layer: 1, n_inner: null, vocab_size: V };
+  const bytes = toSafetensors(tensors);
+  assert.ok(bytes.length > before, `the file (${bytes.length} bytes) is larger than the memory before (${before})`);
+  const model = await loadModel({ 'config.json': JSON.stringify(config), 'model.safetensors': bytes });
+  const r = model.run([1, 2, 3]);
+  assert.deepEqual(r.logits.shape, [3, V]);
+  assert.ok(r.logits.data.every(Number.isFinite));
   model.dispose();
 });
 

@@ -428,7 +428,8 @@ export async function loadModel(files, options = {}) {
       throw new MhaError('TOO_LARGE', `${weights.where}: ${size} bytes, more than the ${limits.maxFileBytes} loadModel takes (option maxFileBytes; GPT-2 small's 124M parameters fit)`);
     }
     const bytes = await bytesOf(weightsValue, weights.where);
-    heap().u8.set(bytes, check(session.weightsBuffer(bytes.length)).data);
+    const buffer = check(session.weightsBuffer(bytes.length));  // may grow the memory: the view after it
+    heap().u8.set(bytes, buffer.data);
     check(session.load(await textOf(await config.read(), config.where), config.where, weights.where, limits.maxFileBytes, limits.maxParameters));
     const tokenizer = byName.get(TOKENIZER_FILE);
     if (tokenizer) check(session.loadTokenizer(await textOf(await tokenizer.read(), tokenizer.where), tokenizer.where));
@@ -472,7 +473,8 @@ export class Model {
       if (!Number.isInteger(id)) throw new MhaError('INVALID_ARGUMENT', `id ${i} is ${id}, not an integer`);
     }
     const numbers = /** @type {number[]} */ (ids);
-    heap().i32.set(numbers, check(s.idsBuffer(numbers.length)).data >> 2);
+    const buffer = check(s.idsBuffer(numbers.length));
+    heap().i32.set(numbers, buffer.data >> 2);
     return numbers;
   }
 
