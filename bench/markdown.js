@@ -126,6 +126,11 @@ export function modelMarkdown(report) {
     out();
     out(`Every engine's logits agreed with \`wasm\`'s to at most ${worst('max_err')}, its attention weights to ${worst('max_err_attention')} (tolerance 1e-4 each).`);
   }
+  const heaps = results.filter((r) => r.engine === 'wasm' && r.peak_heap_mb != null);
+  if (heaps.length) {
+    out();
+    out(`\`wasm\`'s memory after the runs: ${heaps.map((r) => `${r.case} ${r.peak_heap_mb.toFixed(0)} MB`).join(', ')}.`);
+  }
   return lines.join('\n');
 }
 

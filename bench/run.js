@@ -318,7 +318,7 @@ async function main() {
     rounds,
     results: results.map(({ engine, shape, need_weights, ms, gflops, peak_heap_mb, round_ms, error }) => ({ engine, shape, need_weights, ms, gflops, peak_heap_mb, ...(round_ms ? { round_ms } : {}), ...(error ? { error } : {}) })),
     encoder: encoder.results,
-    model: model.results.map(({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, round_ms }) => ({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, round_ms })),
+    model: model.results.map(({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, peak_heap_mb, round_ms }) => ({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, peak_heap_mb, round_ms })),
     goals: goalList.map(({ goal, value, met }) => ({ goal, value, met })),
     skipped,
   };

@@ -44,13 +44,15 @@ function concat(parts) {
 
 export async function create(engine, modelCase) {
   if (engine === 'wasm') {
-    const { loadModel } = await import('../../web/lib/models.js');
+    const { loadModel, loadModelsCore } = await import('../../web/lib/models.js');
     const model = await loadModel(modelCase.dir);
+    const core = await loadModelsCore();
     return {
       run(ids) {
         const r = model.run(ids);
         return { logits: r.logits.data, attentions: concat(r.layers.map((l) => l.weights.data)) };
       },
+      heapBytes: () => core.heapBytes(),
       dispose: () => model.dispose(),
     };
   }

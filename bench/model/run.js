@@ -74,7 +74,7 @@ export function runModelBench({ quick, budgetMs, rounds, log, fmt }) {
         }
         job.haveRef = true;
         const diffs = r.max_err == null ? ', reference' : `, max |diff| logits ${r.max_err.toExponential(1)}, attention ${r.max_err_attention.toExponential(1)}`;
-        log(`[bench] model ${job.name} T=${job.modelCase.tokens} ${engine.padEnd(19)} ${fmt(r.ms, 3).padStart(9)} ms  (${rounds > 1 ? `round ${round}, ` : ''}${r.runs} runs, min ${fmt(r.min_ms, 3)} ms${diffs})`);
+        log(`[bench] model ${job.name} T=${job.modelCase.tokens} ${engine.padEnd(19)} ${fmt(r.ms, 3).padStart(9)} ms  (${rounds > 1 ? `round ${round}, ` : ''}${r.runs} runs, min ${fmt(r.min_ms, 3)} ms${diffs}${r.peak_heap_mb != null ? `, heap ${fmt(r.peak_heap_mb, 0)} MB` : ''})`);
         const entry = job.best.get(engine) ?? { r: null, roundMs: [] };
         entry.roundMs.push(r.ms);
         if (!entry.r || r.ms < entry.r.ms) entry.r = r;
@@ -88,7 +88,7 @@ export function runModelBench({ quick, budgetMs, rounds, log, fmt }) {
     for (const [engine, { r, roundMs }] of job.best) {
       if (job.failed.has(engine)) continue;
       results.push({ engine, case: job.name, tokens: job.modelCase.tokens, ms: r.ms, gflops: flops / (r.ms * 1e6), min_ms: r.min_ms, runs: r.runs,
-        max_err: r.max_err, max_err_attention: r.max_err_attention, round_ms: roundMs });
+        max_err: r.max_err, max_err_attention: r.max_err_attention, peak_heap_mb: r.peak_heap_mb, round_ms: roundMs });
     }
   }
   const get = (engine, name) => results.find((r) => r.engine === engine && r.case === name);

@@ -2,7 +2,8 @@
 //   node bench/model/worker.js '{"engine":"onnxruntime-web","case":"gpt2-small","budgetMs":1500,"refFile":"…","writeRef":false}'
 // Checks the engine's logits and every layer's attention weights against the reference file (the
 // first engine's output) to 1e-4 each, or writes it; then warm-up and timed runs
-// (bench/timing.js). Prints one JSON line: {"ms": median, "min_ms", "runs", "max_err", "max_err_attention"}.
+// (bench/timing.js). Prints one JSON line: {"ms": median, "min_ms", "runs", "max_err", "max_err_attention",
+// "peak_heap_mb" (this project's module; null for the others)}.
 import fs from 'node:fs';
 import { maxAbsDiff, readF32 } from '../data.js';
 import { runAsJobProcess, timeRuns } from '../timing.js';
@@ -37,8 +38,9 @@ async function runJob(job) {
     }
   }
   const timing = await timeRuns(() => engine.run(ids), job.budgetMs);
+  const heap = engine.heapBytes ? engine.heapBytes() / (1024 * 1024) : null;
   engine.dispose();
-  return { ...timing, max_err: maxErr, max_err_attention: maxErrAttention };
+  return { ...timing, max_err: maxErr, max_err_attention: maxErrAttention, peak_heap_mb: heap };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) runAsJobProcess(runJob);
