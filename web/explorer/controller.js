@@ -109,6 +109,8 @@ export class Explorer extends EventTarget {
     /** Head importance of the model shown on the sentence shown, (layers, heads), once measured. */
     /** @type {{ text: string, data: Float32Array, shape: [number, number], ms: number } | null} */
     this.importance = null;
+    /** Whether head importance is being measured (a run of the model per head). */
+    this.measuringImportance = false;
     /** Updates in flight. */
     this.busy = 0;
     /** @type {{ lastUpdateMs: number, lastComputeMs: number, lastDrawMs: number, scriptStartMs: number, coreLoadedMs: number, readyMs: number, parts: Record<string, number> }} */
@@ -505,6 +507,7 @@ export class Explorer extends EventTarget {
   async measureImportance() {
     return this.#busy(async () => {
       this.#setError('importance', null);
+      this.#update({ measuringImportance: true });
       try {
         const { source, sentence } = this.shown();
         if (!source.headImportance) throw new SpecError(`The ${source.name} has no task of its own to measure heads on.`);
@@ -514,6 +517,8 @@ export class Explorer extends EventTarget {
         this.#update({ importance: { text: sentence.text, data, shape, ms: performance.now() - t0 } });
       } catch (error) {
         this.#setError('importance', messageOf(error));
+      } finally {
+        this.#update({ measuringImportance: false });
       }
     });
   }
