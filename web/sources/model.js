@@ -241,7 +241,7 @@ export class ModelSource {
    */
   predictions(run, position, k = 5) {
     const { model } = this.loaded;
-    return topTokens(run, k, position).map(([id, probability]) => ({ id, text: pieceShown(this.vocabulary[id] ?? `#${id}`, model.tokenizer), probability }));
+    return topTokens(run, k, position).map(([id, probability]) => ({ id, text: this.vocabulary[id] ? pieceShown(this.vocabulary[id], model.tokenizer) : `#${id}`, probability }));
   }
 
   /**
