@@ -33,8 +33,8 @@ export async function measurePretrained(encoder, sentences, { corpus = false, ta
     const encoding = await encoder.encode(item.text);
     // corpus: the items are corpus lines, else annotated sentences
     const s = corpus
-      ? corpusSentence(/** @type {import('./sentences.js').CorpusItem} */ (item), encoding.pieces, tagged ? await tagged(item.text) : null)
-      : onPieces(/** @type {import('./sentences.js').DataSentence} */ (item), encoding.pieces);
+      ? corpusSentence(/** @type {import('./sentences.js').CorpusItem} */ (item), encoding, tagged ? await tagged(item.text) : null)
+      : onPieces(/** @type {import('./sentences.js').DataSentence} */ (item), encoding);
     if (!s) { skipped.push(/** @type {import('./sentences.js').DataSentence} */ (item).id); continue; }
     kept.push(s);
     const layers = encoding.layers.map((layer) => layer.weights);
