@@ -1,5 +1,6 @@
 // The inference core (cpp/bindings/bindings.cpp): Attention and Statistics, as web/lib/index.js
 // calls them. The pthreads core (threads/mha_core_threads.*) has the same table.
+import type { AttentionConfig } from '../index.js';
 import type { EmbindObject, EmscriptenModule, ModuleFactory, Outcome, TensorOutcome } from '../wasm-module.js';
 
 export type Shape = readonly number[];
@@ -9,18 +10,10 @@ export interface MaskDtypeValue {
   value: number;
 }
 
-export interface CoreConfig {
-  embedDim: number;
-  numHeads: number;
-  numKvHeads?: number;
-  kdim?: number;
-  vdim?: number;
-  outDim?: number;
-  bias: boolean;
-  addBiasKv: boolean;
-  addZeroAttn: boolean;
-  batchFirst: boolean;
-}
+type Flags = 'bias' | 'addBiasKv' | 'addZeroAttn' | 'batchFirst';
+
+/** The API's config as index.js hands it over: the seed apart (init's own argument), every flag given. */
+export type CoreConfig = Omit<AttentionConfig, 'seed' | Flags> & Required<Pick<AttentionConfig, Flags>>;
 
 /** The resolved config: every width filled in. */
 export type ResolvedCoreConfig = Required<CoreConfig>;
