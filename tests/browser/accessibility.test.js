@@ -7,13 +7,9 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { ENGINE, limits, note, startWeb, stopWeb } from './driver.js';
 import { attachExplorer, settled } from './page-state.js';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-export const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+import { runAxe } from './axe.js';
 
 let server;
 let browser;
@@ -23,37 +19,6 @@ before(async () => {
 });
 
 after(() => stopWeb({ server, browser }));
-
-/** axe.run in the page (axe added to every frame first); a summary of what it found. */
-export async function runAxe(page, label) {
-  for (const frame of await page.frames()) {
-    await frame.evaluate((source) => {
-      if (window.axe) return;
-      const script = document.createElement('script');
-      script.textContent = source;
-      document.head.append(script);
-    }, AXE_SOURCE);
-  }
-  const result = await page.evaluate(async (tags) => {
-    // every rule with one of these tags, the experimental ones too (label-content-name-mismatch)
-    const rules = window.axe.getRules(tags).map((rule) => rule.ruleId);
-    const r = await window.axe.run(document, { runOnly: { type: 'rule', values: rules }, resultTypes: ['violations'] });
-    return {
-      rules: r.passes.length + r.violations.length + r.incomplete.length + r.inapplicable.length,
-      violations: r.violations.map((v) => ({
-        id: v.id, impact: v.impact, help: v.help,
-        nodes: v.nodes.map((n) => `${n.target.join(' ')}${n.failureSummary ? `: ${n.failureSummary.replace(/\s+/g, ' ').slice(0, 160)}` : ''}`),
-      })),
-    };
-  }, WCAG_TAGS);
-  const count = result.violations.reduce((n, v) => n + v.nodes.length, 0);
-  console.log(`  [${ENGINE}] ${label}: ${result.rules} WCAG 2.0/2.1 A/AA rules, ${result.violations.length} violated (${count} nodes)`);
-  for (const v of result.violations) {
-    console.log(`    ${v.id} (${v.impact}): ${v.help}; ${v.nodes.length} node(s)`);
-    for (const node of v.nodes.slice(0, 6)) console.log(`      ${node}`);
-  }
-  return result.violations.map((v) => `${v.id}: ${v.nodes.length} node(s), e.g. ${v.nodes[0]}`);
-}
 
 async function lessonPage(theme, viewport = { width: 1280, height: 900 }) {
   const page = await browser.newPage({ viewport });

@@ -2,7 +2,10 @@
 // `tsc --noEmit -p tsconfig.json` and never run. Imported by the package's own name, so the
 // "./models" entry of package.json's exports is checked too. Lines marked @ts-expect-error
 // must stay errors.
-import { loadModel, MODEL_LIMITS, type Model, type ModelRunResult } from 'mha-explorer/models';
+import {
+  loadModel, loadWorkerModel, MODEL_LIMITS,
+  type HeadImportance, type Model, type ModelConfig, type ModelProgress, type ModelRunResult, type WorkerModel,
+} from 'mha-explorer/models';
 
 export async function nextToken(files: File[]): Promise<number> {
   const model: Model = await loadModel(files, { maxParameters: MODEL_LIMITS.maxParameters });
@@ -19,4 +22,45 @@ export async function nextToken(files: File[]): Promise<number> {
 export async function fromBytes(config: string, weights: Uint8Array): Promise<string | null> {
   const model = await loadModel({ 'config.json': config, 'model.safetensors': weights });
   return model.tokenizer;
+}
+
+export async function fromUrl(signal: AbortSignal): Promise<number> {
+  const seen: ModelProgress[] = [];
+  using model = await loadModel('models/gpt2-trained/', {
+    signal,
+    maxFileBytes: 2 ** 28,
+    onProgress: ({ file, loaded, total }) => { seen.push({ file, loaded, total }); },
+  });
+  const again: Model = await loadModel(new URL('https://example.com/models/gpt2/config.json'));
+  again.dispose();
+  const ids: number[] = model.encode('the king');
+  const pieces: string[] = model.tokens(ids);
+  const importance: HeadImportance = model.headImportance(ids);
+  const [layers, heads]: [number, number] = importance.shape;
+  const disposed: boolean = model.disposed;
+  // @ts-expect-error onProgress is given one object
+  await loadModel('models/x/', { onProgress: (file: string, loaded: number) => file.length + loaded });
+  // @ts-expect-error a signal is an AbortSignal
+  await loadModel('models/x/', { signal: true });
+  const total: number = seen[0]?.total ?? 0;
+  return pieces.length + layers * heads + total + (disposed ? 1 : 0);
+}
+
+export async function inAWorker(files: FileList): Promise<Array<[number, number]>> {
+  const model: WorkerModel = await loadWorkerModel(files, { workerUrl: '/assets/models-worker-entry.js', onProgress: (p) => p.loaded });
+  const fromUrl: WorkerModel = await loadWorkerModel(new URL('./models/gpt2/', 'https://example.com/'), { wasmUrl: '/mha_models.wasm' });
+  fromUrl.dispose();
+  const ids: number[] = await model.encode('the king follows');
+  const result: ModelRunResult = await model.run(ids, { ablate: [[0, 1]] });
+  const weights: Float32Array = result.layers[0].weights.data;
+  const importance: Float32Array = (await model.headImportance(ids)).data;
+  const pieces: string[] = await model.tokens(ids);
+  // @ts-expect-error the worker's methods return promises
+  const direct: number[] = model.encode('x');
+  const top = await model.top(result, 3);
+  const config: Readonly<ModelConfig> = model.config;
+  const kind: 'bpe' | 'wordpiece' | null = model.tokenizer;
+  model[Symbol.dispose]();
+  void [weights, importance, pieces, direct, config, kind];
+  return top;
 }

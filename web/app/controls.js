@@ -6,6 +6,7 @@ import { renderTokenStrip } from '../views/token-strip.js';
 import { renderRolesTable } from '../views/roles-table.js';
 import { renderSimilarity } from '../views/similarity.js';
 import { renderAblation } from '../views/ablation.js';
+import { renderImportance } from '../views/importance.js';
 import { D_MODEL } from '../sources/embeddings.js';
 import { concatFormula, countWord, progressText } from '../explorer/present.js';
 import { MAX_SEED } from '../explorer/sources.js';
@@ -61,9 +62,11 @@ export async function weightsFilePicked(file) {
 
 /** Where the heads come from: the radios, the seed, the layer, the notes and the progress bar. */
 export function showSourceControls() {
-  const { source, spec, loading, progress, file } = explorer;
+  const { source, spec, loading, progress, file, opened } = explorer;
   /** @type {HTMLInputElement} */ ($('source-file')).disabled = !file;
   $('loaded-name').textContent = file ? `(${file.name})` : '';
+  /** @type {HTMLInputElement} */ ($('source-model')).disabled = !opened && source?.id !== 'model';
+  $('model-name').textContent = source?.id === 'model' ? `(${source.name})` : opened ? `(${opened.name})` : '';
   const bar = /** @type {HTMLProgressElement} */ ($('source-progress-bar'));
   $('source-progress').hidden = !(loading && progress);
   if (loading && progress) {
@@ -143,6 +146,94 @@ function showMeasureRoles(source) {
     }
   });
   view.replaceChildren(el('div', { class: 'roles-measure' }, button, status));
+}
+
+/** Where the page's example model is: a small GPT-2 trained on sentences like the lesson's. */
+export const EXAMPLE_MODEL_URL = new URL('../examples/models/gpt2-lesson/', import.meta.url).href;
+
+/**
+ * The files of a dropped folder (or of dropped files), read through the entries API; the
+ * folder's name when one was dropped.
+ * @param {DataTransfer} data
+ * @returns {Promise<{ files: File[], name?: string }>}
+ */
+async function droppedFiles(data) {
+  const entries = [...data.items].map((item) => item.webkitGetAsEntry?.()).filter((e) => !!e);
+  if (!entries.length) return { files: [...data.files] };
+  /** @param {FileSystemFileEntry} entry @returns {Promise<File>} */
+  const fileOf = (entry) => new Promise((resolve, reject) => entry.file(resolve, reject));
+  /** @param {FileSystemDirectoryEntry} dir @returns {Promise<FileSystemEntry[]>} */
+  const listed = async (dir) => {
+    const reader = dir.createReader();
+    /** @type {FileSystemEntry[]} */
+    const all = [];
+    // readEntries gives at most 100 entries a call: read until it gives none
+    for (;;) {
+      const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+      if (!batch.length) return all;
+      all.push(...batch);
+    }
+  };
+  const folder = entries.length === 1 && entries[0].isDirectory ? /** @type {FileSystemDirectoryEntry} */ (entries[0]) : null;
+  const top = folder ? await listed(folder) : entries;
+  const files = await Promise.all(top.filter((e) => e.isFile).map((e) => fileOf(/** @type {FileSystemFileEntry} */ (e))));
+  return folder ? { files, name: folder.name } : { files };
+}
+
+/** Opening a model: the folder and file pickers, dropping a folder on the box, the example. */
+export function wireModelOpening() {
+  for (const id of ['model-folder', 'model-files']) {
+    const input = /** @type {HTMLInputElement} */ ($(id));
+    input.addEventListener('change', () => {
+      const files = [...(input.files ?? [])];
+      input.value = '';
+      if (files.length) explorer.openModel(files);
+    });
+  }
+  const box = $('model-drop');
+  const over = (/** @type {DragEvent} */ event) => {
+    if (![...(event.dataTransfer?.types ?? [])].includes('Files')) return;
+    event.preventDefault();
+    box.classList.add('dragging');
+  };
+  box.addEventListener('dragenter', over);
+  box.addEventListener('dragover', over);
+  box.addEventListener('dragleave', () => box.classList.remove('dragging'));
+  box.addEventListener('drop', async (event) => {
+    event.preventDefault();
+    box.classList.remove('dragging');
+    if (!event.dataTransfer) return;
+    try {
+      const { files, name } = await droppedFiles(event.dataTransfer);
+      explorer.openModel(files, name);
+    } catch (error) {
+      showError($('source-error'), new Error(`The dropped files could not be read: ${error instanceof Error ? error.message : String(error)}`));
+    }
+  });
+  $('model-example').addEventListener('click', () => explorer.useSource({ id: 'model', url: EXAMPLE_MODEL_URL }));
+}
+
+/** The head-importance panel: shown for a model that predicts the next token. */
+export function showImportance() {
+  const { source, importance, errors, sentence } = explorer;
+  const shown = !!source && !!source.headImportance && source.causal;
+  $('importance-panel').hidden = !shown;
+  if (!shown || !source || !sentence) return;
+  message($('importance-error'), errors.importance);
+  const button = /** @type {HTMLButtonElement} */ ($('importance-measure'));
+  const runs = source.numLayers * source.numHeads;
+  if (!importance) {
+    $('importance-view').replaceChildren();
+    $('importance-status').textContent = `${runs} runs of the model on this sentence's ${sentence.tokens.length} tokens.`;
+    button.disabled = explorer.busy > 0;
+    return;
+  }
+  button.disabled = true;
+  $('importance-status').textContent = `Measured on this sentence: ${runs} runs in ${importance.ms < 1000 ? `${Math.round(importance.ms)} ms` : `${(importance.ms / 1000).toFixed(1)} s`}.`;
+  renderImportance($('importance-view'), {
+    data: importance.data, shape: importance.shape, selected: { layer: source.layer, head: explorer.selectedHead },
+    onSelect: (l, h) => { explorer.setState({ layer: l, head: h }); },
+  });
 }
 
 /** Counts and formulas in the page's text that follow the heads shown. */

@@ -9,6 +9,8 @@ import { highlightToken } from '../views/token-strip.js';
 import { renderWeightsTable } from '../views/weights-table.js';
 import { renderWoView, drawHeadWeights } from '../views/wo.js';
 import { renderFollow } from '../views/follow.js';
+import { renderModelGrid } from '../views/model-grid.js';
+import { renderPredictions } from '../views/predictions.js';
 import { headMaps } from '../sources/source.js';
 import { LAYOUT } from '../sources/embeddings.js';
 import { headText, concatFormula } from '../explorer/present.js';
@@ -31,7 +33,7 @@ export function resetSizes() { sizes = null; }
 
 /** Widths the views lay out in. Read once and again only when a container is resized, so that
  *  an update never forces a layout of the whole page before drawing. */
-/** @typedef {{ main: number, grid: number, pair: number }} Sizes */
+/** @typedef {{ main: number, grid: number, pair: number, layers: number }} Sizes */
 /** @type {Sizes | null} */
 let sizes = null;
 /** @returns {Sizes} */
@@ -40,6 +42,7 @@ function readSizes() {
     main: /** @type {HTMLElement} */ ($('main-heatmap').parentElement).clientWidth || 600,
     grid: $('small-multiples').clientWidth || 1000,
     pair: $('compare-view').clientWidth || 900,
+    layers: $('model-grid').clientWidth || $('small-multiples').clientWidth || 1000,
   };
 }
 export function watchSizes() {
@@ -83,13 +86,15 @@ const VIEWS = {
   }),
   wo: () => renderWo(),
   follow: () => renderFollowed(),
+  layers: () => renderLayers(),
+  predictions: () => renderPredicted(),
   tokens: () => highlightToken($('token-strip'), explorer.hoverToken),
   weights: () => renderHeadWeights(),
 };
 /** Which views depend on what: a new head redraws only what shows the selected head; a
  *  highlighted token redraws the maps with rows and the W_O view. */
-export const HEAD_VIEWS = ['measure', 'tabs', 'main', 'info', 'table', 'grid', 'wo', 'follow', 'weights'];
-export const HOVER_VIEWS = ['measure', 'main', 'grid', 'pair', 'wo', 'follow', 'tokens'];
+export const HEAD_VIEWS = ['measure', 'tabs', 'main', 'info', 'table', 'grid', 'wo', 'follow', 'weights', 'layers'];
+export const HOVER_VIEWS = ['measure', 'main', 'grid', 'pair', 'wo', 'follow', 'tokens', 'predictions'];
 
 /** Draw the views named in `only` (all by default). @param {string[] | null} [only] */
 export function render(only = null) {
@@ -180,6 +185,35 @@ function renderFollowed() {
     output = result.headOutputs.data.subarray((h * L + t) * hd, (h * L + t + 1) * hd);
   }
   renderFollow($('follow-view'), { title: titleOf(h), token: sentence.tokens[t].text, position: t, labels: labels(), row: mapOf(h).subarray(t * L, (t + 1) * L), output });
+}
+
+/** Every layer × head of a source with its layers' weights (a model): the selected one marked. */
+function renderLayers() {
+  const { source, result, sentence } = explorer.shown();
+  const shown = !!result.layers;
+  $('layers-panel').hidden = !shown;
+  if (!result.layers) return;
+  renderModelGrid($('model-grid'), {
+    layers: result.layers, length: sentence.tokens.length, selected: { layer: source.layer, head: explorer.selectedHead }, width: measured().layers,
+    titleOf: (l, h) => `Layer ${l}, head ${h + 1}${l === source.layer ? `: ${source.short(h)}` : ''}`,
+    onSelect: (l, h) => { explorer.setState({ layer: l, head: h }); },
+  });
+}
+
+/** The model's predictions at the token followed, and with the heads switched off. */
+function renderPredicted() {
+  const { source, sentence } = explorer.shown();
+  $('predictions-panel').hidden = !source.predicts;
+  if (!source.predicts || !source.predictions) return;
+  const run = /** @type {{ run?: { logits: import('../lib/index.js').Tensor | null } }} */ (sentence).run;
+  if (!run) return;
+  const L = sentence.tokens.length;
+  const t = Math.max(0, Math.min(L - 1, explorer.hoverToken >= 0 ? explorer.hoverToken : explorer.focusToken));
+  const { ablation } = explorer;
+  const off = ablation && ablation.heads.length && ablation.run
+    ? { heads: `${ablation.heads.length === 1 ? 'head' : 'heads'} ${ablation.heads.map((h) => h + 1).join(', ')} of layer ${source.layer}`, rows: source.predictions(ablation.run, t) }
+    : null;
+  renderPredictions($('predictions-view'), { token: sentence.tokens[t].text, position: t, count: L, next: source.causal, rows: source.predictions(run, t), off });
 }
 
 /** The selected head's rows of W_Q, W_K, W_V (drawn only while "How its weights do it" is open). */

@@ -16,7 +16,7 @@ import {
 } from './draw.js';
 import {
   downloadWeights, keepFreeTextHelp, seedChanged, showAblation, showCounts, showErrors, showSentenceControls, showSimilarity, showSourceControls,
-  specOfRadio, weightsFilePicked,
+  specOfRadio, weightsFilePicked, showImportance, wireModelOpening,
 } from './controls.js';
 
 /** The explorer's state: the lesson, the exports and the tests read it. */
@@ -52,6 +52,8 @@ function wireControls() {
     if (file) weightsFilePicked(file);
   });
   $('download-weights').addEventListener('click', downloadWeights);
+  wireModelOpening();
+  $('importance-measure').addEventListener('click', () => explorer.measureImportance());
   $('head-how').addEventListener('toggle', () => renderHeadWeights());
   $('layer').addEventListener('change', () => explorer.selectLayer(Number(/** @type {HTMLSelectElement} */ ($('layer')).value)));
   $('similarity-form').addEventListener('submit', (event) => {
@@ -106,10 +108,11 @@ function onChange(event) {
   } else if (explorer.result) {
     if (has('selectedHead')) drawSelectedHead();
     if (has('pair')) render(['measure', 'pair']);
-    if (has('focusToken')) render(['wo', 'follow']);
+    if (has('focusToken')) render(['wo', 'follow', 'predictions']);
   }
   if (has('hoverToken') && explorer.result) drawHover();
-  if (has('ablation')) showAblation();
+  if (has('ablation')) { showAblation(); if (explorer.result) render(['predictions']); }
+  if (has('importance', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showImportance();
   if (has('similarity')) showSimilarity();
 }
 

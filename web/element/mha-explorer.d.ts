@@ -17,7 +17,7 @@ export interface ComputedDetail {
   numHeads: number;
   dModel: number;
   /** Where the weights came from (the `heads` attribute: a URL is 'file'). */
-  source: 'designed' | 'random' | 'file' | 'trained' | 'pretrained';
+  source: 'designed' | 'random' | 'file' | 'trained' | 'pretrained' | 'model';
   /** Attention weights per head, (H, L, L) row-major. */
   weights: { data: Float32Array; shape: [number, number, number] };
   /** The core's statistics of every head. */

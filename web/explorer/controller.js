@@ -27,7 +27,7 @@ import { createSource, readPickedWeights, specKey, SpecError } from './sources.j
 /** @typedef {import('./sources.js').SourceSpec} SourceSpec */
 /** @typedef {import('./sources.js').WeightsFile} WeightsFile */
 /** @typedef {'loading' | 'computing' | 'ready' | 'error'} Status */
-/** @typedef {'core' | 'source' | 'sentence' | 'similarity'} ErrorPlace */
+/** @typedef {'core' | 'source' | 'sentence' | 'similarity' | 'importance'} ErrorPlace */
 /**
  * What setState could not use: the field, the value asked for, and what was expected or went wrong.
  * @typedef {{ field: string, value?: unknown, expected?: string, message?: string }} Problem
@@ -88,14 +88,20 @@ export class Explorer extends EventTarget {
     /** The heads switched off (of the layer shown), and how far each token moves then. */
     /** @type {Set<number>} */
     this.ablated = new Set();
-    /** @type {{ heads: number[], rows: import('../sources/source.js').TokenDifference[] | null, what: string } | null} */
+    /** run: a model's run with those heads off (its predictions). */
+    /** @type {{ heads: number[], rows: import('../sources/source.js').TokenDifference[] | null, what: string, run: { logits: import('../lib/index.js').Tensor | null } | null } | null} */
     this.ablation = null;
     /** The similarity panel's last result: { a, b, similarity, heads }. @type {({ a: string, b: string } & SimilarityResult) | null} */
     this.similarity = null;
     /** What went wrong, by where it is shown (messages or null). @type {Record<ErrorPlace, string | null>} */
-    this.errors = { core: null, source: null, sentence: null, similarity: null };
+    this.errors = { core: null, source: null, sentence: null, similarity: null, importance: null };
     /** The last weights file read ({ name, config, stateDict, note }), which the file source shows. @type {WeightsFile | null} */
     this.file = null;
+    /** The last model opened from files, which the model source shows. @type {import('../sources/model.js').OpenedModel | null} */
+    this.opened = null;
+    /** Head importance of the model shown on the sentence shown, (layers, heads), once measured. */
+    /** @type {{ text: string, data: Float32Array, shape: [number, number], ms: number } | null} */
+    this.importance = null;
     /** Updates in flight. */
     this.busy = 0;
     /** @type {{ lastUpdateMs: number, lastComputeMs: number, lastDrawMs: number, scriptStartMs: number, coreLoadedMs: number, readyMs: number, parts: Record<string, number> }} */
@@ -391,6 +397,7 @@ export class Explorer extends EventTarget {
       spec, source: shown, layer, sentence, result, worker: core === 'worker', selectedHead: head, pair, view,
       focusToken: sameSentence ? this.focusToken : sentence.focus, hoverToken: sameSentence ? this.hoverToken : -1,
       ablated: previous === shown ? this.ablated : new Set(), status: 'ready',
+      importance: previous === shown && this.importance?.text === sentence.text ? this.importance : null,
     });
     if (previous && previous !== shown) previous.dispose();
     this.#refreshAblation();
@@ -422,6 +429,13 @@ export class Explorer extends EventTarget {
       }
       return this.setState({ source: { id: 'file', file: this.file } });
     }
+    if (spec.id === 'model' && !spec.opened && !spec.url) {
+      if (!this.opened) {
+        this.#setError('source', 'Open a model folder first.');
+        return Promise.resolve([{ field: 'source', value: 'model', message: 'Open a model folder first.' }]);
+      }
+      return this.setState({ source: { id: 'model', opened: this.opened } });
+    }
     return this.setState({ source: spec });
   }
 
@@ -442,6 +456,50 @@ export class Explorer extends EventTarget {
       return [{ field: 'source', value: 'file', message: messageOf(error) }];
     }
     return this.setState({ source: { id: 'file', file } });
+  }
+
+  /**
+   * Open a model folder's files (picked or dropped: config.json, model.safetensors,
+   * tokenizer.json) and show it; the model opened before is let go.
+   * @param {Iterable<File> | Map<string, any> | Record<string, any>} files
+   * @param {string} [name]
+   * @returns {Promise<Problem[]>}
+   */
+  async openModel(files, name) {
+    this.#setError('source', null);
+    let opened;
+    try {
+      this.#update({ loading: { spec: { id: 'model' }, note: 'Reading the model\'s files…' } });
+      const { openModelFiles } = await import('../sources/model.js');
+      opened = await openModelFiles(files, name);
+    } catch (error) {
+      this.#update({ loading: null });
+      this.#setError('source', messageOf(error));
+      return [{ field: 'source', value: 'model', message: messageOf(error) }];
+    }
+    this.#update({ loading: null });
+    const previous = this.opened;
+    this.#update({ opened });
+    const problems = await this.setState({ source: { id: 'model', opened } });
+    if (previous && previous !== opened) previous.model.dispose();
+    return problems;
+  }
+
+  /** Measure each head's importance on the model's own task over the sentence shown. */
+  async measureImportance() {
+    return this.#busy(async () => {
+      this.#setError('importance', null);
+      try {
+        const { source, sentence } = this.shown();
+        if (!source.headImportance) throw new SpecError(`The ${source.name} has no task of its own to measure heads on.`);
+        const t0 = performance.now();
+        const { data, shape } = await source.headImportance(sentence);
+        if (source !== this.source || sentence !== this.sentence) return;
+        this.#update({ importance: { text: sentence.text, data, shape, ms: performance.now() - t0 } });
+      } catch (error) {
+        this.#setError('importance', messageOf(error));
+      }
+    });
   }
 
   /** @param {number} layer */
@@ -487,7 +545,7 @@ export class Explorer extends EventTarget {
     const heads = [...this.ablated].filter((h) => h < source.numHeads).sort((a, b) => a - b);
     const shown = source.ablation ? await source.ablation(sentence, heads) : null;
     if (run !== this.#ablationRun || source !== this.source || sentence !== this.sentence) return;
-    this.#update({ ablation: shown ? { heads, rows: shown.rows, what: shown.what } : { heads, rows: null, what: '' } });
+    this.#update({ ablation: shown ? { heads, rows: shown.rows, what: shown.what, run: shown.run ?? null } : { heads, rows: null, what: '', run: null } });
   }
 
   /** Two sentences through a model that embeds them, each head switched off in turn. @param {string} a @param {string} b */

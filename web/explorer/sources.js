@@ -8,6 +8,8 @@
 //   { id: 'file', url, numHeads? }                         weights fetched from a URL
 //   { id: 'trained' }                                      the small model trained on the grammar
 //   { id: 'pretrained', modelUrl? }                        Universal Sentence Encoder lite
+//   { id: 'model', opened }                                a model the user opened (openModelFiles)
+//   { id: 'model', url }                                   a model folder (Hugging Face layout) fetched from a URL
 //
 // The layer shown is not part of a spec: a source has its layers once loaded (explorer.layer).
 
@@ -24,11 +26,13 @@ import { NUM_HEADS } from '../sources/designed-heads.js';
  *   | { id: 'random', seed: number, embedDim?: number, numHeads?: number }
  *   | { id: 'file', file?: WeightsFile, url?: string, numHeads?: number }
  *   | { id: 'trained' }
- *   | { id: 'pretrained', modelUrl?: string }} SourceSpec
+ *   | { id: 'pretrained', modelUrl?: string }
+ *   | { id: 'model', opened?: OpenedModel, url?: string }} SourceSpec
  */
+/** @typedef {import('../sources/model.js').OpenedModel} OpenedModel */
 /** @typedef {(name: string) => string | null | undefined} AttributeReader */
 
-export const SOURCE_IDS = ['designed', 'random', 'file', 'trained', 'pretrained'];
+export const SOURCE_IDS = ['designed', 'random', 'file', 'trained', 'pretrained', 'model'];
 export const MAX_SEED = 2147483647;
 
 /** A problem with what was asked for, said in words (an Error the views show as it is). */
@@ -47,17 +51,22 @@ export function positiveInteger(value, fallback) {
 
 /**
  * The spec an element's attributes ask for: heads (designed | random | random:SEED | trained |
- * pretrained | a weights URL), d-model, num-heads, model-url. `base`: what URLs are relative to.
+ * pretrained | model | a weights URL), d-model, num-heads, model-url (the pretrained encoder's
+ * files with heads="pretrained", else a Hugging Face model folder). `base`: what URLs are relative to.
  * @param {AttributeReader} get
  * @param {string | URL} [base]
  * @returns {SourceSpec}
  */
 export function specFromAttributes(get, base) {
-  const heads = (get('heads') ?? 'designed').trim();
+  const modelUrl = get('model-url');
+  const heads = (get('heads') ?? (modelUrl ? 'model' : 'designed')).trim();
+  if (heads === 'model') {
+    if (!modelUrl) throw new SpecError('heads="model" needs model-url: the URL of a folder with config.json, model.safetensors and tokenizer.json');
+    return { id: 'model', url: new URL(modelUrl, base).href };
+  }
   if (heads === '' || heads === 'designed') return sized({ id: 'designed' }, get);
   if (heads === 'trained') return { id: 'trained' };
   if (heads === 'pretrained') {
-    const modelUrl = get('model-url');
     return modelUrl ? { id: 'pretrained', modelUrl: new URL(modelUrl, base).href } : { id: 'pretrained' };
   }
   const random = /^random(?::(\d+))?$/.exec(heads);
@@ -107,7 +116,8 @@ function sized(spec, get) {
  */
 export function specKey(spec) {
   if (!spec) return '';
-  const { file, ...rest } = /** @type {{ file?: WeightsFile }} */ (spec);
+  const { file, opened, ...rest } = /** @type {{ file?: WeightsFile, opened?: OpenedModel }} */ (spec);
+  if (opened) return JSON.stringify({ ...rest, opened: opened.name, stamp: opened.stamp });
   return JSON.stringify(file ? { ...rest, file: file.name, stamp: file.stamp } : rest);
 }
 
@@ -144,6 +154,11 @@ export async function createSource(spec, { onProgress } = {}) {
     case 'pretrained': {
       const { PretrainedSource } = await import('../sources/pretrained.js');
       return new PretrainedSource({ ...(spec.modelUrl ? { modelUrl: spec.modelUrl } : {}), onProgress });
+    }
+    case 'model': {
+      if (!spec.opened && !spec.url) throw new SpecError('Open a model folder first (config.json, model.safetensors and tokenizer.json).');
+      const { ModelSource } = await import('../sources/model.js');
+      return new ModelSource({ opened: spec.opened, url: spec.url, onProgress });
     }
     default:
       throw new SpecError(`There is no source of heads called "${/** @type {{ id?: unknown } | undefined} */ (spec)?.id}" (expected one of ${SOURCE_IDS.join(', ')}).`);

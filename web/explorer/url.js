@@ -2,7 +2,7 @@
 //
 //   ?source=random&seed=3&sentence=The%20dog%20ran.&head=5&compare=5,2&layer=1&view=compare
 //
-// source (designed | random | trained | pretrained; a weights file cannot come from a link),
+// source (designed | random | trained | pretrained; a weights file or a model folder cannot come from a link),
 // seed (random), layer, sentence (an example or typed text), head (the selected head, from 1),
 // compare (heads A and B, from 1), view (the part of the explorer in view). readLink turns a
 // query into what setState takes (controller.js) and the problems it already sees; followLink
@@ -42,6 +42,7 @@ export function readLink(params) {
   let id = params.get('source') ?? 'designed';
   if (!SOURCE_IDS.includes(id)) { bad('source', `one of ${SOURCE_IDS.join(', ')}`); id = 'designed'; }
   if (id === 'file') { problems.push('a weights file cannot be opened from a link (load it again); showing the designed heads'); id = 'designed'; }
+  if (id === 'model') { problems.push('a model you opened cannot be opened from a link (open its folder again); showing the designed heads'); id = 'designed'; }
   if (id === 'random') {
     const seed = params.has('seed') ? integer(params.get('seed') ?? '', 0, MAX_SEED) : 0;
     if (seed === null) bad('seed', `a whole number from 0 to ${MAX_SEED}`);

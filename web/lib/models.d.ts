@@ -42,10 +42,38 @@ export interface ModelRunOptions {
   ablate?: Array<[number, number]>;
 }
 
+/** A download's progress: bytes of `file` so far; `total` its Content-Length, 0 while not known (as in a ProgressEvent). */
+export interface ModelProgress {
+  /** 'config.json', 'model.safetensors' or 'tokenizer.json' */
+  file: string;
+  loaded: number;
+  /** the last event of each file has loaded === total */
+  total: number;
+}
+
 export interface LoadModelOptions {
+  /** Refused above this, each file (default MODEL_LIMITS.maxFileBytes); over HTTP checked on the Content-Length before the body is read, and on the bytes. */
   maxFileBytes?: number;
   maxParameters?: number;
+  /** Called while files download (a folder URL): per file, from loaded 0 to loaded === total. */
+  onProgress?: (progress: ModelProgress) => void;
+  /** Aborts the load: it rejects with the signal's reason. */
+  signal?: AbortSignal;
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Where mha_models.wasm is, if not beside models.js. */
+  wasmUrl?: string | URL;
+}
+
+export interface LoadWorkerModelOptions extends LoadModelOptions {
+  /** models-worker-entry.js, if not beside models-worker.js (a bundler finds it without help). */
+  workerUrl?: string | URL;
+}
+
+export interface HeadImportance {
+  ids: number[];
+  /** (layers, heads) */
+  data: Float32Array;
+  shape: [number, number];
 }
 
 /** A file's content: text, bytes or a File / Blob. */
@@ -53,28 +81,57 @@ export type ModelFileContent = string | ArrayBuffer | ArrayBufferView | Blob;
 
 export declare const MODEL_LIMITS: Readonly<{ maxFileBytes: number; maxParameters: number }>;
 
+/** What loadModel() and loadWorkerModel() open: a folder URL or path, Files, a Map or an object of file name to content. */
+export type ModelFiles = string | URL | Iterable<File> | Map<string, ModelFileContent> | Record<string, ModelFileContent>;
+
 export declare class Model {
   readonly config: Readonly<ModelConfig>;
   /** 'bpe', 'wordpiece', or null without tokenizer.json */
   readonly tokenizer: 'bpe' | 'wordpiece' | null;
+  /** Whether dispose() has been called (every method throws DISPOSED then). */
+  readonly disposed: boolean;
   encode(text: string): number[];
-  tokens(ids: number[]): string[];
+  tokens(ids: number[] | Int32Array): string[];
   run(input: string | number[] | Int32Array, options?: ModelRunOptions): ModelRunResult;
   /** GPT-2: per layer and head, the mean drop in log p(actual next token) with that head switched off: (L, H) */
-  headImportance(input: string | number[] | Int32Array): { ids: number[]; data: Float32Array; shape: [number, number] };
+  headImportance(input: string | number[] | Int32Array): HeadImportance;
   /** The k most probable tokens at a position (the last by default): [[id, probability], …] */
   top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Array<[number, number]>;
   dispose(): void;
+  [Symbol.dispose](): void;
 }
 
 /**
  * Opens config.json, model.safetensors (or the only *.safetensors) and tokenizer.json (optional):
- * a folder path or file: URL in Node.js, Files (a folder picked or dropped), a Map or an object of
- * file name to content.
+ * an http(s) URL of a folder or of its config.json (a relative URL in a page is the page's), a
+ * folder path or file: URL in Node.js, Files (a folder picked or dropped), a Map or an object of
+ * file name to content. Over HTTP a 404 of tokenizer.json means none; any other failure is an
+ * MhaError 'MODEL_FILE' naming the URL. Sharded checkpoints (model.safetensors.index.json) are
+ * not supported.
  */
-export declare function loadModel(
-  files: string | URL | Iterable<File> | Map<string, ModelFileContent> | Record<string, ModelFileContent>,
-  options?: LoadModelOptions,
-): Promise<Model>;
+export declare function loadModel(files: ModelFiles, options?: LoadModelOptions): Promise<Model>;
 
-export declare function loadModelsCore(options?: { wasmBinary?: ArrayBuffer | Uint8Array }): Promise<unknown>;
+/** Model's members with every method answered by a Web Worker (top() is computed here, from the logits). */
+export interface WorkerModel {
+  readonly config: Readonly<ModelConfig>;
+  readonly tokenizer: 'bpe' | 'wordpiece' | null;
+  readonly disposed: boolean;
+  encode(text: string): Promise<number[]>;
+  tokens(ids: number[] | Int32Array): Promise<string[]>;
+  run(input: string | number[] | Int32Array, options?: ModelRunOptions): Promise<ModelRunResult>;
+  headImportance(input: string | number[] | Int32Array): Promise<HeadImportance>;
+  top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Promise<Array<[number, number]>>;
+  /** Ends the worker, and with it the model's memory; later calls reject with DISPOSED. */
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+/**
+ * loadModel() in a module worker (models-worker-entry.js): the page stays responsive while the
+ * weights download and parse and while the model runs. ArrayBuffers and typed arrays that own
+ * their buffer are moved to the worker (the caller's become empty); Files and Blobs are cloned.
+ * Needs Web Workers.
+ */
+export declare function loadWorkerModel(files: ModelFiles, options?: LoadWorkerModelOptions): Promise<WorkerModel>;
+
+export declare function loadModelsCore(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;

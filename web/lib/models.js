@@ -1,10 +1,11 @@
 // GPT-2- and BERT-family checkpoints in Hugging Face layout (config.json, model.safetensors in
 // float32, float16 or bfloat16, tokenizer.json), run end to end by the WebAssembly core
 // (mha_models.wasm: the tokenizers and the transformers, every attention layer the core's
-// MultiHeadAttention). Files, shapes, defaults, errors and ownership live here; the core reads
-// the files, tokenizes and computes.
+// MultiHeadAttention). Files, downloads, shapes, defaults, errors and ownership live here; the
+// core reads the files, tokenizes and computes.
 //
 //   const model = await loadModel('path/to/folder');            // Node.js: a folder on disk
+//   const model = await loadModel('models/gpt2/');              // a folder served over HTTP (relative to the page)
 //   const model = await loadModel(fileList);                    // browser: File objects (a folder picked)
 //   const model = await loadModel({ 'config.json': text, 'model.safetensors': bytes, 'tokenizer.json': text });
 //   const result = model.run('The cat sat on the');              // or run(ids)
@@ -12,19 +13,35 @@
 //   model.top(result, 5);          // [[id, probability], …] at the last position (LM head)
 //   model.run(text, { ablate: [[0, 1]] });                       // layer 0, head 1 switched off
 //   model.dispose();
+//
+// loadWorkerModel (models-worker.js) opens the same model in a Web Worker.
 import { MhaError, statusCodes } from './errors.js';
+import { topTokens } from './top-tokens.js';
 import { instantiateWasmModule, isNode } from './wasm-module.js';
+
+export { loadWorkerModel } from './models-worker.js';
 
 const CONFIG_FILE = 'config.json';
 const TOKENIZER_FILE = 'tokenizer.json';
 const WEIGHTS_FILE = 'model.safetensors';
+const SHARDED_INDEX_FILE = 'model.safetensors.index.json';
 /** Refused above these: GPT-2 small (124M parameters, 0.5 GB in float32) fits. */
 export const MODEL_LIMITS = Object.freeze({ maxFileBytes: 2 ** 30, maxParameters: 200_000_000 });
 
+/** @typedef {import('./wasm-module.js').Outcome} Outcome */
+/** @typedef {import('./wasm/mha_models.js').ModelSession} ModelSession */
+/** @typedef {import('./wasm/mha_models.js').ModelsModule} ModelsCore */
+
+/** @type {Promise<ModelsCore> | null} */
 let corePromise = null;
+/** @type {ReturnType<typeof statusCodes> | null} */
 let codes = null;
 
-/** The models' WebAssembly module (one instance, shared by every model). */
+/**
+ * The models' WebAssembly module (one instance, shared by every model).
+ * @param {{ wasmBinary?: ArrayBuffer | Uint8Array, wasmUrl?: string | URL }} [options]
+ * @returns {Promise<ModelsCore>}
+ */
 export function loadModelsCore(options = {}) {
   if (!corePromise) {
     corePromise = (async () => {
@@ -43,78 +60,344 @@ export function loadModelsCore(options = {}) {
   return corePromise;
 }
 
+/** @param {Outcome} status */
 function check(status) {
-  if (status.code !== codes.ok) throw new MhaError(codes.name(status.code), status.message);
+  const c = /** @type {ReturnType<typeof statusCodes>} */ (codes);
+  if (status.code !== c.ok) throw new MhaError(c.name(status.code), status.message);
 }
 
+/** @param {string} file @param {string} message */
 const fileError = (file, message) => new MhaError('MODEL_FILE', `${file}: ${message}`);
 
-/** A file's content as bytes: string, ArrayBuffer, typed array, Blob/File. */
+/** @param {unknown} error */
+const messageOf = (error) => (error instanceof Error ? error.message : String(error));
+
+/** @param {unknown} value */
+function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return /** @type {object} */ (value).constructor?.name ?? 'an object';
+  return typeof value;
+}
+
+/**
+ * A file's content as bytes: string, ArrayBuffer, typed array, Blob/File.
+ * @param {unknown} value
+ * @param {string} file
+ * @returns {Promise<Uint8Array>}
+ */
 async function bytesOf(value, file) {
   if (typeof value === 'string') return new TextEncoder().encode(value);
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  if (value && typeof value.arrayBuffer === 'function') return new Uint8Array(await value.arrayBuffer());
-  throw fileError(file, `expected text, bytes or a File, got ${value === null ? 'null' : typeof value}`);
+  if (value && typeof (/** @type {Blob} */ (value)).arrayBuffer === 'function') return new Uint8Array(await /** @type {Blob} */ (value).arrayBuffer());
+  throw fileError(file, `expected text, bytes or a File, got ${describe(value)}`);
 }
 
+/** @param {unknown} value @param {string} file @returns {Promise<string>} */
 async function textOf(value, file) {
   if (typeof value === 'string') return value;
+  const bytes = await bytesOf(value, file);
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(await bytesOf(value, file));
-  } catch (error) {
-    if (error instanceof MhaError) throw error;
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
     throw fileError(file, 'is not UTF-8 text');
   }
 }
 
 /**
- * The model's files by name, from a folder path (Node.js), a FileList or array of Files (a
- * folder picked or dropped: names are the last part of each path), a Map or a plain object.
- * The weights are model.safetensors, or the only *.safetensors there is.
+ * One file of the model: read() gives its content; `where` is how messages name it (the name,
+ * a path on disk or a URL).
+ * @typedef {{ read: () => Promise<unknown>, where: string }} ModelFileEntry
+ * @typedef {{ maxFileBytes: number, maxParameters: number }} Limits
+ * @typedef {{ file: string, loaded: number, total: number }} ModelProgress
+ * @typedef {{ limits: Limits, signal?: AbortSignal, onProgress?: (progress: ModelProgress) => void }} ReadOptions
  */
-async function collectFiles(files) {
-  const byName = new Map();
+
+/** A scheme of two letters or more: `C:\models` is a path, `https://…` and `file:///…` are URLs. */
+const URL_PATTERN = /^[a-z][a-z0-9+.-]+:/i;
+
+/**
+ * The URL a string or URL names: a URL, or a string with a scheme; in a page, any string
+ * (relative to the page). null: a path on disk (Node.js).
+ * @param {string | URL} location
+ * @returns {URL | null}
+ */
+function urlOf(location) {
+  if (location instanceof URL) return location;
+  if (location === '') throw new MhaError('INVALID_ARGUMENT', 'loadModel: expected a folder path or URL, got an empty string');
+  if (!URL_PATTERN.test(location) && isNode()) return null;
+  try {
+    return new URL(location, globalThis.location?.href);
+  } catch {
+    throw new MhaError('INVALID_ARGUMENT', `loadModel: ${JSON.stringify(location)} is not a URL`);
+  }
+}
+
+/**
+ * A folder's URL ending in '/', from its own URL (with or without the '/') or its config.json's.
+ * The query and fragment are dropped: each file's URL is the folder's plus its name.
+ * @param {URL} url
+ */
+function folderOf(url) {
+  const folder = new URL(url.href);
+  folder.search = '';
+  folder.hash = '';
+  if (folder.pathname.endsWith(`/${CONFIG_FILE}`)) folder.pathname = folder.pathname.slice(0, -CONFIG_FILE.length);
+  else if (!folder.pathname.endsWith('/')) folder.pathname += '/';
+  return folder;
+}
+
+/**
+ * The model's files by name, from a folder (a path or file: URL in Node.js, an http(s) URL
+ * anywhere), a FileList or array of Files (a folder picked or dropped: names are the last part
+ * of each path), a Map or a plain object. The weights are model.safetensors, or the only
+ * *.safetensors there is.
+ * @param {unknown} files
+ * @param {ReadOptions} options
+ * @returns {Promise<Map<string, ModelFileEntry>>}
+ */
+async function collectFiles(files, options) {
   if (typeof files === 'string' || files instanceof URL) {
-    if (!isNode()) throw new MhaError('INVALID_ARGUMENT', 'loadModel(path) reads a folder in Node.js; in a page pass the Files');
-    const fsName = 'node:fs/promises';
-    const pathName = 'node:path';
-    const urlName = 'node:url';
-    const [fs, path, url] = await Promise.all([fsName, pathName, urlName].map((n) => import(/* @vite-ignore */ n)));
-    const dir = files instanceof URL ? url.fileURLToPath(files) : files;
-    let names;
-    try {
-      names = await fs.readdir(dir);
-    } catch {
-      throw fileError(dir, 'is not a folder that can be read');
+    const url = urlOf(files);
+    if (url && (url.protocol === 'http:' || url.protocol === 'https:')) return downloadFolder(folderOf(url), options);
+    if (url && url.protocol !== 'file:') {
+      throw new MhaError('INVALID_ARGUMENT', `loadModel: ${url.href} has the scheme ${url.protocol}; expected http: or https:, or in Node.js a file: URL or a folder path`);
     }
-    for (const name of names) {
-      if (name === CONFIG_FILE || name === TOKENIZER_FILE || name.endsWith('.safetensors')) {
-        byName.set(name, { read: () => fs.readFile(path.join(dir, name)), where: path.join(dir, name) });
-      }
-    }
-    return byName;
+    if (!isNode()) throw new MhaError('INVALID_ARGUMENT', `loadModel: ${url?.href} is on disk, which a page cannot read; serve the folder over HTTP, or pass the Files`);
+    return readFolder(url ?? /** @type {string} */ (files));
   }
   const entries = files instanceof Map ? [...files.entries()]
-    : typeof files?.[Symbol.iterator] === 'function' ? Array.from(files, (f) => [String(f?.name ?? ''), f])
-      : files && typeof files === 'object' ? Object.entries(files) : null;
-  if (!entries) throw new MhaError('INVALID_ARGUMENT', 'loadModel: expected a folder path, Files, a Map or an object of file name: content');
+    : files !== null && typeof files === 'object' && Symbol.iterator in files
+      ? Array.from(/** @type {Iterable<unknown>} */ (files), (f) => [String(/** @type {{ name?: unknown }} */ (f)?.name ?? ''), f])
+      : files !== null && typeof files === 'object' ? Object.entries(files) : null;
+  if (!entries) {
+    throw new MhaError('INVALID_ARGUMENT', `loadModel: expected a folder path or URL, Files, a Map or an object of file name: content, got ${describe(files)}`);
+  }
+  /** @type {Map<string, ModelFileEntry>} */
+  const byName = new Map();
   for (const [name, value] of entries) {
-    const base = name.split('/').pop();
+    const base = String(name).split('/').pop() ?? '';
     byName.set(base, { read: async () => value, where: base });
   }
   return byName;
 }
 
 /**
+ * A folder on disk (Node.js): its config.json, tokenizer.json and *.safetensors files.
+ * @param {URL | string} location  a file: URL or a path, of the folder or its config.json
+ * @returns {Promise<Map<string, ModelFileEntry>>}
+ */
+async function readFolder(location) {
+  const names = ['node:fs/promises', 'node:path', 'node:url'];
+  // the parts of Node.js read here (the page's types have no Node.js)
+  const [fs, path, url] = /** @type {[
+   *   { readdir(dir: string): Promise<string[]>, readFile(file: string): Promise<Uint8Array> },
+   *   { join(...parts: string[]): string, basename(p: string): string, dirname(p: string): string },
+   *   { fileURLToPath(url: URL): string },
+   * ]} */ (await Promise.all(names.map((n) => import(/* @vite-ignore */ n))));
+  let dir = location instanceof URL ? url.fileURLToPath(location) : location;
+  if (path.basename(dir) === CONFIG_FILE) dir = path.dirname(dir);
+  let found;
+  try {
+    found = await fs.readdir(dir);
+  } catch {
+    throw fileError(dir, 'is not a folder that can be read');
+  }
+  /** @type {Map<string, ModelFileEntry>} */
+  const byName = new Map();
+  for (const name of found) {
+    if (name === CONFIG_FILE || name === TOKENIZER_FILE || name.endsWith('.safetensors')) {
+      const where = path.join(dir, name);
+      byName.set(name, { read: () => fs.readFile(where), where });
+    }
+  }
+  return byName;
+}
+
+/**
+ * A folder over HTTP: config.json (required; checked to be JSON before the weights are
+ * fetched), model.safetensors (required) and tokenizer.json (optional: a 404 means none).
+ * @param {URL} folder  ends with '/'
+ * @param {ReadOptions} options
+ * @returns {Promise<Map<string, ModelFileEntry>>}
+ */
+async function downloadFolder(folder, options) {
+  if (typeof globalThis.fetch !== 'function') throw new MhaError('INVALID_ARGUMENT', `loadModel: no fetch() here to load ${folder.href}`);
+  /** @type {Map<string, ModelFileEntry>} */
+  const byName = new Map();
+  const configUrl = new URL(CONFIG_FILE, folder);
+  const config = /** @type {Uint8Array} */ (await download(configUrl, CONFIG_FILE, options, { optional: false }));
+  const configText = await textOf(config, configUrl.href);
+  try {
+    JSON.parse(configText);
+  } catch (error) {
+    throw new MhaError('INVALID_CONFIG', `${configUrl.href}: not valid JSON (${messageOf(error)})`);
+  }
+  byName.set(CONFIG_FILE, { read: async () => configText, where: configUrl.href });
+
+  const weightsUrl = new URL(WEIGHTS_FILE, folder);
+  const weights = await download(weightsUrl, WEIGHTS_FILE, options, { optional: true });
+  if (!weights) {
+    const indexUrl = new URL(SHARDED_INDEX_FILE, folder);
+    const index = await download(indexUrl, SHARDED_INDEX_FILE, { ...options, onProgress: undefined }, { optional: true });
+    if (index) {
+      throw fileError(weightsUrl.href, `not found (HTTP 404), and ${indexUrl.href} lists the weights in several files: sharded checkpoints are not supported; save the model as one file (save_pretrained with a max_shard_size above its size)`);
+    }
+    throw fileError(weightsUrl.href, 'not found (HTTP 404): a Hugging Face model folder has model.safetensors beside config.json (a PyTorch .bin is not read)');
+  }
+  byName.set(WEIGHTS_FILE, { read: async () => weights, where: weightsUrl.href });
+
+  const tokenizerUrl = new URL(TOKENIZER_FILE, folder);
+  const tokenizer = await download(tokenizerUrl, TOKENIZER_FILE, options, { optional: true });
+  if (tokenizer) byName.set(TOKENIZER_FILE, { read: async () => tokenizer, where: tokenizerUrl.href });
+  return byName;
+}
+
+/** fetch() causes that mean the connection went away under the request, not that it failed. */
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/**
+ * fetch() failed: the signal's reason when it was aborted, else an error naming the URL and
+ * the cause (fetch() itself says only "fetch failed"; the reason, refused, reset, DNS or TLS,
+ * is its cause).
+ * @param {unknown} error @param {URL} url @param {AbortSignal | undefined} signal @param {string} what
+ */
+function fetchFailure(error, url, signal, what) {
+  if (signal?.aborted) return signal.reason;
+  const reason = /** @type {{ cause?: { code?: string, message?: string } } | null} */ (error)?.cause;
+  const cause = reason ? ` (${[reason.code, reason.message].filter(Boolean).join(': ')})` : '';
+  return fileError(url.href, `${what}: ${messageOf(error)}${cause}`);
+}
+
+/**
+ * Bytes of one file over HTTP, streamed where the response has a body stream, with progress
+ * ({ file, loaded, total }: total the Content-Length, 0 while unknown, as in a ProgressEvent;
+ * the last event has loaded === total), and the size limit checked on the Content-Length
+ * before the body is read and again on the bytes. Any HTTP error other than an optional file's
+ * 404 is an error naming the URL and the status.
+ * @param {URL} url
+ * @param {string} file  the name progress events give
+ * @param {ReadOptions} options
+ * @param {{ optional: boolean }} how
+ * @returns {Promise<Uint8Array | null>}  null: an optional file the server has not
+ */
+async function download(url, file, { limits, signal, onProgress }, { optional }) {
+  signal?.throwIfAborted();
+  /** @type {Response} */
+  let response;
+  try {
+    response = await fetch(url.href, { signal }).catch((error) => {
+      // A server may close an idle kept-alive connection just as the next request is written on
+      // it; Node's fetch then fails with a reset that browsers answer by sending the request
+      // again. A GET is safe to send twice; only a reset or a closed socket is retried, once.
+      if (signal?.aborted || !RESET_CODES.has(error?.cause?.code)) throw error;
+      return fetch(url.href, { signal });
+    });
+  } catch (error) {
+    throw fetchFailure(error, url, signal, 'could not be fetched');
+  }
+  const drop = () => response.body?.cancel().catch(() => {});
+  if (optional && response.status === 404) {
+    drop();
+    return null;
+  }
+  if (!response.ok) {
+    drop();
+    throw fileError(url.href, `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`);
+  }
+  if (/^text\/html\b/i.test(response.headers.get('content-type') ?? '')) {
+    drop();
+    throw fileError(url.href, 'the server answered with an HTML page, not the file (does it answer every path with its index page?)');
+  }
+  const { maxFileBytes } = limits;
+  const tooLarge = (/** @type {number} */ bytes, /** @type {string} */ how) => new MhaError('TOO_LARGE',
+    `${url.href}: ${bytes} bytes${how}, more than the ${maxFileBytes} loadModel takes (option maxFileBytes; GPT-2 small's 124M parameters fit)`);
+  // a compressed response's Content-Length counts the compressed bytes, not the file's
+  const encoded = !/^(identity)?$/i.test(response.headers.get('content-encoding') ?? '');
+  const length = Number(response.headers.get('content-length') ?? NaN);
+  const total = !encoded && Number.isSafeInteger(length) && length >= 0 ? length : null;
+  if (total !== null && total > maxFileBytes) {
+    drop();
+    throw tooLarge(total, ' (its Content-Length)');
+  }
+  let bytes = new Uint8Array(total ?? 0);
+  let loaded = 0;
+  onProgress?.({ file, loaded, total: total ?? 0 });
+  /** @param {Uint8Array} chunk */
+  const append = (chunk) => {
+    if (loaded + chunk.byteLength > maxFileBytes) throw tooLarge(loaded + chunk.byteLength, ' at least (no Content-Length)');
+    if (loaded + chunk.byteLength > bytes.byteLength) {
+      const grown = new Uint8Array(Math.min(maxFileBytes, Math.max(2 * bytes.byteLength, loaded + chunk.byteLength, 65536)));
+      grown.set(bytes.subarray(0, loaded));
+      bytes = grown;
+    }
+    bytes.set(chunk, loaded);
+    loaded += chunk.byteLength;
+  };
+  if (response.body && typeof response.body.getReader === 'function') {
+    const reader = response.body.getReader();
+    for (;;) {
+      /** @type {ReadableStreamReadResult<Uint8Array>} */
+      let part;
+      try {
+        part = await reader.read();
+      } catch (error) {
+        throw fetchFailure(error, url, signal, `the download broke off after ${loaded} bytes`);
+      }
+      if (part.done) break;
+      try {
+        append(part.value);
+      } catch (error) {
+        reader.cancel().catch(() => {});
+        throw error;
+      }
+      if (total === null || loaded < total) onProgress?.({ file, loaded, total: total ?? 0 });
+    }
+  } else {
+    try {
+      append(new Uint8Array(await response.arrayBuffer()));
+    } catch (error) {
+      throw error instanceof MhaError ? error : fetchFailure(error, url, signal, 'the download broke off');
+    }
+  }
+  onProgress?.({ file, loaded, total: loaded });
+  return loaded === bytes.byteLength ? bytes : bytes.slice(0, loaded);
+}
+
+/**
+ * @param {unknown} options
+ * @returns {asserts options is import('./models.js').LoadModelOptions}
+ */
+function checkOptions(options) {
+  if (options === null || typeof options !== 'object') throw new MhaError('INVALID_ARGUMENT', `loadModel: expected an options object, got ${describe(options)}`);
+  const { onProgress, signal } = /** @type {{ onProgress?: unknown, signal?: unknown }} */ (options);
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new MhaError('INVALID_ARGUMENT', `loadModel: onProgress must be a function, got ${describe(onProgress)}`);
+  }
+  if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof (/** @type {AbortSignal} */ (signal)).throwIfAborted !== 'function')) {
+    throw new MhaError('INVALID_ARGUMENT', `loadModel: signal must be an AbortSignal, got ${describe(signal)}`);
+  }
+}
+
+/**
  * Opens a checkpoint: config.json and the weights (required), tokenizer.json (optional: without
  * it, run() takes ids only).
- * @param {string | URL | Iterable<File> | Map<string, any> | Record<string, any>} files
- * @param {{maxFileBytes?: number, maxParameters?: number, wasmBinary?: ArrayBuffer}} [options]
+ * @param {string | URL | Iterable<File> | Map<string, unknown> | Record<string, unknown>} files
+ * @param {import('./models.js').LoadModelOptions} [options]
+ * @returns {Promise<Model>}
  */
 export async function loadModel(files, options = {}) {
+  checkOptions(options);
+  const { signal, onProgress } = options;
+  const limits = {
+    maxFileBytes: options.maxFileBytes ?? MODEL_LIMITS.maxFileBytes,
+    maxParameters: options.maxParameters ?? MODEL_LIMITS.maxParameters,
+  };
+  signal?.throwIfAborted();
   const core = await loadModelsCore(options);
-  const byName = await collectFiles(files);
+  const byName = await collectFiles(files, { limits, signal, onProgress });
+  signal?.throwIfAborted();
   const config = byName.get(CONFIG_FILE);
   if (!config) throw fileError(CONFIG_FILE, 'is missing: a Hugging Face model folder has config.json beside model.safetensors');
   let weightsName = WEIGHTS_FILE;
@@ -126,20 +409,20 @@ export async function loadModel(files, options = {}) {
     }
     weightsName = candidates[0];
   }
-  const limits = { ...MODEL_LIMITS, ...options };
+  const weights = /** @type {ModelFileEntry} */ (byName.get(weightsName));
   const session = new core.ModelSession();
   try {
-    const weights = byName.get(weightsName);
     const weightsValue = await weights.read();
-    const size = weightsValue?.size ?? weightsValue?.byteLength ?? weightsValue?.length;
+    const size = /** @type {{ size?: unknown, byteLength?: unknown, length?: unknown } | null} */ (weightsValue)?.size
+      ?? /** @type {{ byteLength?: unknown }} */ (weightsValue)?.byteLength ?? /** @type {{ length?: unknown }} */ (weightsValue)?.length;
     if (typeof size === 'number' && size > limits.maxFileBytes) {
-      throw new MhaError('TOO_LARGE', `${weightsName}: ${size} bytes, more than the ${limits.maxFileBytes} the page takes (GPT-2 small's 124M parameters fit)`);
+      throw new MhaError('TOO_LARGE', `${weights.where}: ${size} bytes, more than the ${limits.maxFileBytes} loadModel takes (option maxFileBytes; GPT-2 small's 124M parameters fit)`);
     }
-    const bytes = await bytesOf(weightsValue, weightsName);
+    const bytes = await bytesOf(weightsValue, weights.where);
     session.weightsBuffer(bytes.length).set(bytes);
-    check(session.load(await textOf(await config.read(), CONFIG_FILE), CONFIG_FILE, weightsName, limits.maxFileBytes, limits.maxParameters));
+    check(session.load(await textOf(await config.read(), config.where), config.where, weights.where, limits.maxFileBytes, limits.maxParameters));
     const tokenizer = byName.get(TOKENIZER_FILE);
-    if (tokenizer) check(session.loadTokenizer(await textOf(await tokenizer.read(), TOKENIZER_FILE), TOKENIZER_FILE));
+    if (tokenizer) check(session.loadTokenizer(await textOf(await tokenizer.read(), tokenizer.where), tokenizer.where));
   } catch (error) {
     session.dispose();
     session.delete();
@@ -149,47 +432,70 @@ export async function loadModel(files, options = {}) {
 }
 
 export class Model {
+  /** @type {ModelSession | null} */
+  #session;
+
+  /** @param {ModelSession} session  loaded (loadModel makes it) */
   constructor(session) {
-    this._session = session;
+    this.#session = session;
     /** config.json as the core read it: family, architecture, sizes, activation, head. */
     this.config = Object.freeze(session.config());
     /** 'bpe', 'wordpiece', or null without tokenizer.json */
     this.tokenizer = session.hasTokenizer() ? session.tokenizerKind() : null;
   }
 
-  /** A text (encoded) or ids, into the session's ids. */
-  _ids(input) {
-    const s = this._live();
+  /**
+   * A text (encoded) or ids, into the session's ids.
+   * @param {unknown} input
+   * @returns {number[]}
+   */
+  #ids(input) {
+    const s = this.#live();
     if (typeof input === 'string') {
       if (!this.tokenizer) throw new MhaError('INVALID_ARGUMENT', 'a text needs tokenizer.json, which this model has not; pass ids');
       return this.encode(input);
     }
-    if (!Array.isArray(input) && !(input instanceof Int32Array)) throw new MhaError('INVALID_ARGUMENT', 'expected a text or an array of ids');
-    const ids = Array.from(input);
+    if (!Array.isArray(input) && !(input instanceof Int32Array)) {
+      throw new MhaError('INVALID_ARGUMENT', `expected a text or an array of ids, got ${describe(input)}`);
+    }
+    const ids = Array.from(/** @type {ArrayLike<unknown>} */ (input));
     for (const [i, id] of ids.entries()) {
       if (!Number.isInteger(id)) throw new MhaError('INVALID_ARGUMENT', `id ${i} is ${id}, not an integer`);
     }
-    s.ids(ids.length).set(ids);
-    return ids;
+    const numbers = /** @type {number[]} */ (ids);
+    s.ids(numbers.length).set(numbers);
+    return numbers;
   }
 
-  _live() {
-    if (!this._session) throw new MhaError('INVALID_ARGUMENT', 'the model was disposed');
-    return this._session;
+  #live() {
+    if (!this.#session) throw new MhaError('DISPOSED', 'the model was disposed');
+    return this.#session;
   }
 
-  /** The ids of a text, with the post-processor's special tokens. */
+  /** Whether dispose() has been called. */
+  get disposed() { return this.#session === null; }
+
+  /**
+   * The ids of a text, with the post-processor's special tokens.
+   * @param {string} text
+   * @returns {number[]}
+   */
   encode(text) {
-    const s = this._live();
-    if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `encode: expected a string, got ${typeof text}`);
+    const s = this.#live();
+    if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `encode: expected a string, got ${describe(text)}`);
     check(s.encode(text));
     return Array.from(s.ids(-1));
   }
 
-  /** The vocabulary's strings for ids (byte-level BPE pieces as the file spells them). */
+  /**
+   * The vocabulary's strings for ids (byte-level BPE pieces as the file spells them).
+   * @param {number[] | Int32Array} ids
+   * @returns {string[]}
+   */
   tokens(ids) {
-    const s = this._live();
-    return ids.map((id) => s.token(id));
+    const s = this.#live();
+    if (!Array.isArray(ids) && !(ids instanceof Int32Array)) throw new MhaError('INVALID_ARGUMENT', `tokens: expected an array of ids, got ${describe(ids)}`);
+    return Array.from(ids, (id) => s.token(id));
   }
 
   /**
@@ -197,12 +503,13 @@ export class Model {
    * residual stream (T, E), the last hidden state, logits (T, vocab) with an LM head, pooled (E)
    * with a BERT pooler.
    * @param {string | number[] | Int32Array} input
-   * @param {{ablate?: Array<[number, number]>}} [options]
+   * @param {import('./models.js').ModelRunOptions} [options]
+   * @returns {import('./models.js').ModelRunResult}
    */
   run(input, options = {}) {
-    const s = this._live();
+    const s = this.#live();
     const { numLayers: L, numHeads: H, hidden: E, vocabSize: V } = this.config;
-    const ids = this._ids(input);
+    const ids = this.#ids(input);
     const ablate = options.ablate ?? [];
     if (!Array.isArray(ablate) || ablate.some((p) => !Array.isArray(p) || p.length !== 2 || !p.every(Number.isInteger))) {
       throw new MhaError('INVALID_ARGUMENT', 'ablate: expected [[layer, head], …] of integers');
@@ -230,40 +537,35 @@ export class Model {
    * Head importance on the model's own task (GPT-2's next token): for each layer and head, the
    * mean drop in log p(actual next token) over the text when that head is switched off.
    * @param {string | number[] | Int32Array} input  at least two tokens
-   * @returns {{data: Float32Array, shape: [number, number]}}  (layers, heads)
+   * @returns {import('./models.js').HeadImportance}  data (layers, heads)
    */
   headImportance(input) {
-    const s = this._live();
-    const ids = this._ids(input);
+    const s = this.#live();
+    const ids = this.#ids(input);
     check(s.headImportance());
     return { ids, data: s.importance().slice(), shape: [this.config.numLayers, this.config.numHeads] };
   }
 
   /**
    * The k most probable tokens at a position (softmax of the logits): [[id, probability], …].
-   * @param {{logits: {data: Float32Array, shape: number[]} | null}} result
+   * @param {Pick<import('./models.js').ModelRunResult, 'logits'>} result
    * @param {number} [k]
    * @param {number} [position] the last one by default
+   * @returns {Array<[number, number]>}
    */
   top(result, k = 5, position = undefined) {
-    if (!result.logits) throw new MhaError('INVALID_ARGUMENT', 'top: this model has no LM head');
-    const [T, V] = result.logits.shape;
-    const t = position ?? T - 1;
-    if (!Number.isInteger(t) || t < 0 || t >= T) throw new MhaError('INVALID_ARGUMENT', `top: position ${t} is not 0 to ${T - 1}`);
-    const row = result.logits.data.subarray(t * V, (t + 1) * V);
-    let max = -Infinity;
-    for (const v of row) max = Math.max(max, v);
-    let sum = 0;
-    for (const v of row) sum += Math.exp(v - max);
-    const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a] || a - b).slice(0, k);
-    return order.map((id) => [id, Math.exp(row[id] - max) / sum]);
+    return topTokens(result, k, position);
   }
 
   dispose() {
-    if (this._session) {
-      this._session.dispose();
-      this._session.delete();
-      this._session = null;
+    if (this.#session) {
+      this.#session.dispose();
+      this.#session.delete();
+      this.#session = null;
     }
+  }
+
+  [Symbol.dispose ?? Symbol.for('Symbol.dispose')]() {
+    this.dispose();
   }
 }

@@ -6,7 +6,7 @@
 //
 // Requests are answered in the order they were sent (one worker, one queue). Values in answers
 // are sent back with their typed arrays' buffers transferred (no copy); arguments are copied,
-// so the caller keeps them. An MhaError thrown in the worker is an MhaError again on the page.
+// so the caller keeps them, unless sent with send(op, args, transfer). An MhaError thrown in the worker is an MhaError again on the page.
 import { MhaError } from './errors.js';
 
 /**
@@ -101,28 +101,39 @@ export function connectWorker(worker, scriptName) {
   });
   worker.addEventListener('messageerror', () => failAll(workerError('a message from the worker could not be read')));
 
+  /**
+   * Sends `op` with `args`, moving the buffers in `transfer` to the worker (the caller's
+   * become empty); resolves to the worker's answer.
+   * @param {string} op
+   * @param {unknown[]} args
+   * @param {Transferable[]} transfer
+   * @returns {Promise<any>} what the worker's answer() gave
+   */
+  function send(op, args, transfer) {
+    if (failure) return Promise.reject(failure);
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      notify();
+      try {
+        worker.postMessage({ id, op, args }, transfer);
+      } catch (error) {
+        pending.delete(id);
+        notify();
+        reject(new MhaError('INVALID_ARGUMENT', `the arguments could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}`));
+      }
+    });
+  }
+
   return {
     /**
-     * Sends `op` with `args`; resolves to the worker's answer.
+     * Sends `op` with `args` (copied); resolves to the worker's answer.
      * @param {string} op
      * @param {unknown[]} args
      * @returns {Promise<any>} what the worker's answer() gave
      */
-    request(op, ...args) {
-      if (failure) return Promise.reject(failure);
-      const id = nextId++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        notify();
-        try {
-          worker.postMessage({ id, op, args });
-        } catch (error) {
-          pending.delete(id);
-          notify();
-          reject(new MhaError('INVALID_ARGUMENT', `the arguments could not be sent to the worker: ${error instanceof Error ? error.message : String(error)}`));
-        }
-      });
-    },
+    request: (op, ...args) => send(op, args, []),
+    send,
     /** Whether the worker has failed or been terminated. */
     get failed() { return failure !== null; },
     /** Number of requests sent and not yet answered. */

@@ -142,7 +142,8 @@ export class PretrainedSource {
   /** @param {PretrainedSentence} sentence */
   async compute(sentence) {
     const result = layerResult(sentence.encoding, this.layer);
-    return { ...result, ...(await analyseHeads(this.loaded.mha, result.weights)) };
+    const layers = sentence.encoding.layers.map((l) => l.weights);
+    return { ...result, layers, ...(await analyseHeads(this.loaded.mha, result.weights)) };
   }
 
   /**

@@ -53,6 +53,8 @@ export interface HeadResult {
   output?: Tensor | null;
   /** out_proj.weight, [out, E]. */
   wo?: Tensor | null;
+  /** Every layer's weights [H, L, L], for a source with several layers (the model view). */
+  layers?: Tensor[];
 }
 
 /** How far each token moves with some heads switched off: ‖a_t − b_t‖ and ‖a_t‖ per token. */
@@ -66,6 +68,15 @@ export interface AblationResult {
   rows: TokenDifference[];
   /** What moves, in words: "output", "final hidden state". */
   what: string;
+  /** A model's run with the heads off (its logits: the predictions with them off). */
+  run?: { logits: Tensor | null };
+}
+
+/** A token a model predicts, with its probability. */
+export interface Prediction {
+  id: number;
+  text: string;
+  probability: number;
 }
 
 /** Two sentences' embeddings compared, and again with each head switched off in turn. */
@@ -138,7 +149,7 @@ export interface TextHelp {
 }
 
 export interface HeadSource {
-  readonly id: 'designed' | 'random' | 'file' | 'trained' | 'pretrained';
+  readonly id: 'designed' | 'random' | 'file' | 'trained' | 'pretrained' | 'model';
   /** "designed heads", for status lines. */
   readonly name: string;
   readonly numLayers: number;
@@ -199,6 +210,12 @@ export interface HeadSource {
   remeasure?(onProgress?: MeasureProgress): Promise<HeadRoles>;
   /** Two texts' embedding similarity, and how each head switched off moves it. */
   similarity?(textA: string, textB: string): Promise<SimilarityResult>;
+  /** Whether predictions() has an LM head to read. */
+  readonly predicts?: boolean;
+  /** The k most probable tokens at a position of a run (GPT-2: the next token; BERT: the token there). */
+  predictions?(run: { logits: Tensor | null }, position: number, k?: number): Prediction[];
+  /** Each head's importance on the model's own task over the sentence, (layers, heads). */
+  headImportance?(sentence: Sentence): Promise<{ data: Float32Array; shape: [number, number] }>;
 }
 
 // source.js

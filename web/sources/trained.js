@@ -177,8 +177,9 @@ export class TrainedSource {
   async compute(sentence) {
     const [, H, T] = sentence.maps.shape;
     const size = H * T * T;
-    const weights = { data: sentence.maps.data.slice(this.layer * size, (this.layer + 1) * size), shape: [H, T, T] };
-    return { weights, ...(await analyseHeads(this.loaded.mha, weights)) };
+    const layers = Array.from({ length: this.numLayers }, (_, l) => ({ data: sentence.maps.data.slice(l * size, (l + 1) * size), shape: [H, T, T] }));
+    const weights = layers[this.layer];
+    return { weights, layers, ...(await analyseHeads(this.loaded.mha, weights)) };
   }
 
   /** Head h's entry in the rule's table (web/roles/evaluate.js): label and figures. @param {number} h @param {number} [layer] */

@@ -142,7 +142,7 @@ export function renderHeadInfo(box, o) {
   q('head-focus').textContent = o.focus;
   renderStatistics(/** @type {HTMLDListElement} */ (q('head-stats')), o.statistics);
   const check = q('label-check');
-  /** @type {HTMLElement} */ (check.closest('section')).hidden = o.check === undefined;
+  /** @type {HTMLElement} */ (check.closest('section')).hidden = !o.check;
   if (o.check) {
     check.textContent = o.check.holds === null ? o.check.text : `${o.check.holds ? '✓ Holds' : '✗ Does not hold'}: ${o.check.text}.`;
     check.className = o.check.holds === null ? '' : (o.check.holds ? 'ok' : 'bad');

@@ -1,0 +1,237 @@
+// A model the user opens, in a real browser (each engine of tests/browser/driver.js): the small
+// GPT-2 trained on the repo's sentences picked as files, BERT and a nanoGPT export picked the
+// same way, the page's example model fetched from a URL, and <mha-explorer model-url>. Checks:
+// the ids, every layer's attention weights (the model view's maps) and head importance equal
+// the PyTorch goldens of tests/golden/models (scripts/hf_reference.py) within 1e-5 / 1e-4; the
+// predictions panel is the softmax of the golden logits; a click in the model view opens that
+// layer and head; switching a head off changes the predictions shown; bad files get a message
+// naming the file, and the page keeps working. Screenshots: build/screenshots/<engine>/.
+//
+// axe-core finds 0 WCAG 2.1 A/AA violations with a model open (light and dark).
+//
+//   node --test tests/browser/model.test.js
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { startWeb, stopWeb } from './driver.js';
+import { attachExplorer, waitForExplorer } from './page-state.js';
+import { runAxe } from './axe.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const models = path.join(root, 'tests', 'golden', 'models');
+const files = (name, list = ['config.json', 'model.safetensors', 'tokenizer.json']) => list.map((f) => path.join(models, name, f));
+const golden = (name) => JSON.parse(readFileSync(path.join(models, `${name}.golden.json`), 'utf8')).dtypes.F32.runs;
+const WEIGHTS_TOLERANCE = 1e-5;
+
+let server;
+let browser;
+let page;
+const consoleErrors = [];
+
+before(async () => {
+  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_models.js', 'web/lib/wasm/mha_models.wasm'] }));
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('consoleError', (text, url) => {
+    if (/\/app\/lesson\/index\.js$/.test(url || '')) return;
+    consoleErrors.push(`${text} (${url || 'no url'})`);
+  });
+  page.on('pageError', (message) => consoleErrors.push(`page error: ${message}`));
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.text('#status')}`);
+  await attachExplorer(page);
+});
+
+after(() => stopWeb({ server, browser }));
+
+/** Type a sentence and wait until the explorer shows it. */
+async function showSentence(text) {
+  await page.fill('#free-text', text);
+  await page.click('#free-text-form button[type="submit"]');
+  await waitForExplorer(page, (t) => window.explorer.sentence?.text === t && window.explorer.busy === 0, text, 60000);
+}
+
+/** Every layer's weights as the page holds them (what the model view draws), as plain arrays. */
+const shownLayers = () => page.evaluate(() => {
+  const x = window.explorer;
+  return { ids: x.sentence.ids, layers: x.result.layers.map((t) => ({ shape: t.shape, data: Array.from(t.data) })) };
+});
+
+function maxDifference(layers, attentions) {
+  let worst = 0;
+  layers.forEach((layer, l) => {
+    const expected = attentions[l].flat(Infinity);
+    assert.equal(layer.data.length, expected.length, `layer ${l}: ${layer.data.length} weights, expected ${expected.length}`);
+    layer.data.forEach((v, i) => { worst = Math.max(worst, Math.abs(v - expected[i])); });
+  });
+  return worst;
+}
+
+test('a GPT-2 picked as files: ids, every layer and head importance as PyTorch computes them', { timeout: 180000 }, async () => {
+  await page.setInputFiles('#model-files', files('gpt2-trained'));
+  await waitForExplorer(page, () => window.explorer.source?.id === 'model' && window.explorer.busy === 0, null, 60000);
+  assert.equal(await page.evaluate(() => document.querySelector('input[name="source"][value="model"]').checked), true);
+  for (const run of golden('gpt2-trained')) {
+    await showSentence(run.text);
+    const shown = await shownLayers();
+    assert.deepEqual(shown.ids, run.ids, `ids of "${run.text}"`);
+    const worst = maxDifference(shown.layers, run.attentions);
+    assert.ok(worst <= WEIGHTS_TOLERANCE, `"${run.text}": weights differ from PyTorch by ${worst}`);
+    // the model view: one map per layer and head
+    assert.equal(await page.count('#model-grid .model-cell'), run.attentions.length * await page.evaluate(() => window.explorer.numHeads));
+    // the predictions at the last token: the softmax of PyTorch's logits there
+    const last = run.ids.length - 1;
+    const at = run.logit_positions.indexOf(last);
+    if (at >= 0) {
+      const V = run.logits.length / run.logit_positions.length;
+      const logits = run.logits.slice(at * V, (at + 1) * V);
+      const max = Math.max(...logits);
+      const sum = logits.reduce((s, v) => s + Math.exp(v - max), 0);
+      const expected = logits.map((v, id) => [id, Math.exp(v - max) / sum]).sort((a, b) => b[1] - a[1]).slice(0, 5);
+      await page.evaluate((t) => window.explorer.setFocusToken(t), last);
+      const predicted = await page.evaluate(() => {
+        const x = window.explorer;
+        return x.source.predictions(x.sentence.run, x.sentence.tokens.length - 1).map((p) => [p.id, p.probability]);
+      });
+      predicted.forEach(([id, p], k) => {
+        assert.equal(id, expected[k][0], `prediction ${k}: token ${id}, PyTorch's ${expected[k][0]}`);
+        assert.ok(Math.abs(p - expected[k][1]) < 1e-5, `prediction ${k}: ${p} vs ${expected[k][1]}`);
+      });
+      assert.equal(await page.count('#predictions-view li'), 5);
+      assert.match(await page.text('#predictions-view'), /After “/);
+    }
+  }
+  // head importance, on the last golden sentence
+  const run = golden('gpt2-trained').at(-1);
+  await page.click('#importance-measure');
+  await page.waitForFunction(() => !!window.explorer.importance && window.explorer.busy === 0, null, { timeout: 60000 });
+  const importance = await page.evaluate(() => Array.from(window.explorer.importance.data));
+  const expected = run.head_importance.flat(Infinity);
+  assert.equal(importance.length, expected.length);
+  importance.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= 1e-4, `head importance ${i}: ${v} vs PyTorch ${expected[i]}`));
+  assert.equal(await page.count('#importance-view .importance-cell'), expected.length);
+  await page.screenshot('model-gpt2.png', { fullPage: true });
+  assert.deepEqual(await runAxe(page, 'the page with a GPT-2 open, head importance measured'), []);
+  await page.click('#theme-toggle');
+  assert.deepEqual(await runAxe(page, 'the same, dark'), []);
+  await page.click('#theme-toggle');
+});
+
+test('the model view opens a layer and head; a head switched off moves the predictions', { timeout: 120000 }, async () => {
+  await page.click('#model-grid .model-cell[data-layer="1"][data-head="2"]');
+  await waitForExplorer(page, () => window.explorer.layer === 1 && window.explorer.selectedHead === 2 && window.explorer.busy === 0, null, 30000);
+  assert.equal(await page.attribute('#model-grid .model-cell[data-layer="1"][data-head="2"]', 'aria-pressed'), 'true');
+  assert.equal(await page.evaluate(() => document.getElementById('layer').value), '1');
+  // the main map is that head's
+  const same = await page.evaluate(() => {
+    const x = window.explorer;
+    const T = x.sentence.tokens.length;
+    const a = x.result.layers[1].data.subarray(2 * T * T, 3 * T * T);
+    const b = x.map(2);
+    return a.every((v, i) => v === b[i]);
+  });
+  assert.ok(same, 'the selected head\'s map is layer 1 head 3 of the model view');
+  // the arrow keys move between maps
+  await page.focus('#model-grid .model-cell[data-layer="1"][data-head="2"]');
+  await page.press('#model-grid .model-cell[data-layer="1"][data-head="2"]', 'ArrowUp');
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.layer + ':' + document.activeElement?.dataset.head), '0:2');
+  // every head of layer 1 off: the prediction moves, and both lists are shown
+  await page.evaluate(() => window.explorer.setAblated([0, 1, 2, 3]));
+  await page.waitForFunction(() => window.explorer.ablation?.heads.length === 4 && !!window.explorer.ablation.run, null, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelectorAll('#predictions-view .predictions-list').length === 2, null, { timeout: 10000 });
+  const moved = await page.evaluate(() => {
+    const x = window.explorer;
+    const t = x.sentence.tokens.length - 1;
+    const on = x.source.predictions(x.sentence.run, t);
+    const off = x.source.predictions(x.ablation.run, t);
+    return Math.abs(on[0].probability - off[0].probability) > 1e-6 || on[0].id !== off[0].id;
+  });
+  assert.ok(moved, 'switching off all of layer 1 changed the top prediction');
+  assert.match(await page.text('#predictions-view'), /With heads 1, 2, 3, 4 of layer 1 off/);
+  await page.evaluate(() => window.explorer.setAblated([]));
+  // its heads measured by the roles rule on the annotated sentences, read by its own tokenizer
+  assert.equal(await page.evaluate(() => document.getElementById('roles-panel').hidden), false);
+  await page.click('#roles-measure');
+  await page.waitForFunction(() => !!window.explorer.source.roles && !!document.querySelector('#roles-view table'), null, { timeout: 120000 });
+  const measured = await page.evaluate(() => {
+    const { roles } = window.explorer.source;
+    return { heads: roles.heads.length, sentences: roles.corpus.sentences, skipped: roles.corpus.skipped.length };
+  });
+  assert.equal(measured.heads, 8);
+  assert.ok(measured.sentences > 700, `${measured.sentences} sentences measured (${measured.skipped} left out: longer than the context)`);
+  assert.match(await page.text('#head-tabs'), /H1/);
+});
+
+test('a BERT and a nanoGPT export open from files; BERT predicts at [MASK]', { timeout: 120000 }, async () => {
+  await page.setInputFiles('#model-files', files('bert-mlm'));
+  await waitForExplorer(page, () => window.explorer.source?.id === 'model' && window.explorer.source.config.family === 'bert' && window.explorer.busy === 0, null, 60000);
+  const [run] = golden('bert-mlm');
+  await showSentence(run.text);
+  const shown = await shownLayers();
+  assert.deepEqual(shown.ids, run.ids);
+  const worst = maxDifference(shown.layers, run.attentions);
+  assert.ok(worst <= WEIGHTS_TOLERANCE, `BERT weights differ from PyTorch by ${worst}`);
+  assert.equal(await page.evaluate(() => document.getElementById('importance-panel').hidden), true, 'no head importance without a next token');
+  assert.equal(await page.evaluate(() => document.getElementById('predictions-panel').hidden), false);
+  assert.match(await page.text('#predictions-view'), /In the place of/);
+  await page.screenshot('model-bert.png', { fullPage: true });
+  assert.deepEqual(await runAxe(page, 'the page with a BERT open'), []);
+
+  await page.setInputFiles('#model-files', files('nanogpt-char'));
+  await waitForExplorer(page, () => window.explorer.source?.id === 'model' && window.explorer.source.config.numLayers > 0 && window.explorer.source.opened?.name !== 'bert-mlm' && window.explorer.busy === 0, null, 60000);
+  const [nano] = golden('nanogpt-char');
+  await showSentence(nano.text);
+  const n = await shownLayers();
+  assert.deepEqual(n.ids, nano.ids);
+  assert.ok(maxDifference(n.layers, nano.attentions) <= WEIGHTS_TOLERANCE);
+});
+
+test('bad files get a message naming the file, and the page keeps working', { timeout: 120000 }, async () => {
+  const before = await page.evaluate(() => window.explorer.source.opened?.stamp);
+  await page.setInputFiles('#model-files', files('gpt2-trained', ['config.json', 'tokenizer.json']));
+  await page.waitForFunction(() => !document.getElementById('source-error').hidden, null, { timeout: 30000 });
+  assert.match(await page.text('#source-error'), /model\.safetensors/);
+  assert.equal(await page.evaluate(() => window.explorer.source.opened?.stamp), before, 'the model shown stays');
+  const damaged = readFileSync(path.join(models, 'gpt2-trained', 'config.json'), 'utf8').replace('"n_head":4', '"n_head":3');
+  await page.setInputFiles('#model-files', [{ name: 'config.json', buffer: Buffer.from(damaged) }, ...files('gpt2-trained', ['model.safetensors', 'tokenizer.json'])]);
+  await page.waitForFunction(() => /config\.json|n_head/.test(document.getElementById('source-error').textContent), null, { timeout: 30000 });
+  assert.match(await page.text('#source-error'), /n_head|config\.json/);
+  // still computing
+  await showSentence('Still working after a bad file.');
+  await page.click('input[name="source"][value="designed"]');
+  await waitForExplorer(page, () => window.explorer.source?.id === 'designed' && window.explorer.busy === 0, null, 30000);
+  assert.deepEqual(consoleErrors, []);
+});
+
+test('the example model from a URL, and <mha-explorer model-url>', { timeout: 120000 }, async () => {
+  await page.click('#model-example');
+  await waitForExplorer(page, () => window.explorer.source?.id === 'model' && !!window.explorer.source.url && window.explorer.busy === 0, null, 60000);
+  assert.match(await page.text('#model-name'), /gpt2-lesson/);
+  await page.evaluate(async () => {
+    await import('/element/mha-explorer.js');
+    const element = document.createElement('mha-explorer');
+    element.id = 'model-element';
+    element.setAttribute('model-url', '/examples/models/gpt2-lesson/');
+    element.setAttribute('sentence', 'the king follows himself.');
+    element.setAttribute('layer', '1');
+    element.setAttribute('view', 'grid');
+    document.body.append(element);
+  });
+  await page.waitForFunction(() => document.getElementById('model-element')?.status === 'ready', null, { timeout: 60000 });
+  const result = await page.evaluate(() => {
+    const r = document.getElementById('model-element').result;
+    return { source: r.source, numHeads: r.numHeads, tokens: r.tokens, data: Array.from(r.weights.data) };
+  });
+  const [run] = golden('gpt2-trained');
+  assert.equal(result.source, 'model');
+  const expected = run.attentions[1].flat(Infinity);
+  assert.equal(result.data.length, expected.length);
+  const worst = result.data.reduce((w, v, i) => Math.max(w, Math.abs(v - expected[i])), 0);
+  assert.ok(worst <= WEIGHTS_TOLERANCE, `the element's layer 1 differs from PyTorch by ${worst}`);
+  await page.screenshot('model-element.png', { selector: '#model-element' });
+  await page.evaluate(() => document.getElementById('model-element').remove());
+  assert.deepEqual(consoleErrors, []);
+});

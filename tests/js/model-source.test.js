@@ -1,0 +1,88 @@
+// The model source's reading of a tokenizer's pieces (web/sources/model.js): byte-level BPE
+// decoded back to text, WordPiece's "##", and the grouping of pieces into words that the roles
+// rule reads, on every annotated sentence of web/data/roles read by the example model's own
+// tokenizer; and the source itself over a model opened in Node.js (ids, layers, predictions,
+// heads switched off) against the model's own run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadModel } from '../../web/lib/models.js';
+import { ModelSource, modelWords, pieceShown } from '../../web/sources/model.js';
+import { dataSentences, onPieces } from '../../web/roles/sentences.js';
+import { loadMha } from '../../web/lib/index.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const EXAMPLE = `${root}web/examples/models/gpt2-lesson`;
+const data = (name) => JSON.parse(readFileSync(`${root}web/data/roles/${name}`, 'utf8'));
+
+test('byte-level BPE pieces read back as text; WordPiece drops "##"', () => {
+  assert.equal(pieceShown('Ġcat', 'bpe'), ' cat');
+  assert.equal(pieceShown('Ċ', 'bpe'), '\n');
+  assert.equal(pieceShown('âĢĻ', 'bpe'), '’'); // U+2019 as GPT-2 spells its three bytes
+  assert.equal(pieceShown('âĢ', 'bpe'), 'âĢ'); // two of its three bytes: not text, shown as spelled
+  assert.equal(pieceShown('##ing', 'wordpiece'), 'ing');
+  assert.equal(pieceShown('[CLS]', 'wordpiece'), '[CLS]');
+});
+
+test('words of pieces: a space starts one, punctuation and special tokens are their own', () => {
+  const pieces = ['The', 'Ġc', 'at', 'Ġ', 'in', "'s", '.', '<|endoftext|>'];
+  const { words, marked } = modelWords(pieces, 'bpe', new Set([7]));
+  assert.deepEqual(words, [0, 1, 1, 2, 2, 2, 3, 4]); // "'s" has letters: it stays with its word
+  assert.deepEqual(marked.slice(0, 5), ['▁The', '▁c', 'at', '▁', 'in']);
+  const bert = modelWords(['[CLS]', 'the', 'cat', '##s', 'sat', '.', '[SEP]'], 'wordpiece', new Set([0, 6]));
+  assert.deepEqual(bert.words, [0, 1, 2, 2, 3, 4, 5]);
+});
+
+test('every annotated sentence within the context lines up with its words on the example model\'s tokens', async () => {
+  const model = await loadModel(EXAMPLE);
+  try {
+    const sentences = dataSentences(data('pronouns.json'), data('relations.json'));
+    let aligned = 0;
+    let long = 0;
+    const misaligned = [];
+    for (const s of sentences) {
+      const ids = model.encode(s.text);
+      if (ids.length > model.config.maxPositions) { long += 1; continue; }
+      const { marked } = modelWords(model.tokens(ids), model.tokenizer, new Set());
+      if (onPieces(s, marked)) aligned += 1;
+      else misaligned.push(s.id);
+    }
+    assert.deepEqual(misaligned, [], 'sentences whose pieces do not give their words');
+    assert.equal(aligned + long, sentences.length);
+    assert.ok(aligned > 0.95 * sentences.length, `${aligned} of ${sentences.length} aligned`);
+  } finally {
+    model.dispose();
+  }
+});
+
+test('the source over an opened model: its tokens, every layer, predictions and heads switched off are the model\'s', async () => {
+  const model = await loadModel(EXAMPLE);
+  const source = new ModelSource({ opened: { name: 'gpt2-lesson', stamp: '1', model } });
+  await source.load(await loadMha());
+  assert.equal(source.numLayers, model.config.numLayers);
+  assert.equal(source.numHeads, model.config.numHeads);
+  assert.equal(source.causal, true);
+  const sentence = await source.sentence('the king follows himself.');
+  const run = model.run('the king follows himself.');
+  assert.deepEqual(sentence.ids, run.ids);
+  const joined = sentence.tokens.map((t, i) => (i > 0 && t.word !== sentence.tokens[i - 1].word ? ' ' : '') + t.text).join('');
+  assert.equal(joined, 'the king follows himself .', 'the pieces of each word joined, the words apart');
+  source.layer = 1;
+  const result = await source.compute(sentence);
+  assert.deepEqual(Array.from(result.weights.data), Array.from(run.layers[1].weights.data));
+  assert.equal(result.layers.length, model.config.numLayers);
+  assert.equal(result.stats.length, model.config.numHeads);
+  const top = source.predictions(sentence.run, sentence.ids.length - 1, 5);
+  assert.deepEqual(top.map((p) => p.id), model.top(run, 5).map(([id]) => id));
+  const off = await source.ablation(sentence, [0, 1, 2, 3]);
+  const expected = model.run(sentence.ids, { ablate: [[1, 0], [1, 1], [1, 2], [1, 3]] });
+  assert.deepEqual(Array.from(off.run.logits.data), Array.from(expected.logits.data));
+  assert.ok(off.rows.some((r) => r.difference > 0), 'switching a whole layer off moves the final hidden states');
+  const none = await source.ablation(sentence, []);
+  assert.ok(none.rows.every((r) => r.difference === 0));
+  await assert.rejects(source.sentence('x'.repeat(200)), /at most 64/);
+  source.dispose();
+  assert.doesNotThrow(() => model.encode('still open'), 'a model the page opened is not the source\'s to let go');
+  model.dispose();
+});

@@ -1,0 +1,144 @@
+// A Hugging Face checkpoint off the main thread, on the page's side: loadWorkerModel() starts a
+// module worker (models-worker-entry.js) that opens the model with loadModel() there; the object
+// it resolves to has Model's members, each method returning a promise. Calls go through rpc.js,
+// answered in order; result tensors come back as transferred buffers (no copy), and the files'
+// ArrayBuffers go to the worker the same way (Files and Blobs are cloned, which copies no bytes).
+import { MhaError } from './errors.js';
+import { connectWorker } from './rpc.js';
+import { topTokens } from './top-tokens.js';
+
+/** A scheme of two letters or more: `C:\models` is a path, `https://…` and `file:///…` are URLs. */
+const URL_PATTERN = /^[a-z][a-z0-9+.-]+:/i;
+
+/** @param {unknown} value */
+function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return /** @type {object} */ (value).constructor?.name ?? 'an object';
+  return typeof value;
+}
+
+/** A worker resolves relative URLs against its own script: the page's are made absolute first. */
+const inPage = () => typeof globalThis.location === 'object' && globalThis.location !== null && typeof document === 'object';
+
+/**
+ * The buffer a file's content owns whole, to move rather than copy.
+ * @param {unknown} value
+ * @returns {ArrayBuffer | null}
+ */
+function ownBuffer(value) {
+  if (value instanceof ArrayBuffer) return value;
+  if (ArrayBuffer.isView(value) && value.buffer instanceof ArrayBuffer && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) {
+    return value.buffer;
+  }
+  return null;
+}
+
+/**
+ * What loadModel's first argument becomes in a message: a URL as its absolute href, a path as
+ * it is, Files as a Map of name to File (a structured clone of a File keeps its name in a
+ * browser, not everywhere), a Map or object as it is; with the buffers to transfer.
+ * @param {unknown} files
+ * @returns {{ input: unknown, transfer: ArrayBuffer[] }}
+ */
+function toMessage(files) {
+  if (files instanceof URL) return { input: files.href, transfer: [] };
+  if (typeof files === 'string') {
+    const url = URL_PATTERN.test(files) || inPage() ? new URL(files, globalThis.location?.href).href : files;
+    return { input: url, transfer: [] };
+  }
+  if (files === null || typeof files !== 'object') {
+    throw new MhaError('INVALID_ARGUMENT', `loadWorkerModel: expected a folder URL, Files, a Map or an object of file name: content, got ${describe(files)}`);
+  }
+  /** @type {unknown[]} */
+  let values;
+  /** @type {unknown} */
+  let input = files;
+  if (files instanceof Map) {
+    values = [...files.values()];
+  } else if (Symbol.iterator in files) {
+    const list = Array.from(/** @type {Iterable<unknown>} */ (files));
+    input = new Map(list.map((f) => [String(/** @type {{ name?: unknown }} */ (f)?.name ?? ''), f]));
+    values = list;
+  } else {
+    values = Object.values(files);
+  }
+  const transfer = new Set();
+  for (const value of values) {
+    const buffer = ownBuffer(value);
+    if (buffer && buffer.byteLength > 0) transfer.add(buffer);
+  }
+  return { input, transfer: [...transfer] };
+}
+
+/**
+ * Opens a checkpoint in a Web Worker: what loadModel() takes, plus the worker's options.
+ * @param {string | URL | Iterable<File> | Map<string, unknown> | Record<string, unknown>} files
+ * @param {import('./models.js').LoadWorkerModelOptions} [options]
+ * @returns {Promise<import('./models.js').WorkerModel>}
+ */
+export async function loadWorkerModel(files, options = {}) {
+  if (typeof Worker !== 'function') {
+    throw new MhaError('WORKER_ERROR', 'loadWorkerModel needs Web Workers (a browser); in Node.js use loadModel()');
+  }
+  if (options === null || typeof options !== 'object') throw new MhaError('INVALID_ARGUMENT', `loadWorkerModel: expected an options object, got ${describe(options)}`);
+  const { workerUrl, wasmUrl, onProgress, signal, ...rest } = options;
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new MhaError('INVALID_ARGUMENT', `loadWorkerModel: onProgress must be a function, got ${describe(onProgress)}`);
+  }
+  signal?.throwIfAborted();
+  const { input, transfer } = toMessage(files);
+  const base = globalThis.location?.href;
+  // Written out as `new Worker(new URL('./…', import.meta.url), …)` so that bundlers bundle it.
+  const worker = workerUrl
+    ? new Worker(new URL(workerUrl, base).href, { type: 'module', name: 'mha-models' })
+    : new Worker(new URL('./models-worker-entry.js', import.meta.url), { type: 'module', name: 'mha-models' });
+  worker.addEventListener('message', (event) => {
+    if (event.data && event.data.progress) onProgress?.(event.data.progress);
+  });
+  const rpc = connectWorker(worker, "the models' worker (models-worker-entry.js)");
+
+  /** @type {{ config: import('./models.js').ModelConfig, tokenizer: 'bpe' | 'wordpiece' | null }} */
+  let opened;
+  /** @type {() => void} */
+  let abort = () => {};
+  try {
+    opened = await new Promise((resolve, reject) => {
+      abort = () => reject(/** @type {AbortSignal} */ (signal).reason);
+      signal?.addEventListener('abort', abort, { once: true });
+      const loadOptions = { ...rest, wasmUrl: wasmUrl === undefined ? undefined : new URL(wasmUrl, base).href, progress: Boolean(onProgress) };
+      rpc.send('load', [input, loadOptions], transfer).then(resolve, reject);
+    });
+  } catch (error) {
+    rpc.terminate();  // an aborted load stops there: its download and the worker's memory go
+    throw error;
+  } finally {
+    signal?.removeEventListener('abort', abort);
+  }
+
+  let disposed = false;
+  /** @param {string} method @param {unknown[]} args */
+  const call = (method, args) => (disposed
+    ? Promise.reject(new MhaError('DISPOSED', 'the model was disposed'))
+    : rpc.request('call', method, args));
+  const dispose = () => {
+    if (disposed) return;
+    disposed = true;
+    rpc.terminate();
+  };
+  /** @type {import('./models.js').WorkerModel} */
+  const model = {
+    config: Object.freeze(opened.config),
+    tokenizer: opened.tokenizer,
+    get disposed() { return disposed; },
+    encode: (text) => call('encode', [text]),
+    tokens: (ids) => call('tokens', [ids]),
+    run: (input, runOptions) => call('run', [input, runOptions]),
+    headImportance: (input) => call('headImportance', [input]),
+    // the logits are on this side already: no round trip
+    top: async (result, k, position) => topTokens(result, k, position),
+    dispose,
+    [Symbol.dispose ?? Symbol.for('Symbol.dispose')]: dispose,
+  };
+  return Object.freeze(model);
+}

@@ -1,0 +1,335 @@
+// The heads of a model the user brings: a GPT-2- or BERT-family checkpoint in Hugging Face layout
+// (config.json, model.safetensors, tokenizer.json; a nanoGPT checkpoint through
+// scripts/export_nanogpt.py), opened by web/lib/models.js and run end to end by the core. Every
+// layer's weights come from one run of the model per sentence; the next-token panel and head
+// importance come from its LM head; head names only from the one rule of web/roles/, measured
+// on demand on the model's own tokens.
+import { loadModel, loadWorkerModel } from '../lib/models.js';
+import { topTokens } from '../lib/top-tokens.js';
+import { isNode } from '../lib/wasm-module.js';
+import { EXAMPLES } from './examples.js';
+import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
+import { describeByStatistics } from './describe.js';
+import { fetchData, pretrainedRoles } from '../roles/measure.js';
+import { evidenceText } from '../roles/table.js';
+import { labelName } from '../roles/vocabulary.js';
+
+/** A model on this thread or in a Web Worker: every call is awaited. @typedef {import('../lib/models.js').Model | import('../lib/models.js').WorkerModel} Model */
+/** @typedef {import('../lib/models.js').ModelRunResult} ModelRunResult */
+/** @typedef {import('./source.js').HeadRoles} HeadRoles */
+/**
+ * A model opened from files (or a URL) and named; `stamp` tells two opens of one name apart.
+ * @typedef {{ name: string, stamp: string, model: Model }} OpenedModel
+ */
+/**
+ * A text as the model reads it: its tokens (each with its id and word) and the model's run.
+ * @typedef {import('./source.js').Sentence<import('./source.js').Token & { piece: string, id: number, word: number }> & { ids: number[], run: ModelRunResult }} ModelSentence
+ */
+
+/** The page shows at most this many tokens (the model's own context may be shorter). */
+export const MODEL_MAX_TOKENS = 128;
+
+// GPT-2's byte-level alphabet (bytes_to_unicode in its encoder.py): printable bytes stand for
+// themselves, the other 68 are mapped to U+0100 onwards in byte order. Its inverse turns a piece
+// back into bytes, and so into text.
+const BYTE_OF = (() => {
+  /** @type {Map<string, number>} */
+  const map = new Map();
+  let extra = 0;
+  for (let b = 0; b < 256; b += 1) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+    map.set(String.fromCodePoint(printable ? b : 256 + extra++), b);
+  }
+  return map;
+})();
+
+/**
+ * A piece's text as read: byte-level BPE decoded to UTF-8 (a piece that ends inside a
+ * character is shown as its code points), WordPiece's "##" dropped.
+ * @param {string} piece
+ * @param {'bpe' | 'wordpiece' | null} kind
+ */
+export function pieceShown(piece, kind) {
+  if (kind === 'wordpiece') return piece.startsWith('##') ? piece.slice(2) : piece;
+  const bytes = [];
+  for (const ch of piece) {
+    const b = BYTE_OF.get(ch);
+    if (b === undefined) return piece;
+    bytes.push(b);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(bytes));
+  } catch {
+    return piece;
+  }
+}
+
+const punctuation = (/** @type {string} */ text) => /^[\p{P}\p{S}]+$/u.test(text.trim());
+
+/** Where a tokenizer's special tokens are ([CLS], [SEP], [MASK], <|endoftext|>, <s>). @param {string[]} pieces */
+const specialPositions = (pieces) => new Set(pieces.flatMap((p, i) => (/^(\[[A-Z]+\]|<\|[a-z]+\|>|<\/?s>|<[a-z]+>)$/.test(p) ? [i] : [])));
+
+/**
+ * Which word each piece belongs to, and each piece in SentencePiece's convention ("▁" starts a
+ * word), which the roles rule (web/roles) reads: byte-level BPE starts a word at a space ("Ġ"),
+ * WordPiece continues one with "##"; punctuation and special tokens ([CLS], <|endoftext|>) are
+ * words of their own.
+ * @param {string[]} pieces  as the vocabulary spells them
+ * @param {'bpe' | 'wordpiece' | null} kind
+ * @param {Set<number>} special  positions of special tokens
+ */
+export function modelWords(pieces, kind, special) {
+  /** @type {number[]} */
+  const words = [];
+  /** @type {string[]} */
+  const marked = [];
+  let word = -1;
+  pieces.forEach((piece, i) => {
+    const text = pieceShown(piece, kind);
+    const starts = kind === 'wordpiece' ? !piece.startsWith('##') : i === 0 || /^\s/.test(text);
+    const alone = special.has(i) || punctuation(text);
+    if (i === 0 || starts || alone || special.has(i - 1) || punctuation(pieceShown(pieces[i - 1], kind))) word += 1;
+    words.push(word);
+    // a piece of white space alone (byte-level BPE's bare "Ġ") is the start of the word after it
+    marked.push(`${starts || alone ? '▁' : ''}${text.trim()}`);
+  });
+  return { words, marked };
+}
+
+/**
+ * Open a model where the page stays responsive: in a Web Worker where there are workers (the
+ * weights are read and every run made there), else on this thread (Node.js).
+ * @param {import('../lib/models.js').ModelFiles} files
+ * @param {import('../lib/models.js').LoadModelOptions} [options]
+ * @returns {Promise<Model>}
+ */
+export function openModel(files, options) {
+  return typeof Worker === 'function' && !isNode() ? loadWorkerModel(files, options) : loadModel(files, options);
+}
+
+export class ModelSource {
+  /**
+   * @param {{ opened?: OpenedModel, url?: string, onProgress?: (p: { loaded: number, total: number, file: string }) => void }} o
+   *   opened: a model the page opened (the source does not own it); url: a folder to fetch (owned)
+   */
+  constructor({ opened, url, onProgress }) {
+    /** @type {'model'} */
+    this.id = 'model';
+    this.opened = opened ?? null;
+    this.url = url ?? null;
+    this.onProgress = onProgress;
+    /** @type {Model | null} */
+    this.model = opened ? opened.model : null;
+    this.layer = 0;
+    /** @type {import('./source.js').AnyMhaModule | null} */
+    this.mha = null;
+    /** The vocabulary's pieces by id (read once: predictions are drawn on every hover). @type {string[]} */
+    this.vocabulary = [];
+    /** What its heads do, once measureRoles has run. @type {HeadRoles | null} */
+    this.roles = null;
+    /** @type {'lesson'} the lesson's sentences: any text goes through the model's tokenizer */
+    this.sentenceSet = 'lesson';
+    this.runsInWorker = false;
+  }
+
+  get config() {
+    if (!this.model) throw new Error('the model is not loaded');
+    return this.model.config;
+  }
+  get name() {
+    const label = this.opened ? this.opened.name : this.url ? decodeURIComponent(new URL(this.url).pathname.replace(/\/(config\.json)?$/, '').split('/').pop() || this.url) : 'model';
+    return this.model ? `${this.config.family === 'gpt2' ? 'GPT-2' : 'BERT'}-family model “${label}”` : `model “${label}”`;
+  }
+  get numLayers() { return this.model ? this.config.numLayers : 1; }
+  get numHeads() { return this.model ? this.config.numHeads : 1; }
+  get causal() { return this.model ? this.config.family === 'gpt2' : false; }
+  get maxTokens() { return this.model ? Math.min(MODEL_MAX_TOKENS, this.config.maxPositions) : MODEL_MAX_TOKENS; }
+  get embedDim() { return this.model ? this.config.hidden : 0; }
+
+  loadingNote() { return `Opening ${this.name}…`; }
+
+  /** @param {import('./source.js').AnyMhaModule} mha  the main core, for the statistics */
+  async load(mha) {
+    this.mha = mha;
+    if (!this.model) {
+      if (!this.url) throw new Error('No model to show: open a model folder first.');
+      this.model = await openModel(this.url, { onProgress: this.onProgress });
+    }
+    if (!this.model.tokenizer) {
+      throw new Error(`${this.name} has no tokenizer.json: the page needs it to read text (save it beside config.json, e.g. with tokenizer.save_pretrained).`);
+    }
+    if (this.config.lmHead) this.vocabulary = await this.model.tokens(Array.from({ length: this.config.vocabSize }, (_, i) => i));
+  }
+
+  get loaded() {
+    const { model, mha } = this;
+    if (!model || !mha) throw new Error('the model is not loaded');
+    return { model, mha };
+  }
+
+  examples() { return EXAMPLES; }
+
+  /** @param {string | number} input @returns {Promise<ModelSentence>} */
+  async sentence(input) {
+    const { model } = this.loaded;
+    const example = typeof input === 'number' ? input : EXAMPLES.findIndex((e) => e.text === input);
+    const text = (typeof input === 'number' ? EXAMPLES[input].text : String(input)).trim();
+    if (!text) throw new Error('Type a sentence first.');
+    const ids = await model.encode(text);
+    if (!ids.length) throw new Error('The model\'s tokenizer found no tokens in that text.');
+    if (ids.length > this.maxTokens) throw tooManyTokens(ids.length, this.maxTokens, 'tokens', 'the model\'s own tokenizer splits words into pieces');
+    const pieces = await model.tokens(ids);
+    const special = specialPositions(pieces);
+    const { words } = modelWords(pieces, model.tokenizer, special);
+    const tokens = pieces.map((piece, i) => {
+      const shown = pieceShown(piece, model.tokenizer).trim() || (/^\s+$/.test(pieceShown(piece, model.tokenizer)) ? '␣' : piece);
+      return {
+        text: shown, tag: `#${ids[i]}`, word: words[i], piece, id: ids[i],
+        details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, special.has(i) ? 'a special token' : words[i] === words[i - 1] ? 'continues a word' : 'starts a word'],
+      };
+    });
+    const run = await model.run(ids);
+    const family = this.config.family === 'gpt2' ? 'byte-level BPE' : 'WordPiece';
+    const mask = pieces.indexOf('[MASK]');
+    return {
+      text, example, tokens, ids, run, focus: mask >= 0 ? mask : Math.max(0, tokens.length - 1),
+      summary: `The model's own tokenizer (${family}, a vocabulary of ${this.config.vocabSize.toLocaleString('en')}) reads ${tokens.length} tokens; the pieces of one word are shown joined, with each token's id under it.`,
+    };
+  }
+
+  /** @param {ModelSentence} sentence */
+  sentenceNote(sentence) {
+    return sentence.example >= 0 ? `Shows ${EXAMPLES[sentence.example].shows}.` : `Your sentence: ${sentence.tokens.length} tokens of the model's tokenizer.`;
+  }
+
+  textHelp() {
+    return {
+      help: `Your model: any text, read by its own tokenizer; up to ${this.maxTokens} tokens.${this.config.family === 'bert' ? ' Write [MASK] where the model should fill in a word.' : ''}`,
+      placeholder: this.config.family === 'bert' ? 'e.g. The cat sat on the [MASK].' : 'e.g. The cat sat on the',
+    };
+  }
+
+  /** The layer shown, and every layer (the model view): all from the sentence's one run. @param {ModelSentence} sentence */
+  async compute(sentence) {
+    const layers = sentence.run.layers.map((l) => l.weights);
+    return { weights: layers[this.layer], layers, ...(await analyseHeads(this.loaded.mha, layers[this.layer])) };
+  }
+
+  /**
+   * With heads of the layer shown switched off: how far each token's final hidden state moves,
+   * and the run (its predictions).
+   * @param {ModelSentence} sentence
+   * @param {number[]} heads
+   */
+  async ablation(sentence, heads) {
+    const base = sentence.run.hidden;
+    const run = heads.length ? await this.loaded.model.run(sentence.ids, { ablate: heads.map((h) => [this.layer, h]) }) : sentence.run;
+    const [T, E] = base.shape;
+    return { rows: tokenDifferences(base.data, run.hidden.data, T, E), what: 'final hidden state', run };
+  }
+
+  /** Whether the model predicts tokens (GPT-2's next token, BERT's masked token). */
+  get predicts() { return !!this.model && this.config.lmHead; }
+
+  /**
+   * The k most probable tokens at a position, as text: GPT-2's next token after it, BERT's
+   * token in its place.
+   * @param {Pick<ModelRunResult, 'logits'>} run
+   * @param {number} position
+   * @param {number} [k]
+   * @returns {{ id: number, text: string, probability: number }[]}
+   */
+  predictions(run, position, k = 5) {
+    const { model } = this.loaded;
+    return topTokens(run, k, position).map(([id, probability]) => ({ id, text: pieceShown(this.vocabulary[id] ?? `#${id}`, model.tokenizer), probability }));
+  }
+
+  /**
+   * Each head's importance on the model's task over the sentence: the mean drop in log p(next
+   * token) with it switched off, (layers, heads). GPT-2 family only (BERT has no next token).
+   * @param {ModelSentence} sentence
+   */
+  async headImportance(sentence) {
+    if (this.config.family !== 'gpt2') throw new Error('Head importance is measured on the next token, which a BERT-family model does not predict.');
+    if (sentence.ids.length < 2) throw new Error('Head importance needs at least two tokens (a token and the one after it).');
+    return this.loaded.model.headImportance(sentence.ids);
+  }
+
+  /**
+   * Name its heads by the one rule of web/roles/ on the hand-annotated sentences, read by the
+   * model's own tokenizer (sentences whose tokens do not line up with the data's words are left out).
+   * @param {import('./source.js').MeasureProgress} [onProgress]
+   */
+  async measureRoles(onProgress) {
+    const { model } = this.loaded;
+    const encoder = {
+      encode: async (/** @type {string} */ text) => {
+        const ids = await model.encode(text);
+        // longer than the model's context: no pieces, so the sentence is left out (and counted)
+        if (ids.length > this.maxTokens) return { pieces: [], layers: [] };
+        const pieces = await model.tokens(ids);
+        return { pieces: modelWords(pieces, model.tokenizer, specialPositions(pieces)).marked, layers: (await model.run(ids)).layers };
+      },
+    };
+    this.roles = await pretrainedRoles(/** @type {any} */ (encoder), fetchData, { onProgress });
+    return this.roles;
+  }
+
+  /** Head h's entry in the roles table, once measured. @param {number} h */
+  #entry(h) {
+    return this.roles?.heads.find((e) => e.layer === this.layer && e.head === h) ?? null;
+  }
+
+  /** @param {number} h */
+  title(h) {
+    const e = this.#entry(h);
+    return `Layer ${this.layer} head ${h + 1}${e ? ` – ${labelName(e.label)}` : ''}`;
+  }
+  /** @param {number} h */
+  short(h) {
+    const e = this.#entry(h);
+    return e ? labelName(e.label) : `layer ${this.layer}`;
+  }
+
+  /** @param {number} h @param {import('../lib/index.js').HeadStatistics} s */
+  describe(h, s) {
+    const e = this.#entry(h);
+    return {
+      focus: `On this sentence, layer ${this.layer}'s head ${h + 1} focuses on ${describeByStatistics(s)}.`,
+      typical: e && this.roles ? `${e.kind === 'role' || e.kind === 'relation' ? 'Named by' : 'Not named:'} ${evidenceText(e, this.roles.rule)}.`
+        : 'Its job is not known: measure the heads on the annotated sentences, switch it off, or measure head importance to find out.',
+      how: '',
+    };
+  }
+
+  check() { return undefined; }
+
+  note() {
+    const c = this.config;
+    const what = c.family === 'gpt2' ? 'a causal language model: each token attends to itself and the tokens before it' : 'a bidirectional encoder: each token attends to every token';
+    return `${this.name}: ${c.numLayers} layers of ${c.numHeads} heads, width ${c.hidden}, ${(c.parameters / 1e6).toFixed(c.parameters < 1e7 ? 2 : 1)}M parameters, ${what}. Read in this page from your files and computed end to end by the core; nothing was uploaded. Layer ${this.layer} is shown.`;
+  }
+
+  woMissing() {
+    return 'The model\'s head outputs are not drawn here: its W_O mixes them into the residual stream inside each block. Switch heads off below to see what each contributes.';
+  }
+
+  dispose() {
+    // a model fetched for this source is its own; one the page opened stays with the page
+    if (!this.opened && this.model) this.model.dispose();
+    this.model = null;
+  }
+}
+
+/**
+ * Open a model from the files of a folder (picked or dropped) and name it by the folder.
+ * @param {Iterable<File> | Map<string, any> | Record<string, any>} files
+ * @param {string} [name]
+ * @returns {Promise<OpenedModel>}
+ */
+export async function openModelFiles(files, name) {
+  const list = files instanceof Map || !(Symbol.iterator in Object(files)) ? null : [.../** @type {Iterable<File>} */ (files)];
+  const folder = list?.map((f) => /** @type {{ webkitRelativePath?: string }} */ (f).webkitRelativePath?.split('/')[0]).find(Boolean);
+  const model = await openModel(list ?? files);
+  return { name: name ?? folder ?? model.config.architecture, stamp: `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, model };
+}
