@@ -15,6 +15,7 @@
 // could not use, as problems { field, value, expected } or { field, message }.
 
 import { loadMha } from '../lib/index.js';
+import { loadOnce } from '../lib/load-once.js';
 import { headMap } from '../sources/source.js';
 import { createSource, readPickedWeights, specKey, SpecError } from './sources.js';
 
@@ -41,16 +42,8 @@ import { createSource, readPickedWeights, specKey, SpecError } from './sources.j
 /** Multiply-adds of a forward pass above which worker: 'auto' computes in a Web Worker. */
 export const WORKER_THRESHOLD = 2e7;
 
-/** @type {Promise<import('../lib/index.js').WorkerMhaModule> | null} */
-let workerCore = null;
 /** One Web Worker core for every explorer of the page, started when one first needs it. */
-function sharedWorkerCore() {
-  if (!workerCore) {
-    workerCore = import('../lib/worker.js').then((m) => m.createWorkerMha());
-    workerCore.catch(() => { workerCore = null; });
-  }
-  return workerCore;
-}
+const sharedWorkerCore = loadOnce(() => import('../lib/worker.js').then((m) => m.createWorkerMha()));
 
 /** @param {unknown} error */
 const messageOf = (error) => {
@@ -126,8 +119,8 @@ export class Explorer extends EventTarget {
   #workerMode;
   /** @type {SourceSpec | null} */
   #fallback;
-  /** @type {Promise<import('../lib/index.js').MhaModule> | null} */
-  #core = null;
+  /** The page's core (loadMha), loaded once; a failed load is tried again on the next call. */
+  #directCore = loadOnce(() => loadMha());
   #generation = 0;
   /** @type {'direct' | 'worker' | null} the core the shown source is loaded in */
   #sourceCore = null;
@@ -202,15 +195,6 @@ export class Explorer extends EventTarget {
     } finally {
       this.#update({ busy: this.busy - 1 });
     }
-  }
-
-  /** The page's core (loadMha), loaded once. */
-  async #directCore() {
-    if (!this.#core) {
-      this.#core = loadMha();
-      this.#core.catch(() => { this.#core = null; });
-    }
-    return this.#core;
   }
 
   /**
