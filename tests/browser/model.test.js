@@ -231,6 +231,10 @@ test('the example model from a URL, and <mha-explorer model-url>', { timeout: 12
   assert.equal(result.data.length, expected.length);
   const worst = result.data.reduce((w, v, i) => Math.max(w, Math.abs(v - expected[i])), 0);
   assert.ok(worst <= WEIGHTS_TOLERANCE, `the element's layer 1 differs from PyTorch by ${worst}`);
+  await page.evaluate(() => new Promise((resolve) => {
+    document.getElementById('model-element').scrollIntoView();
+    requestAnimationFrame(() => requestAnimationFrame(resolve));
+  }));
   await page.screenshot('model-element.png', { selector: '#model-element' });
   await page.evaluate(() => document.getElementById('model-element').remove());
   assert.deepEqual(consoleErrors, []);
