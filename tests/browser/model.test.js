@@ -199,6 +199,10 @@ test('bad files get a message naming the file, and the page keeps working', { ti
   await page.setInputFiles('#model-files', [{ name: 'config.json', buffer: Buffer.from(damaged) }, ...files('gpt2-trained', ['model.safetensors', 'tokenizer.json'])]);
   await page.waitForFunction(() => /config\.json|n_head/.test(document.getElementById('source-error').textContent), null, { timeout: 30000 });
   assert.match(await page.text('#source-error'), /n_head|config\.json/);
+  const tokenizer = readFileSync(path.join(models, 'gpt2-trained', 'tokenizer.json'), 'utf8');
+  await page.setInputFiles('#model-files', [...files('gpt2-trained', ['config.json', 'model.safetensors']), { name: 'tokenizer.json', buffer: Buffer.from(tokenizer.slice(0, tokenizer.length >> 1)) }]);
+  await page.waitForFunction(() => /tokenizer\.json/.test(document.getElementById('source-error').textContent), null, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => window.explorer.source.opened?.stamp), before, 'the model shown stays after a damaged tokenizer.json');
   // still computing
   await showSentence('Still working after a bad file.');
   await page.click('input[name="source"][value="designed"]');
