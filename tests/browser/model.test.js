@@ -199,6 +199,10 @@ test('bad files get a message naming the file, and the page keeps working', { ti
   await page.setInputFiles('#model-files', [{ name: 'config.json', buffer: Buffer.from(damaged) }, ...files('gpt2-trained', ['model.safetensors', 'tokenizer.json'])]);
   await page.waitForFunction(() => /config\.json|n_head/.test(document.getElementById('source-error').textContent), null, { timeout: 30000 });
   assert.match(await page.text('#source-error'), /n_head|config\.json/);
+  const tokenizer = readFileSync(path.join(models, 'gpt2-trained', 'tokenizer.json'), 'utf8');
+  await page.setInputFiles('#model-files', [...files('gpt2-trained', ['config.json', 'model.safetensors']), { name: 'tokenizer.json', buffer: Buffer.from(tokenizer.slice(0, tokenizer.length >> 1)) }]);
+  await page.waitForFunction(() => /tokenizer\.json/.test(document.getElementById('source-error').textContent), null, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => window.explorer.source.opened?.stamp), before, 'the model shown stays after a damaged tokenizer.json');
   // still computing
   await showSentence('Still working after a bad file.');
   await page.click('input[name="source"][value="designed"]');
@@ -231,6 +235,10 @@ test('the example model from a URL, and <mha-explorer model-url>', { timeout: 12
   assert.equal(result.data.length, expected.length);
   const worst = result.data.reduce((w, v, i) => Math.max(w, Math.abs(v - expected[i])), 0);
   assert.ok(worst <= WEIGHTS_TOLERANCE, `the element's layer 1 differs from PyTorch by ${worst}`);
+  await page.evaluate(() => new Promise((resolve) => {
+    document.getElementById('model-element').scrollIntoView();
+    requestAnimationFrame(() => requestAnimationFrame(resolve));
+  }));
   await page.screenshot('model-element.png', { selector: '#model-element' });
   await page.evaluate(() => document.getElementById('model-element').remove());
   assert.deepEqual(consoleErrors, []);

@@ -101,6 +101,9 @@ test('config, shapes, pieces joined into words', () => {
     if (i > 0 && (punctuation.test(p) || punctuation.test(quoted.pieces[i - 1]))) assert.notEqual(quoted.words[i], quoted.words[i - 1], `${p} after ${quoted.pieces[i - 1]}`);
   });
   assert.ok(words.includes('Hello') || words.includes('▁Hello'), words.join(' | '));
+  // a lone "▁" begins a word and the piece after it continues it (the roles' data depend on it)
+  const aunt = encoder.tokenize('My aunt ran.');
+  assert.deepEqual([aunt.pieces.slice(0, 3), aunt.words.slice(0, 3)], [['▁My', '▁', 'aunt'], [0, 1, 1]]);
   for (const layer of r.layers) {
     for (let row = 0; row < 4 * T; ++row) {
       const sum = layer.weights.data.subarray(row * T, row * T + T).reduce((a, b) => a + b, 0);

@@ -44,8 +44,8 @@ test('every annotated sentence within the context lines up with its words on the
     for (const s of sentences) {
       const ids = model.encode(s.text);
       if (ids.length > model.config.maxPositions) { long += 1; continue; }
-      const { marked } = modelWords(model.tokens(ids), model.tokenizer, new Set());
-      if (onPieces(s, marked)) aligned += 1;
+      const { words, marked } = modelWords(model.tokens(ids), model.tokenizer, new Set());
+      if (onPieces(s, { pieces: marked, words })) aligned += 1;
       else misaligned.push(s.id);
     }
     assert.deepEqual(misaligned, [], 'sentences whose pieces do not give their words');

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bootstrapIndices, evaluateHeads, labelOf, measureHead, pieceWords, prng, ratioInterval, wordTexts } from '../../web/roles/evaluate.js';
+import { bootstrapIndices, evaluateHeads, labelOf, measureHead, prng, ratioInterval, wordTexts } from '../../web/roles/evaluate.js';
 import { dataSentences, onPieces } from '../../web/roles/sentences.js';
 import { LABELS, ROLES, RELATIONS } from '../../web/roles/vocabulary.js';
 import { docsTable, markdownTables } from '../../web/roles/table.js';
@@ -26,7 +26,9 @@ const RELATION_DATA = read('relations.json');
 
 /** The annotated sentences with one token per word (a word's piece: "▁" and the word). */
 function wordSentences() {
-  return dataSentences(PRONOUNS, RELATION_DATA).map((s) => onPieces(s, s.words.map((w) => (/^[,.?]$/.test(w) ? w : `▁${w}`))));
+  return dataSentences(PRONOUNS, RELATION_DATA).map((s) => onPieces(s, {
+    pieces: s.words.map((w) => (/^[,.?]$/.test(w) ? w : `▁${w}`)), words: s.words.map((_, i) => i),
+  }));
 }
 
 /** A (T, T) map whose row i is target(i) (one index, or null for uniform). */
@@ -49,12 +51,11 @@ function evaluateSynthetic(sentences, makers) {
 const sentences = wordSentences();
 
 const PIECES = ['▁The', '▁ma', 't', '▁is', '▁red', '.'];
-const few = { tokens: PIECES, tokenWord: pieceWords(PIECES), words: ['The', 'mat', 'is', 'red', '.'], nominal: [false, true, false, false, false], subjects: [1], instances: [] };
+// the words as the encoder's tokenizer groups these pieces (tests/js/encoder.test.js checks its rule)
+const few = { tokens: PIECES, tokenWord: [0, 1, 1, 2, 3, 4], words: ['The', 'mat', 'is', 'red', '.'], nominal: [false, true, false, false, false], subjects: [1], instances: [] };
 
-test('pieces: a word starts at "▁", at punctuation or after it; a bare "▁" starts one', () => {
-  assert.deepEqual(pieceWords(PIECES), [0, 1, 1, 2, 3, 4]);
-  assert.deepEqual(pieceWords(['▁(', 'cat', ')', '▁ok']), [0, 1, 2, 3]);
-  assert.deepEqual(pieceWords(['▁My', '▁', 'aunt', '▁cried']), [0, 1, 1, 2]);
+test('words\' texts: a word\'s pieces joined, the "▁" markers dropped', () => {
+  assert.deepEqual(wordTexts(PIECES, few.tokenWord), ['The', 'mat', 'is', 'red', '.']);
   assert.deepEqual(wordTexts(['▁My', '▁', 'aunt', '▁cried'], [0, 1, 1, 2]), ['My', 'aunt', 'cried']);
 });
 

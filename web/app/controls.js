@@ -224,7 +224,9 @@ export function showImportance() {
   const runs = source.numLayers * source.numHeads;
   if (!importance) {
     $('importance-view').replaceChildren();
-    $('importance-status').textContent = `${runs} runs of the model on this sentence's ${sentence.tokens.length} tokens.`;
+    $('importance-status').textContent = explorer.measuringImportance
+      ? `Measuring: ${runs} runs of the model on ${sentence.tokens.length} tokens…`
+      : `${runs} runs of the model on this sentence's ${sentence.tokens.length} tokens.`;
     button.disabled = explorer.busy > 0;
     return;
   }

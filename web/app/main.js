@@ -112,7 +112,7 @@ function onChange(event) {
   }
   if (has('hoverToken') && explorer.result) drawHover();
   if (has('ablation')) { showAblation(); if (explorer.result) render(['predictions']); }
-  if (has('importance', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showImportance();
+  if (has('importance', 'measuringImportance', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showImportance();
   if (has('similarity')) showSimilarity();
 }
 

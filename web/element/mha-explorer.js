@@ -31,6 +31,7 @@ import { NUM_HEADS } from '../sources/designed-heads.js';
 import { Explorer } from '../explorer/controller.js';
 import { headText, elementStatus, progressText } from '../explorer/present.js';
 import { positiveInteger, specFromAttributes } from '../explorer/sources.js';
+import { loadOnce } from '../lib/load-once.js';
 import { ELEMENT_CSS } from './styles.js';
 
 /** @type {string[]} */
@@ -75,20 +76,9 @@ const VIEW_MODULES = {
   grid: () => [import('../views/grid.js')],
   compare: () => [import('../views/tabs.js'), import('../views/compare.js')],
 };
-/** @type {Map<View, Promise<Views>>} view -> its modules' exports, merged */
-const viewModules = new Map();
-/** @param {View} view @returns {Promise<Views>} */
-function loadView(view) {
-  let promise = viewModules.get(view);
-  if (!promise) {
-    /** @type {Promise<Views>} */
-    const loading = Promise.all(/** @type {Promise<object>[]} */ (VIEW_MODULES[view]())).then((modules) => Object.assign({}, ...modules));
-    loading.catch(() => viewModules.delete(view));
-    viewModules.set(view, loading);
-    promise = loading;
-  }
-  return promise;
-}
+/** A view's modules' exports, merged; loaded once per view. */
+const loadView = loadOnce((/** @type {View} */ view) =>
+  Promise.all(/** @type {Promise<object>[]} */ (VIEW_MODULES[view]())).then((modules) => /** @type {Views} */ (Object.assign({}, ...modules))));
 
 /**
  * A 0-based layer from the attribute, or the text itself when it is not one (the explorer says so).

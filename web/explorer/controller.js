@@ -15,6 +15,7 @@
 // could not use, as problems { field, value, expected } or { field, message }.
 
 import { loadMha } from '../lib/index.js';
+import { loadOnce } from '../lib/load-once.js';
 import { headMap } from '../sources/source.js';
 import { createSource, readPickedWeights, specKey, SpecError } from './sources.js';
 
@@ -41,16 +42,8 @@ import { createSource, readPickedWeights, specKey, SpecError } from './sources.j
 /** Multiply-adds of a forward pass above which worker: 'auto' computes in a Web Worker. */
 export const WORKER_THRESHOLD = 2e7;
 
-/** @type {Promise<import('../lib/index.js').WorkerMhaModule> | null} */
-let workerCore = null;
 /** One Web Worker core for every explorer of the page, started when one first needs it. */
-function sharedWorkerCore() {
-  if (!workerCore) {
-    workerCore = import('../lib/worker.js').then((m) => m.createWorkerMha());
-    workerCore.catch(() => { workerCore = null; });
-  }
-  return workerCore;
-}
+const sharedWorkerCore = loadOnce(() => import('../lib/worker.js').then((m) => m.createWorkerMha()));
 
 /** @param {unknown} error */
 const messageOf = (error) => {
@@ -109,6 +102,8 @@ export class Explorer extends EventTarget {
     /** Head importance of the model shown on the sentence shown, (layers, heads), once measured. */
     /** @type {{ text: string, data: Float32Array, shape: [number, number], ms: number } | null} */
     this.importance = null;
+    /** Whether head importance is being measured (a run of the model per head). */
+    this.measuringImportance = false;
     /** Updates in flight. */
     this.busy = 0;
     /** @type {{ lastUpdateMs: number, lastComputeMs: number, lastDrawMs: number, scriptStartMs: number, coreLoadedMs: number, readyMs: number, parts: Record<string, number> }} */
@@ -124,8 +119,8 @@ export class Explorer extends EventTarget {
   #workerMode;
   /** @type {SourceSpec | null} */
   #fallback;
-  /** @type {Promise<import('../lib/index.js').MhaModule> | null} */
-  #core = null;
+  /** The page's core (loadMha), loaded once; a failed load is tried again on the next call. */
+  #directCore = loadOnce(() => loadMha());
   #generation = 0;
   /** @type {'direct' | 'worker' | null} the core the shown source is loaded in */
   #sourceCore = null;
@@ -200,15 +195,6 @@ export class Explorer extends EventTarget {
     } finally {
       this.#update({ busy: this.busy - 1 });
     }
-  }
-
-  /** The page's core (loadMha), loaded once. */
-  async #directCore() {
-    if (!this.#core) {
-      this.#core = loadMha();
-      this.#core.catch(() => { this.#core = null; });
-    }
-    return this.#core;
   }
 
   /**
@@ -505,6 +491,7 @@ export class Explorer extends EventTarget {
   async measureImportance() {
     return this.#busy(async () => {
       this.#setError('importance', null);
+      this.#update({ measuringImportance: true });
       try {
         const { source, sentence } = this.shown();
         if (!source.headImportance) throw new SpecError(`The ${source.name} has no task of its own to measure heads on.`);
@@ -514,6 +501,8 @@ export class Explorer extends EventTarget {
         this.#update({ importance: { text: sentence.text, data, shape, ms: performance.now() - t0 } });
       } catch (error) {
         this.#setError('importance', messageOf(error));
+      } finally {
+        this.#update({ measuringImportance: false });
       }
     });
   }

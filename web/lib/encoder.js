@@ -15,15 +15,33 @@ import { parseSafetensors } from './safetensors.js';
 import { describe, flag } from './tensors.js';
 import { heapViews, instantiateWasmModule, readTensor } from './wasm-module.js';
 
+/** @typedef {import('./wasm/mha_encoder.js').EncoderModule} EncoderModule */
+/** @typedef {import('./wasm/mha_encoder.js').EncoderSession} EncoderSession */
+/** @typedef {import('./encoder.js').LoadEncoderOptions} LoadEncoderOptions */
+/** @typedef {import('./encoder.js').EncoderConfig} EncoderConfig */
+/** @typedef {import('./encoder.js').EncoderLayerResult} EncoderLayerResult */
+/** @typedef {import('./encoder.js').Tokens} Tokens */
+/**
+ * What a model file's __metadata__ config holds (scripts/build-model.js), as modelConfig checked it.
+ * @typedef {{ vocab_size: number, embedding_rows: number, max_tokens: number, layer_norm_eps: number, output_dim: number,
+ *             model?: string, layers: { embed_dim: number, num_heads: number, out_dim: number, ffn_dim: number }[] }} ModelConfig
+ */
+/**
+ * What an Encoder reads of its module (partsOf).
+ * @typedef {ReturnType<typeof statusCodes> & { heap: () => import('./wasm-module.js').HeapViews, layerResults: string[] }} ModuleParts
+ */
+
 /** Where loadEncoder() looks by default: web/models/use-lite/ beside web/lib/ (npm start serves it). */
 const DEFAULT_MODEL_PATH = '../models/use-lite/';
 export const DEFAULT_MODEL_URL = new URL(DEFAULT_MODEL_PATH, import.meta.url).href;
 
+/** @type {Record<'float32' | 'float16', string>} */
 const MODEL_FILES = { float32: 'model-f32.safetensors', float16: 'model-f16.safetensors' };
 const VOCAB_FILE = 'vocab.txt';
 // Ids 0-5 are the unknown piece and control symbols; the tokenizer never matches them.
 const RESERVED_PIECES = 6;
 /** Names of a layer's attention parameters, as nn.MultiheadAttention has them. */
+/** @type {readonly import('./encoder.js').AttentionParameterName[]} */
 export const ATTENTION_PARAMETERS = Object.freeze(['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']);
 
 /**
@@ -36,7 +54,7 @@ export async function createWorkerEncoder(options) {
   return worker.createWorkerEncoder(options);
 }
 
-const loadCore = loadOnce(async (_, options) => {
+const loadCore = loadOnce(async (/** @type {string} */ _, /** @type {LoadEncoderOptions} */ options) => {
   const { default: createMhaEncoder } = await import('./wasm/mha_encoder.js');
   const core = await instantiateWasmModule(createMhaEncoder, new URL('./wasm/mha_encoder.wasm', import.meta.url), options);
   if (typeof core.EncoderSession !== 'function') {
@@ -45,20 +63,30 @@ const loadCore = loadOnce(async (_, options) => {
   return core;
 });
 
-/** The encoder's WebAssembly module (one instance, shared by every encoder). */
+/**
+ * The encoder's WebAssembly module (one instance, shared by every encoder).
+ * @param {LoadEncoderOptions} [options]
+ */
 export function loadEncoderCore(options = {}) {
   return loadCore('encoder', options);
 }
 
 // What an Encoder reads of its module: status codes, heap views and the names of a layer's
 // results (EncoderLayerResult's, in the core's order), once a module.
+/** @type {WeakMap<EncoderModule, ModuleParts>} */
 const moduleParts = new WeakMap();
+/** @param {EncoderModule} core @returns {ModuleParts} */
 function partsOf(core) {
-  if (!moduleParts.has(core)) moduleParts.set(core, { ...statusCodes(core), heap: heapViews(core), layerResults: core.layerResultNames() });
-  return moduleParts.get(core);
+  let parts = moduleParts.get(core);
+  if (!parts) moduleParts.set(core, (parts = { ...statusCodes(core), heap: heapViews(core), layerResults: core.layerResultNames() }));
+  return parts;
 }
 
-/** The config a model file carries in its __metadata__ (the core checks its values). */
+/**
+ * The config a model file carries in its __metadata__ (the core checks its values).
+ * @param {Record<string, string>} metadata @param {string} file
+ * @returns {ModelConfig}
+ */
 function modelConfig(metadata, file) {
   let config;
   try {
@@ -66,14 +94,17 @@ function modelConfig(metadata, file) {
   } catch {
     throw modelFileError(file, 'its __metadata__ has no "config" JSON: this is not a model file of scripts/build-model.js');
   }
-  const numbers = (o, keys) => o !== null && typeof o === 'object' && keys.every((k) => typeof o[k] === 'number');
+  const numbers = (/** @type {any} */ o, /** @type {string[]} */ keys) => o !== null && typeof o === 'object' && keys.every((k) => typeof o[k] === 'number');
   const ok = numbers(config, ['vocab_size', 'embedding_rows', 'max_tokens', 'layer_norm_eps', 'output_dim']) &&
-    Array.isArray(config.layers) && config.layers.every((l) => numbers(l, ['embed_dim', 'num_heads', 'out_dim', 'ffn_dim']));
+    Array.isArray(config.layers) && config.layers.every((/** @type {unknown} */ l) => numbers(l, ['embed_dim', 'num_heads', 'out_dim', 'ffn_dim']));
   if (!ok) throw modelFileError(file, `its config is incomplete: ${metadata.config}`);
   return config;
 }
 
-/** Code points of a string into the core's text buffer (a lone surrogate is one code point, as in for…of). */
+/**
+ * Code points of a string into the core's text buffer (a lone surrogate is one code point, as in for…of).
+ * @param {EncoderSession} session @param {ModuleParts} module @param {string} text @param {string} what
+ */
 function writeCodePoints(session, { check, heap }, text, what) {
   const at = check(session.textBuffer(text.length), what).data >> 2;
   const view = heap().u32;
@@ -93,14 +124,21 @@ function writeCodePoints(session, { check, heap }, text, what) {
   return count;
 }
 
-/** A string of code points[begin, end), in chunks (spreading 100k arguments overflows the stack). */
+/**
+ * A string of code points[begin, end), in chunks (spreading 100k arguments overflows the stack).
+ * @param {Uint32Array} codePoints @param {number} begin @param {number} end
+ */
 function stringOf(codePoints, begin, end) {
   let out = '';
   for (let at = begin; at < end; at += 4096) out += String.fromCodePoint(...codePoints.subarray(at, Math.min(end, at + 4096)));
   return out;
 }
 
-/** The last tokens of the session, the first `kept` of them. */
+/**
+ * The last tokens of the session, the first `kept` of them.
+ * @param {EncoderSession} session @param {number} kept
+ * @returns {Pick<Tokens, 'pieces' | 'ids' | 'words'>}
+ */
 function readTokens(session, kept) {
   const text = session.tokenText().slice();
   const begins = session.tokenBegins();
@@ -113,7 +151,8 @@ function readTokens(session, kept) {
 /**
  * Load the pretrained encoder: the WebAssembly module, then the model folder (manifest.json,
  * vocab.txt and the weights of the dtype asked for), each file checked.
- * @param {import('./encoder.js').LoadEncoderOptions} [options]
+ * @param {LoadEncoderOptions} [options]
+ * @returns {Promise<import('./encoder.js').Encoder>}
  */
 export async function loadEncoder(options = {}) {
   if (options === null || typeof options !== 'object') {
@@ -141,16 +180,25 @@ export async function loadEncoder(options = {}) {
   }
 }
 
-/** Configure the session from the model file and move vocabulary and weights into it. */
+/**
+ * Configure the session from the model file and move vocabulary and weights into it.
+ * @param {EncoderModule} core @param {EncoderSession} session
+ * @param {Record<string, Uint8Array>} files @param {string} weightsFile
+ */
 function fill(core, session, files, weightsFile) {
   let parsed;
   try {
     parsed = parseSafetensors(files[weightsFile], { fileName: weightsFile });
   } catch (error) {
-    throw new MhaError('MODEL_FILE', error.message);
+    throw new MhaError('MODEL_FILE', error instanceof Error ? error.message : String(error));
   }
   const config = modelConfig(parsed.metadata, weightsFile);
   const { ok, heap } = partsOf(core);
+  /**
+   * A check of the module's results that names the file: a refused result throws MODEL_FILE.
+   * @param {string} file @param {string} [what]
+   * @returns {<R extends import('./wasm-module.js').Outcome>(result: R) => R}
+   */
   const refused = (file, what) => (result) => {
     if (result.code !== ok) throw modelFileError(file, what ? `${what}: ${result.message}` : result.message);
     return result;
@@ -180,13 +228,27 @@ function fill(core, session, files, weightsFile) {
   return config;
 }
 
-const registry = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((session) => session.delete()) : null;
+const registry = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((/** @type {EncoderSession} */ session) => session.delete()) : null;
 
+/**
+ * Symbol.dispose where the engine has it (`using` calls it), else a stand-in of the same name.
+ * @type {typeof Symbol.dispose}
+ */
+const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
+
+/** @implements {Disposable} */
 export class Encoder {
+  /** @type {EncoderSession | null} */
   #session;
+  /** @type {EncoderConfig} */
   #config;
-  #module;  // partsOf(the module)
+  /** @type {ModuleParts} */
+  #module;
 
+  /**
+   * @param {EncoderSession} session @param {ModelConfig} config @param {EncoderConfig['dtype']} dtype
+   * @param {string} modelUrl @param {import('./model-files.js').Manifest} manifest @param {ModuleParts} module
+   */
   constructor(session, config, dtype, modelUrl, manifest, module) {
     this.#session = session;
     this.#module = module;
@@ -197,7 +259,7 @@ export class Encoder {
       outputDim: config.output_dim,
       dtype,
       modelUrl,
-      model: manifest.model ?? config.model ?? 'pretrained encoder',
+      model: String(manifest.model ?? config.model ?? 'pretrained encoder'),
       layers: Object.freeze(config.layers.map((l) => Object.freeze({
         numHeads: l.num_heads, embedDim: l.embed_dim, headDim: l.embed_dim / l.num_heads, outDim: l.out_dim, ffnDim: l.ffn_dim,
       }))),
@@ -208,23 +270,30 @@ export class Encoder {
   get config() { return this.#config; }
   get disposed() { return this.#session === null; }
 
+  /** @returns {EncoderSession} */
   #live() {
     if (!this.#session) throw new MhaError('DISPOSED', 'this Encoder has been disposed');
     return this.#session;
   }
 
-  /** Tokenize text, or take ids as they are: { count, kept } (kept: what encode() takes). */
+  /**
+   * Tokenize text, or take ids as they are: { count, kept } (kept: what encode() takes).
+   * @param {unknown} input  checked here  @param {boolean} truncate  @param {string} what
+   */
   #tokens(input, truncate, what) {
     const session = this.#live();
     const { check, heap } = this.#module;
     if (typeof input === 'string') {
       return check(session.tokenize(writeCodePoints(session, this.#module, input, what), truncate), what);
     }
-    if (input !== null && typeof input === 'object' && (Array.isArray(input.ids) || ArrayBuffer.isView(input.ids))) {
-      const { ids } = input;
+    const given = input !== null && typeof input === 'object' ? /** @type {{ ids?: unknown }} */ (input).ids : undefined;
+    if (Array.isArray(given) || (ArrayBuffer.isView(given) && !(given instanceof DataView))) {
+      // an array or a typed array: each value is checked below
+      const ids = /** @type {ArrayLike<number>} */ (given);
       for (let i = 0; i < ids.length; ++i) {
-        if (!Number.isInteger(ids[i]) || ids[i] < -0x80000000 || ids[i] > 0x7fffffff) {
-          throw new MhaError('INVALID_ARGUMENT', `${what}: ids[${i}] is ${String(ids[i])}; expected a 32-bit integer`);
+        const id = /** @type {unknown} */ (ids[i]);
+        if (typeof id !== 'number' || !Number.isInteger(id) || id < -0x80000000 || id > 0x7fffffff) {
+          throw new MhaError('INVALID_ARGUMENT', `${what}: ids[${i}] is ${String(id)}; expected a 32-bit integer`);
         }
       }
       heap().i32.set(ids, session.idsBuffer(ids.length).data >> 2);
@@ -236,40 +305,56 @@ export class Encoder {
   /**
    * The model's tokens of a text: pieces, ids and the word of each piece. Every token unless
    * `truncate` (then at most maxTokens, with `truncated` saying whether some were cut).
+   * @param {string} text @param {import('./encoder.js').TokenizeOptions} [options]
+   * @returns {Tokens}
    */
   tokenize(text, { truncate = false } = {}) {
     if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `tokenize: expected a string, got ${describe(text)}`);
     const { count, kept } = this.#tokens(text, flag('tokenize: truncate', truncate, false), 'tokenize');
-    return { ...readTokens(this.#session, kept), truncated: kept < count, totalTokens: count };
+    return { ...readTokens(this.#live(), kept), truncated: kept < count, totalTokens: count };
   }
 
   /**
    * Encode a text (or ids): every layer's attention weights, head outputs, concatenation,
    * attention output and residual stream, and the sentence embedding.
+   * @param {import('./encoder.js').EncodeInput} input @param {import('./encoder.js').EncodeOptions} [options]
+   * @returns {import('./encoder.js').EncodeResult}
    */
   encode(input, { ablate = [], truncate = false } = {}) {
     if (!Array.isArray(ablate)) throw new MhaError('INVALID_ARGUMENT', `encode: ablate must be an array of [layer, head] pairs, got ${describe(ablate)}`);
+    /** @type {number[]} */
     const pairs = [];
-    for (const pair of ablate) {
+    for (const pair of /** @type {readonly unknown[]} */ (ablate)) {
       if (!Array.isArray(pair) || pair.length !== 2 || !pair.every(Number.isSafeInteger)) {
         throw new MhaError('INVALID_ARGUMENT', `encode: ablate: ${JSON.stringify(pair)} is not a [layer, head] pair of integers`);
       }
       pairs.push(pair[0], pair[1]);
     }
     const { count, kept } = this.#tokens(input, flag('encode: truncate', truncate, false), 'encode');
-    const session = this.#session;
+    const session = this.#live();
     this.#module.check(session.encode(pairs, truncate), 'encode');
+    /** @type {EncoderLayerResult[]} */
     const layers = [];
     for (let l = 0; l < this.#config.numLayers; ++l) {
+      /** @type {Record<string, import('./index.js').Tensor>} */
       const layer = {};
-      for (const name of this.#module.layerResults) layer[name] = { data: session.layerResult(l, name).slice(), shape: session.layerShape(l, name) };
-      layers.push(layer);
+      for (const name of this.#module.layerResults) {
+        // the module's own names, of a layer it has: never null
+        const data = /** @type {Float32Array} */ (session.layerResult(l, name));
+        layer[name] = { data: data.slice(), shape: /** @type {number[]} */ (session.layerShape(l, name)) };
+      }
+      // layerResultNames() are EncoderLayerResult's fields (encoder_bindings.cpp)
+      layers.push(/** @type {EncoderLayerResult} */ (/** @type {unknown} */ (layer)));
     }
     const embedding = session.embedding().slice();
     return { ...readTokens(session, kept), truncated: kept < count, totalTokens: count, layers, embedding };
   }
 
-  /** A layer's attention parameter under nn.MultiheadAttention's name (out_proj.weight is W_O). */
+  /**
+   * A layer's attention parameter under nn.MultiheadAttention's name (out_proj.weight is W_O).
+   * @param {number} layer @param {import('./encoder.js').AttentionParameterName} name
+   * @returns {import('./index.js').Tensor}
+   */
   parameter(layer, name) {
     const session = this.#live();
     if (!Number.isSafeInteger(layer)) throw new MhaError('INVALID_ARGUMENT', `parameter: layer must be an integer, got ${describe(layer)}`);
@@ -284,7 +369,7 @@ export class Encoder {
     this.#session = null;
   }
 
-  [Symbol.dispose ?? Symbol.for('Symbol.dispose')]() {
+  [DISPOSE]() {
     this.dispose();
   }
 }

@@ -2,8 +2,10 @@
 // The core's codes are read from each WebAssembly module (its StatusCode enum), never copied;
 // the JS layer's own codes are DISPOSED, WORKER_ERROR, MODEL_FILE and NUM_HEADS_MISSING.
 
+/** @typedef {import('./index.js').MhaErrorCode} MhaErrorCode */
+
 export class MhaError extends Error {
-  /** @param {string} code @param {string} message */
+  /** @param {MhaErrorCode} code @param {string} message */
   constructor(code, message) {
     super(message);
     this.name = 'MhaError';
@@ -22,10 +24,11 @@ export const NUM_HEADS_MISSING = 'NUM_HEADS_MISSING';
  * @param {{StatusCode: Record<string, {value: number}>}} module
  */
 export function statusCodes(module) {
-  /** @type {string[]} */
+  // the module's names are the core's codes, which index.d.ts lists in MhaErrorCode
+  /** @type {MhaErrorCode[]} */
   const names = [];
   for (const [name, entry] of Object.entries(module.StatusCode)) {
-    if (entry !== null && typeof entry === 'object' && typeof entry.value === 'number') names[entry.value] = name;
+    if (entry !== null && typeof entry === 'object' && typeof entry.value === 'number') names[entry.value] = /** @type {MhaErrorCode} */ (name);
   }
   const ok = module.StatusCode.OK.value;
   const name = (/** @type {number} */ value) => names[value] ?? 'INVALID_ARGUMENT';

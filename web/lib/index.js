@@ -5,6 +5,22 @@ import { loadOnce } from './load-once.js';
 import { heapViews, instantiateWasmModule, isNode, readTensor } from './wasm-module.js';
 import { ablateArg, describe, flag, maskArg, optionalInteger, positiveInteger, same, tensorArg } from './tensors.js';
 
+/** @typedef {import('./index.js').MhaModule} MhaModule */
+/** @typedef {import('./index.js').LoadOptions} LoadOptions */
+/** @typedef {import('./index.js').Tensor} Tensor */
+/** @typedef {import('./index.js').TensorInput} TensorInput */
+/** @typedef {import('./index.js').AttentionConfig} AttentionConfig */
+/** @typedef {import('./index.js').ForwardInput} ForwardInput */
+/** @typedef {import('./index.js').ForwardResult} ForwardResult */
+/** @typedef {import('./index.js').StatisticsOptions} StatisticsOptions */
+/** @typedef {import('./wasm/mha_core.js').CoreModule} CoreModule */
+/** @typedef {import('./wasm/mha_core.js').ThreadsCoreModule} ThreadsCoreModule */
+/** @typedef {import('./wasm/mha_core.js').Attention} Attention */
+/** @typedef {import('./wasm/mha_core.js').ForwardCall} ForwardCall */
+/** @typedef {import('./wasm/mha_core.js').InputBuffers} InputBuffers */
+/** @typedef {import('./wasm/mha_core.js').OutputShapes} OutputShapes */
+/** @typedef {import('./wasm/mha_core.js').MapBuffers} MapBuffers */
+
 export { MhaError };
 export { loadStateDictFile, parseSafetensors, toSafetensors } from './safetensors.js';
 
@@ -20,11 +36,13 @@ export async function createWorkerMha(options) {
 }
 
 // One module per kind, loaded once: the single-thread core and the pthreads core.
-const loadModule = loadOnce((kind, options) => (kind === 'threads' ? instantiateThreads() : instantiateSingle(options)));
+const loadModule = loadOnce((/** @type {'threads' | 'single'} */ kind, /** @type {LoadOptions} */ options) =>
+  (kind === 'threads' ? instantiateThreads() : instantiateSingle(options)));
 
 /**
  * Load the WebAssembly core once; later calls return the same module.
- * @param {import('./index.js').LoadOptions} [options]
+ * @param {LoadOptions} [options]
+ * @returns {Promise<MhaModule>}
  */
 export function loadMha(options = {}) {
   if (options === null || typeof options !== 'object') {
@@ -60,6 +78,7 @@ export function threadsAvailable() {
   return globalThis.crossOriginIsolated === true && typeof Worker === 'function';
 }
 
+/** @param {LoadOptions} options @returns {Promise<MhaModule>} */
 async function instantiateSingle(options) {
   const { default: createMhaCore } = await import('./wasm/mha_core.js');
   const core = await instantiateWasmModule(createMhaCore, new URL('./wasm/mha_core.wasm', import.meta.url), options);
@@ -69,8 +88,10 @@ async function instantiateSingle(options) {
 // The pthreads core (web/lib/wasm/threads/): its worker threads load the classic script
 // mha_core_threads.js; the page imports the same code as an ES module (.mjs), and Node.js
 // requires the classic one. Its pool of worker threads starts with it.
+/** @returns {Promise<MhaModule>} */
 async function instantiateThreads() {
   const dir = new URL('./wasm/threads/', import.meta.url);
+  /** @type {ThreadsCoreModule} */
   let core;
   if (isNode()) {
     const moduleName = 'node:module';
@@ -87,7 +108,9 @@ async function instantiateThreads() {
     // `new URL('…', import.meta.url)` (Vite, webpack) ship it; where it is missing, 'auto'
     // falls back to the single-thread core.
     const scriptUrl = new URL('./wasm/threads/mha_core_threads.mjs', import.meta.url).href;
+    /** @type {{ default: (args: { locateFile: (name: string) => string, mainScriptUrlOrBlob: string }) => Promise<ThreadsCoreModule> }} */
     const { default: createMhaCore } = await import(/* @vite-ignore */ /* webpackIgnore: true */ scriptUrl);
+    /** @type {Record<string, string>} */
     const files = {
       'mha_core_threads.wasm': new URL('./wasm/threads/mha_core_threads.wasm', import.meta.url).href,
       'mha_core_threads.worker.js': new URL('./wasm/threads/mha_core_threads.worker.js', import.meta.url).href,
@@ -102,23 +125,43 @@ async function instantiateThreads() {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Symbol.dispose where the engine has it (`using` calls it), else a stand-in of the same name.
+ * @type {typeof Symbol.dispose}
+ */
+const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
+
+/**
+ * @param {CoreModule} core
+ * @param {number} threads
+ * @returns {MhaModule}
+ */
 function createModule(core, threads) {
   // Objects not disposed are freed when collected: a safety net, not the plan.
   const registry = typeof FinalizationRegistry === 'function'
-    ? new FinalizationRegistry((handle) => handle.delete())
+    ? new FinalizationRegistry((/** @type {Attention} */ handle) => handle.delete())
     : null;
   const { check } = statusCodes(core);
   const { MaskDtype } = core;
   // The heap, read after each call: memory may have grown during it.
   const heap = heapViews(core);
   // Shapes the JS keeps for later calls are handed out as copies.
-  const read = (ref) => readTensor(heap, { data: ref.data, shape: ref.shape.slice() });
+  const read = (/** @type {import('./wasm-module.js').TensorRef} */ ref) => readTensor(heap, { data: ref.data, shape: ref.shape.slice() });
 
+  /** @implements {Disposable} */
   class MultiHeadAttention {
+    /** @type {Attention | null} */
     #handle;
+    /** @type {Readonly<Required<AttentionConfig>>} */
     #config;
-    #prepared = null;  // { call, buffers, shapes } of the calls the core was last prepared for
+    /**
+     * The calls the core was last prepared for: their description, its buffers, and the shapes
+     * of the results (read after the first forward).
+     * @type {{ call: ForwardCall, buffers: InputBuffers, shapes: OutputShapes | null } | null}
+     */
+    #prepared = null;
 
+    /** @param {AttentionConfig} config */
     constructor(config) {
       if (config === null || typeof config !== 'object') {
         throw new MhaError('INVALID_CONFIG', `expected a config object { embedDim, numHeads, … }, got ${describe(config)}`);
@@ -153,6 +196,7 @@ function createModule(core, threads) {
       registry?.register(this, handle, this);
     }
 
+    /** @returns {Attention} */
     #live() {
       if (!this.#handle) throw new MhaError('DISPOSED', 'this MultiHeadAttention has been disposed');
       return this.#handle;
@@ -166,12 +210,14 @@ function createModule(core, threads) {
       return this.#live().parameterNames();
     }
 
+    /** @param {string} name */
     parameterShape(name) {
       return check(this.#live().getParameter(String(name))).shape;
     }
 
     // One bulk copy of a parameter's values into the core's parameter buffer, sized for its
     // name and shape once the core has checked them.
+    /** @param {unknown} name @param {TensorInput} tensor */
     #writeParameter(name, tensor) {
       const handle = this.#live();
       if (typeof name !== 'string') throw new MhaError('UNKNOWN_PARAMETER', `parameter name must be a string, got ${describe(name)}`);
@@ -181,15 +227,18 @@ function createModule(core, threads) {
       return t;
     }
 
+    /** @param {string} name @param {TensorInput} tensor */
     setParameter(name, tensor) {
       const t = this.#writeParameter(name, tensor);
-      check(this.#handle.setParameter(name, t.shape));
+      check(this.#live().setParameter(name, t.shape));
     }
 
+    /** @param {string} name @returns {Tensor} */
     getParameter(name) {
       return readTensor(heap, check(this.#live().getParameter(String(name))));
     }
 
+    /** @param {Record<string, TensorInput>} stateDict @param {{ strict?: boolean }} [options] */
     loadStateDict(stateDict, { strict = true } = {}) {
       this.#live();
       if (stateDict === null || typeof stateDict !== 'object') {
@@ -208,17 +257,19 @@ function createModule(core, threads) {
       const known = given.filter((name) => names.includes(name));
       for (const name of known) {
         const t = this.#writeParameter(name, stateDict[name]);
-        check(this.#handle.checkParameter(name, t.shape));
+        check(this.#live().checkParameter(name, t.shape));
       }
       for (const name of known) this.setParameter(name, stateDict[name]);
     }
 
     stateDict() {
+      /** @type {Record<string, Tensor>} */
       const out = {};
       for (const name of this.parameterNames()) out[name] = this.getParameter(name);
       return out;
     }
 
+    /** @param {number} [seed] */
     resetParameters(seed = 0) {
       const handle = this.#live();
       if (!Number.isSafeInteger(seed) || seed < 0) {
@@ -227,7 +278,7 @@ function createModule(core, threads) {
       handle.resetParameters(seed);
     }
 
-    /** Cap (bytes) on the buffers one forward call may allocate. */
+    /** Cap (bytes) on the buffers one forward call may allocate. @param {number} bytes */
     setMemoryCap(bytes) {
       const handle = this.#live();
       if (!Number.isSafeInteger(bytes) || bytes <= 0) {
@@ -237,6 +288,7 @@ function createModule(core, threads) {
       this.#prepared = null;  // the inputs are checked against the cap again
     }
 
+    /** @param {ForwardInput} input @returns {ForwardResult} */
     forward(input) {
       const handle = this.#live();
       if (input === null || typeof input !== 'object') {
@@ -249,6 +301,7 @@ function createModule(core, threads) {
       const value = valueInput === keyInput ? key : tensorArg('value', valueInput);
       const keyPaddingMask = maskArg('keyPaddingMask', input.keyPaddingMask);
       const attnMask = maskArg('attnMask', input.attnMask);
+      /** @type {ForwardCall} */
       const call = {
         query: query.shape,
         key: key === query ? null : key.shape,
@@ -272,26 +325,31 @@ function createModule(core, threads) {
       };
       // The core keeps the call's description and its buffers: a call like the one before
       // sends only its data.
-      if (!this.#prepared || !same(this.#prepared.call, call)) {
+      let prepared = this.#prepared;
+      if (!prepared || !same(prepared.call, call)) {
         this.#prepared = null;
         const buffers = check(handle.prepare(call));
-        this.#prepared = { call, buffers, shapes: null };
+        prepared = this.#prepared = { call, buffers, shapes: null };
       }
-      const { buffers } = this.#prepared;
+      const { buffers } = prepared;
       // One bulk copy in per tensor; self-attention passes one buffer for all three.
       const { f32, u8 } = heap();
       f32.set(query.data, buffers.query >> 2);
       if (key !== query) f32.set(key.data, buffers.key >> 2);
       if (value !== key) f32.set(value.data, buffers.value >> 2);
-      for (const [mask, offset] of [[keyPaddingMask, buffers.keyPaddingMask], [attnMask, buffers.attnMask]]) {
+      for (const [mask, offset] of /** @type {const} */ ([[keyPaddingMask, buffers.keyPaddingMask], [attnMask, buffers.attnMask]])) {
         if (mask?.dtype === 'bool') u8.set(mask.data, offset);
         else if (mask) f32.set(mask.data, offset >> 2);
       }
       const out = check(handle.forward());
-      this.#prepared.shapes ??= handle.outputShapes();
-      const { shapes } = this.#prepared;
-      const result = (name) => (shapes[name] ? read({ data: out[name], shape: shapes[name] }) : null);
-      return { output: result('output'), weights: result('weights'), headOutputs: result('headOutputs'), concat: result('concat') };
+      const shapes = (prepared.shapes ??= handle.outputShapes());
+      const result = (/** @type {import('./wasm/mha_core.js').OutputName} */ name) => {
+        const shape = shapes[name];
+        return shape ? read({ data: out[name], shape }) : null;
+      };
+      // the output is always computed: its shape is never null
+      const output = /** @type {Tensor} */ (result('output'));
+      return { output, weights: result('weights'), headOutputs: result('headOutputs'), concat: result('concat') };
     }
 
     dispose() {
@@ -301,13 +359,16 @@ function createModule(core, threads) {
       this.#handle = null;
     }
 
-    [Symbol.dispose ?? Symbol.for('Symbol.dispose')]() {
+    [DISPOSE]() {
       this.dispose();
     }
   }
 
+  /** @type {import('./wasm/mha_core.js').Statistics | null} */
   let statistics = null;
-  let headFields = null;  // the names of a head's and a row's statistics, in the core's order
+  /** @type {string[] | null} the names of a head's statistics, in the core's order */
+  let headFields = null;
+  /** @type {string[] | null} and of a row's */
   let rowFields = null;
   function stats() {
     if (!statistics) statistics = new core.Statistics();
@@ -315,7 +376,9 @@ function createModule(core, threads) {
   }
   // The maps in the statistics' buffers, one bulk copy each; the buffers are sized again only
   // for maps of other shapes than the last ones.
-  let mapsPrepared = null;  // { shapes, buffers }
+  /** @type {{ shapes: number[][], buffers: MapBuffers } | null} */
+  let mapsPrepared = null;
+  /** @param {...{ data: Float32Array, shape: number[] }} maps  one or two */
   function writeMaps(...maps) {
     const s = stats();
     const shapes = maps.map((m) => m.shape);
@@ -331,6 +394,7 @@ function createModule(core, threads) {
     return s;
   }
 
+  /** @param {TensorInput} weights @param {StatisticsOptions} [options] @returns {ReturnType<MhaModule['headStatistics']>} */
   function headStatistics(weights, options = {}) {
     const threshold = options.sparsityThreshold ?? 0.01;
     if (typeof threshold !== 'number') {
@@ -342,23 +406,30 @@ function createModule(core, threads) {
     const s = writeMaps(tensorArg('weights', weights));
     // The views of the result are read before any other call into the module.
     const result = check(s.headStatistics({ sparsityThreshold: threshold, perRow }));
-    return { heads: records(result.heads, headFields), rows: result.rows ? columns(result.rows, rowFields, result.rowsShape) : null };
+    return {
+      heads: /** @type {import('./index.js').HeadStatistics[]} */ (/** @type {unknown} */ (records(result.heads, headFields))),
+      rows: result.rows ? /** @type {import('./index.js').RowStatistics} */ (/** @type {unknown} */ (columns(result.rows, rowFields, result.rowsShape ?? []))) : null,
+    };
   }
 
   // Records of F = fields.length values each, as objects ([{ entropy, … }, …]) or as one typed
   // array per field ({ entropy: Float64Array, …, argmax: Int32Array, shape }).
+  /** @param {Float64Array} flat @param {string[]} fields @returns {Record<string, number>[]} */
   function records(flat, fields) {
     const F = fields.length;
     const out = new Array(flat.length / F);
     for (let r = 0; r < out.length; ++r) {
+      /** @type {Record<string, number>} */
       const entry = {};
       for (let i = 0; i < F; ++i) entry[fields[i]] = flat[r * F + i];
       out[r] = entry;
     }
     return out;
   }
+  /** @param {Float64Array} flat @param {string[]} fields @param {number[]} shape */
   function columns(flat, fields, shape) {
     const F = fields.length, count = flat.length / F;
+    /** @type {Record<string, Float64Array | Int32Array | number[]>} */
     const out = { shape };
     for (let i = 0; i < F; ++i) {
       const column = fields[i] === 'argmax' ? new Int32Array(count) : new Float64Array(count);
@@ -368,12 +439,14 @@ function createModule(core, threads) {
     return out;
   }
 
+  /** @param {TensorInput} weights */
   function headSimilarity(weights) {
     const s = writeMaps(tensorArg('weights', weights));
     const result = check(s.headSimilarity());
     return { jsd: result.matrix.slice(), numHeads: result.numHeads };
   }
 
+  /** @param {TensorInput} a @param {TensorInput} b */
   function jsDivergence(a, b) {
     const s = writeMaps(tensorArg('a', a), tensorArg('b', b));
     const result = check(s.jsDivergence());

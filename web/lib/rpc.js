@@ -50,7 +50,7 @@ export function serveRequests(answer) {
 
 /** @param {{ name?: string, code?: string, message: string }} error  as serveRequests sent it */
 function rebuildError(error) {
-  if (error.name === 'MhaError') return new MhaError(/** @type {string} */ (error.code), error.message);
+  if (error.name === 'MhaError') return new MhaError(/** @type {import('./index.js').MhaErrorCode} */ (error.code), error.message);
   const rebuilt = new Error(error.message);
   rebuilt.name = error.name || 'Error';
   return rebuilt;

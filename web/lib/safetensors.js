@@ -11,8 +11,19 @@
 
 import { MhaError, NUM_HEADS_MISSING } from './errors.js';
 
-/** Bytes per element, by safetensors dtype. */
+/** @typedef {import('./index.js').FileTensor} FileTensor */
+/** @typedef {import('./index.js').MhaErrorCode} MhaErrorCode */
+/** @typedef {'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL'} Dtype */
+/** @typedef {'F32' | 'F16' | 'BF16' | 'F64'} FloatDtype */
+/**
+ * A file's config as written (snake_case, as PyTorch names the arguments, or camelCase); read
+ * by configValue, which checks nothing: inferConfig checks each value it uses.
+ * @typedef {Record<string, unknown>} FileConfig
+ */
+
+/** Bytes per element, by safetensors dtype. @type {Record<Dtype, number>} */
 const DTYPE_SIZE = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1 };
+/** @type {Set<unknown>} */
 const CONVERTIBLE = new Set(['F32', 'F16', 'BF16', 'F64']);
 
 /** Parameter names of torch.nn.MultiheadAttention. */
@@ -21,14 +32,17 @@ export const ATTENTION_PARAMETER_NAMES = Object.freeze(['in_proj_weight', 'q_pro
 
 const MAX_HEADER_BYTES = 100 * 1024 * 1024; // the reference implementation's limit
 
+/** @param {string} message @param {MhaErrorCode} [code] */
 function fail(message, code = 'INVALID_ARGUMENT') {
   return new MhaError(code, message);
 }
 
+/** @param {readonly number[]} shape */
 function shapeText(shape) {
   return `[${shape.join(', ')}]`;
 }
 
+/** @param {unknown} input @param {string} what @returns {Uint8Array} */
 function toBytes(input, what) {
   // A plain Uint8Array view, also of a Node.js Buffer (whose slice() does not copy).
   if (input instanceof Uint8Array) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
@@ -37,7 +51,7 @@ function toBytes(input, what) {
   throw fail(`${what}: expected an ArrayBuffer or Uint8Array, got ${input === null ? 'null' : typeof input}`);
 }
 
-/** IEEE 754 half → float. */
+/** IEEE 754 half → float. @param {number} h */
 function halfToFloat(h) {
   const sign = h & 0x8000 ? -1 : 1;
   const exponent = (h >> 10) & 0x1f;
@@ -51,6 +65,7 @@ const f32Scratch = new Float32Array(1);
 const f32Bits = new Uint32Array(f32Scratch.buffer);
 
 /** float → IEEE 754 half, rounded to nearest even (overflow to ±Infinity, NaN kept). */
+/** @param {number} value */
 function floatToHalf(value) {
   f32Scratch[0] = value;
   const bits = f32Bits[0];
@@ -77,7 +92,7 @@ function floatToHalf(value) {
   return sign | half;
 }
 
-/** The values of one tensor as float32, whatever their alignment in the file. */
+/** The values of one tensor as float32, whatever their alignment in the file. @param {FloatDtype} dtype @param {Uint8Array} bytes */
 function convert(dtype, bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const count = bytes.byteLength / DTYPE_SIZE[dtype];
@@ -102,7 +117,7 @@ function convert(dtype, bytes) {
  * Parse a .safetensors file. Every tensor is returned as float32 (F16, BF16 and F64 converted).
  * @param {ArrayBuffer | Uint8Array} input the whole file
  * @param {{ fileName?: string }} [options] named in error messages
- * @returns {{ tensors: Record<string, { data: Float32Array, shape: number[], dtype: string }>, metadata: Record<string, string> }}
+ * @returns {{ tensors: Record<string, FileTensor>, metadata: Record<string, string> }}
  */
 export function parseSafetensors(input, { fileName = 'safetensors file' } = {}) {
   const bytes = toBytes(input, fileName);
@@ -121,15 +136,18 @@ export function parseSafetensors(input, { fileName = 'safetensors file' } = {}) 
   try {
     header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + headerLength)));
   } catch (error) {
-    throw fail(`${fileName}: the ${headerLength}-byte header is not valid UTF-8 JSON: ${error.message}`);
+    throw fail(`${fileName}: the ${headerLength}-byte header is not valid UTF-8 JSON: ${messageOf(error)}`);
   }
   if (header === null || typeof header !== 'object' || Array.isArray(header)) {
     throw fail(`${fileName}: the header must be a JSON object of tensors, got ${Array.isArray(header) ? 'an array' : typeof header}`);
   }
   const dataStart = 8 + headerLength;
   const dataLength = bytes.byteLength - dataStart;
+  /** @type {Record<string, string>} */
   const metadata = {};
+  /** @type {Record<string, FileTensor>} */
   const tensors = {};
+  /** @type {[number, number, string][]} */
   const ranges = [];
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') {
@@ -145,19 +163,19 @@ export function parseSafetensors(input, { fileName = 'safetensors file' } = {}) 
     const what = `${fileName}: tensor '${name}'`;
     if (entry === null || typeof entry !== 'object') throw fail(`${what}: expected { dtype, shape, data_offsets }, got ${entry === null ? 'null' : typeof entry}`);
     const { dtype, shape, data_offsets: offsets } = entry;
-    if (!(dtype in DTYPE_SIZE)) {
+    if (!Object.hasOwn(DTYPE_SIZE, dtype)) {
       throw fail(`${what}: unknown dtype ${JSON.stringify(dtype)}; expected one of F32, F16, BF16, F64`, 'INVALID_DTYPE');
     }
-    if (!CONVERTIBLE.has(dtype)) {
+    if (!isFloatDtype(dtype)) {
       throw fail(`${what}: dtype ${dtype} is not a floating-point type; expected F32, F16, BF16 or F64`, 'INVALID_DTYPE');
     }
-    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+    if (!isShape(shape)) {
       throw fail(`${what}: shape must be a list of non-negative integers, got ${JSON.stringify(shape)}`, 'SHAPE_MISMATCH');
     }
-    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) || offsets[1] < offsets[0]) {
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !isShape(offsets) || offsets[1] < offsets[0]) {
       throw fail(`${what}: data_offsets must be [begin, end] with 0 ≤ begin ≤ end, got ${JSON.stringify(offsets)}`);
     }
-    const numel = shape.reduce((a, b) => a * b, 1);
+    const numel = shape.reduce((/** @type {number} */ a, b) => a * b, 1);
     const expectedBytes = numel * DTYPE_SIZE[dtype];
     const [begin, end] = offsets;
     if (end - begin !== expectedBytes) {
@@ -189,6 +207,7 @@ export function parseSafetensors(input, { fileName = 'safetensors file' } = {}) 
 export function toSafetensors(tensors, metadata, { dtype = 'F32' } = {}) {
   if (dtype !== 'F32' && dtype !== 'F16') throw fail(`toSafetensors: dtype must be 'F32' or 'F16', got ${JSON.stringify(dtype)}`, 'INVALID_DTYPE');
   const size = DTYPE_SIZE[dtype];
+  /** @type {Record<string, unknown>} */
   const header = {};
   if (metadata && Object.keys(metadata).length) header.__metadata__ = { ...metadata };
   let offset = 0;
@@ -227,24 +246,31 @@ export function toSafetensors(tensors, metadata, { dtype = 'F32' } = {}) {
 // JSON state_dicts (tests/golden case format, or a bare { name: { shape, data } })
 
 /** How the golden-case files (and Python's json) write non-finite numbers. */
+/** @type {Record<string, number>} */
 const SPECIAL_VALUES = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
 
+/**
+ * @param {unknown} json  parsed JSON, checked here
+ * @param {string} fileName
+ * @returns {{ tensors: Record<string, FileTensor>, config: FileConfig | null }}
+ */
 function parseJsonStateDict(json, fileName) {
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw fail(`${fileName}: expected a JSON object (a state_dict, or { "config", "state_dict" }), got ${Array.isArray(json) ? 'an array' : typeof json}`);
+  if (!isObject(json)) {
+    throw fail(`${fileName}: expected a JSON object (a state_dict, or { "config", "state_dict" }), got ${Array.isArray(json) ? 'an array' : json === null ? 'null' : typeof json}`);
   }
-  const raw = json.state_dict && typeof json.state_dict === 'object' ? json.state_dict : json;
+  const raw = isRecord(json.state_dict) ? json.state_dict : json;
+  /** @type {Record<string, FileTensor>} */
   const tensors = {};
   for (const [name, t] of Object.entries(raw)) {
     if (raw === json && (name === 'config' || name === 'name' || name === 'description')) continue;
     const what = `${fileName}: tensor '${name}'`;
-    if (t === null || typeof t !== 'object' || !Array.isArray(t.shape) || !Array.isArray(t.data)) {
+    if (!isRecord(t) || !Array.isArray(t.shape) || !Array.isArray(t.data)) {
       throw fail(`${what}: expected { "shape": [...], "data": [...] }, got ${t === null ? 'null' : typeof t}`);
     }
     if (t.dtype !== undefined && t.dtype !== 'float32') {
       throw fail(`${what}: expected dtype "float32", got ${JSON.stringify(t.dtype)}`, 'INVALID_DTYPE');
     }
-    if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+    if (!isShape(t.shape)) {
       throw fail(`${what}: shape must be a list of non-negative integers, got ${JSON.stringify(t.shape)}`, 'SHAPE_MISMATCH');
     }
     const numel = t.shape.reduce((a, b) => a * b, 1);
@@ -260,13 +286,17 @@ function parseJsonStateDict(json, fileName) {
     }
     tensors[name] = { data, shape: t.shape.slice(), dtype: 'float32' };
   }
-  return { tensors, config: json.config && typeof json.config === 'object' ? json.config : null };
+  return { tensors, config: isRecord(json.config) ? json.config : null };
 }
 
 // ---------------------------------------------------------------------------------------------
 // From tensors to an nn.MultiheadAttention config and state_dict
 
-/** Names under `prefix` (e.g. 'encoder.layers.0.self_attn.'), with the prefix removed. */
+/**
+ * Names under `prefix` (e.g. 'encoder.layers.0.self_attn.'), with the prefix removed.
+ * @param {Record<string, FileTensor>} tensors @param {string | undefined} prefix @param {string} fileName
+ * @returns {{ stateDict: Record<string, FileTensor>, prefix: string }}
+ */
 function selectLayer(tensors, prefix, fileName) {
   const names = Object.keys(tensors);
   if (prefix === undefined) {
@@ -280,6 +310,7 @@ function selectLayer(tensors, prefix, fileName) {
     }
     [prefix] = prefixes;
   }
+  /** @type {Record<string, FileTensor>} */
   const selected = {};
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
@@ -295,12 +326,17 @@ function selectLayer(tensors, prefix, fileName) {
   return { stateDict: selected, prefix };
 }
 
+/** @param {FileConfig | null} config @param {string} snake @param {string} camel @returns {any} checked by the caller */
 function configValue(config, snake, camel) {
   if (!config) return undefined;
   const v = config[snake] ?? config[camel];
   return v === null ? undefined : v;
 }
 
+/**
+ * @param {string} fileName @param {string} prefix @param {string} name
+ * @param {{ shape: number[] }} tensor @param {number[]} expected @param {string} why
+ */
 function expectShape(fileName, prefix, name, tensor, expected, why) {
   const { shape } = tensor;
   if (shape.length !== expected.length || shape.some((d, i) => d !== expected[i])) {
@@ -311,6 +347,12 @@ function expectShape(fileName, prefix, name, tensor, expected, why) {
 /**
  * The AttentionConfig of a state_dict: from the file's config where it has one, the rest read
  * from the shapes; every tensor's shape is checked against it.
+ * @param {Record<string, FileTensor>} stateDict
+ * @param {FileConfig | null} fileConfig
+ * @param {import('./index.js').StateDictFileOptions} options
+ * @param {string} fileName
+ * @param {string} prefix
+ * @returns {import('./index.js').StateDictFile['config']}
  */
 function inferConfig(stateDict, fileConfig, options, fileName, prefix) {
   const outWeight = stateDict['out_proj.weight'];
@@ -376,18 +418,25 @@ function inferConfig(stateDict, fileConfig, options, fileName, prefix) {
   }
   const batchFirst = options.batchFirst ?? configValue(fileConfig, 'batch_first', 'batchFirst') ?? false;
   const addZeroAttn = options.addZeroAttn ?? configValue(fileConfig, 'add_zero_attn', 'addZeroAttn') ?? false;
-  return { embedDim: E, numHeads, numKvHeads, kdim, vdim, bias, addBiasKv, addZeroAttn: !!addZeroAttn, batchFirst: !!batchFirst };
+  // out_proj.weight is (E, E): the out-projection keeps the model width
+  return { embedDim: E, numHeads, numKvHeads, kdim, vdim, outDim: E, bias, addBiasKv, addZeroAttn: !!addZeroAttn, batchFirst: !!batchFirst };
 }
 
-/** The config a safetensors file's __metadata__ carries: a "config" JSON string, or flat keys. */
+/**
+ * The config a safetensors file's __metadata__ carries: a "config" JSON string, or flat keys.
+ * @param {Record<string, string>} metadata
+ * @returns {FileConfig | null}
+ */
 function metadataConfig(metadata) {
   if (metadata.config) {
     try {
-      return JSON.parse(metadata.config);
+      const config = JSON.parse(metadata.config);
+      return isRecord(config) ? config : null;
     } catch {
       return null;
     }
   }
+  /** @type {FileConfig} */
   const config = {};
   for (const key of ['embed_dim', 'num_heads', 'num_kv_heads', 'batch_first', 'add_zero_attn']) {
     if (key in metadata) {
@@ -398,6 +447,7 @@ function metadataConfig(metadata) {
   return Object.keys(config).length ? config : null;
 }
 
+/** @param {Uint8Array} bytes */
 function looksLikeSafetensors(bytes) {
   if (bytes.byteLength < 9) return false;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -414,17 +464,22 @@ function looksLikeSafetensors(bytes) {
  */
 export function loadStateDictFile(input, options = {}) {
   const fileName = options.fileName ?? 'state_dict';
+  /** @type {Record<string, FileTensor>} */
   let tensors;
+  /** @type {FileConfig | null} */
   let fileConfig = null;
+  /** @type {import('./index.js').StateDictFile['format']} */
   let format;
+  /** @type {Record<string, string>} */
   let metadata = {};
   if (typeof input === 'string' || (input !== null && typeof input === 'object' && !ArrayBuffer.isView(input) && !(input instanceof ArrayBuffer))) {
+    /** @type {unknown} */
     let json = input;
     if (typeof input === 'string') {
       try {
         json = JSON.parse(input);
       } catch (error) {
-        throw fail(`${fileName}: not valid JSON: ${error.message}`);
+        throw fail(`${fileName}: not valid JSON: ${messageOf(error)}`);
       }
     }
     ({ tensors, config: fileConfig } = parseJsonStateDict(json, fileName));
@@ -441,7 +496,7 @@ export function loadStateDictFile(input, options = {}) {
       try {
         json = JSON.parse(new TextDecoder().decode(bytes));
       } catch (error) {
-        throw fail(`${fileName}: neither a .safetensors file nor valid JSON: ${error.message}`);
+        throw fail(`${fileName}: neither a .safetensors file nor valid JSON: ${messageOf(error)}`);
       }
       ({ tensors, config: fileConfig } = parseJsonStateDict(json, fileName));
       format = 'json';
@@ -449,7 +504,36 @@ export function loadStateDictFile(input, options = {}) {
   }
   const { stateDict, prefix } = selectLayer(tensors, options.prefix, fileName);
   const config = inferConfig(stateDict, fileConfig, options, fileName, prefix);
+  /** @type {Record<string, import('./index.js').Tensor>} */
   const plain = {};
   for (const [name, t] of Object.entries(stateDict)) plain[name] = { data: t.data, shape: t.shape };
   return { config, stateDict: plain, format, prefix, metadata };
+}
+
+// ---------------------------------------------------------------------------------------------
+// What parsed JSON holds, checked
+
+/** @param {unknown} value @returns {value is Record<string, unknown>} an object, not an array */
+function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** @param {unknown} value @returns {value is Record<string, any>} any object (its fields checked where read) */
+function isRecord(value) {
+  return value !== null && typeof value === 'object';
+}
+
+/** @param {unknown} value @returns {value is number[]} a list of non-negative integers */
+function isShape(value) {
+  return Array.isArray(value) && value.every((d) => Number.isSafeInteger(d) && d >= 0);
+}
+
+/** @param {unknown} dtype @returns {dtype is FloatDtype} */
+function isFloatDtype(dtype) {
+  return CONVERTIBLE.has(dtype);
+}
+
+/** @param {unknown} error */
+function messageOf(error) {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -87,22 +87,10 @@ const punctuationPiece = (/** @type {string} */ piece) => isPunctuation(piece.re
 export const pieceText = (/** @type {string} */ piece) => piece.replace(/^▁/, '') || piece;
 
 /**
- * Words of a piece sequence: a piece starts a word when it begins with "▁", is all punctuation
- * or symbols (its "▁" aside), or follows a piece that is. Returns the word index of each piece.
- * @param {string[]} pieces
+ * Each word's text, from its pieces (the "▁" markers dropped). `words`: the word of each piece,
+ * as the encoder's tokenizer groups them (its tokenize/encode result's `words`).
+ * @param {string[]} pieces @param {number[]} words
  */
-export function pieceWords(pieces) {
-  /** @type {number[]} */
-  const words = [];
-  let word = -1;
-  pieces.forEach((piece, i) => {
-    if (i === 0 || piece.startsWith('▁') || punctuationPiece(piece) || punctuationPiece(pieces[i - 1])) word += 1;
-    words.push(word);
-  });
-  return words;
-}
-
-/** Each word's text, from its pieces (the "▁" markers dropped). @param {string[]} pieces @param {number[]} words */
 export function wordTexts(pieces, words) {
   /** @type {string[]} */
   const out = [];

@@ -13,10 +13,15 @@ export const PRETRAINED_ROLES_URL = new URL('../data/roles/pretrained-roles.json
 /** @typedef {import('../sources/source.js').MeasureProgress} MeasureProgress */
 /** @typedef {{ layer: number, head: number, measured: ReturnType<typeof measureHead>[] }} MeasuredHead */
 /** A file of the annotated data by name (its parsed JSON). @typedef {(name: string) => Promise<any>} DataReader */
+/**
+ * What the heads are measured from: a text's pieces, the word of each (as the model's tokenizer
+ * groups them) and each layer's attention weights (H, T, T).
+ * @typedef {Pick<import('../lib/encoder.js').EncodeResult, 'pieces' | 'words'> & { layers: { weights: import('../lib/index.js').Tensor }[] }} Encoding
+ */
 
 /**
  * Encode each sentence with the pretrained encoder (web/lib/encoder.js) and measure every head.
- * @param {{ encode(text: string): Promise<import('../lib/encoder.js').EncodeResult> | import('../lib/encoder.js').EncodeResult }} encoder  loadEncoder's result
+ * @param {{ encode(text: string): Promise<Encoding> | Encoding }} encoder  loadEncoder's result, or a model's reading of a text
  * @param {(import('./sentences.js').DataSentence | import('./sentences.js').CorpusItem)[]} sentences  dataSentences' (no tokens yet), or corpus items (with `corpus`)
  * @param {{ corpus?: boolean, tagged?: (text: string) => Promise<import('../sources/tokens.js').Token[] | null>, onProgress?: MeasureProgress, evidence?: boolean }} [o]
  * @returns {Promise<HeadRoles>}
@@ -33,8 +38,8 @@ export async function measurePretrained(encoder, sentences, { corpus = false, ta
     const encoding = await encoder.encode(item.text);
     // corpus: the items are corpus lines, else annotated sentences
     const s = corpus
-      ? corpusSentence(/** @type {import('./sentences.js').CorpusItem} */ (item), encoding.pieces, tagged ? await tagged(item.text) : null)
-      : onPieces(/** @type {import('./sentences.js').DataSentence} */ (item), encoding.pieces);
+      ? corpusSentence(/** @type {import('./sentences.js').CorpusItem} */ (item), encoding, tagged ? await tagged(item.text) : null)
+      : onPieces(/** @type {import('./sentences.js').DataSentence} */ (item), encoding);
     if (!s) { skipped.push(/** @type {import('./sentences.js').DataSentence} */ (item).id); continue; }
     kept.push(s);
     const layers = encoding.layers.map((layer) => layer.weights);

@@ -1,7 +1,7 @@
 // The sentences heads are measured on, as evaluate.js takes them: the hand-annotated data of
 // web/data/roles/ (pronouns.json, relations.json), or JSON lines {"text", "pronoun",
 // "antecedent"} of a corpus file; each set on the model's own tokens.
-import { pieceWords, wordTexts } from './evaluate.js';
+import { wordTexts } from './evaluate.js';
 
 /** @typedef {import('./evaluate.js').Sentence} Sentence */
 /** An annotated sentence before it is set on a model's tokens. @typedef {Omit<Sentence, 'tokens' | 'tokenWord'>} DataSentence */
@@ -16,6 +16,11 @@ import { pieceWords, wordTexts } from './evaluate.js';
  *                          relations: [string, number, number][] }[] }} RelationData
  */
 /** A corpus file's line. @typedef {{ line: number, text: string, pronoun: string, antecedent: string }} CorpusItem */
+/**
+ * A text on the model's tokens: its pieces and the word of each, as the encoder's tokenizer
+ * groups them (web/lib/encoder.js tokenize/encode: `pieces`, `words`).
+ * @typedef {Pick<import('../lib/encoder.js').Tokens, 'pieces' | 'words'>} Pieces
+ */
 
 const NOMINAL = new Set(['NOUN', 'PROPN']);
 const PUNCTUATION = /[\p{P}\p{S}]/gu;
@@ -63,14 +68,13 @@ export function dataSentences(pronouns, relations) {
 }
 
 /**
- * A sentence on the model's pieces: the pieces grouped into words (pieceWords) must give the
- * sentence's words (case aside). Returns the sentence with tokens and tokenWord, or null.
+ * A sentence on the model's pieces: the pieces grouped into words (by the tokenizer) must give
+ * the sentence's words (case aside). Returns the sentence with tokens and tokenWord, or null.
  * @param {DataSentence} sentence
- * @param {string[]} pieces
+ * @param {Pieces} tokens
  * @returns {Sentence | null}
  */
-export function onPieces(sentence, pieces) {
-  const tokenWord = pieceWords(pieces);
+export function onPieces(sentence, { pieces, words: tokenWord }) {
   const texts = wordTexts(pieces, tokenWord);
   if (texts.length !== sentence.words.length || texts.some((t, i) => t.toLowerCase() !== sentence.words[i].toLowerCase())) return null;
   return { ...sentence, tokens: pieces, tokenWord };
@@ -113,12 +117,11 @@ export function parseCorpus(contents, fileName = 'the corpus') {
  * first character belongs to is, and agrees by the tagger's number and gender.
  * Lines alternate dev (odd line numbers) and test (even).
  * @param {CorpusItem} item
- * @param {string[]} pieces
+ * @param {Pieces} tokens
  * @param {import('../sources/tokens.js').Token[] | null} [tagged]
  * @returns {Sentence}
  */
-export function corpusSentence(item, pieces, tagged = null) {
-  const tokenWord = pieceWords(pieces);
+export function corpusSentence(item, { pieces, words: tokenWord }, tagged = null) {
   const words = wordTexts(pieces, tokenWord);
   const where = `line ${item.line}`;
   const key = words.findIndex((w) => bare(w) === bare(item.antecedent));

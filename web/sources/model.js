@@ -241,7 +241,7 @@ export class ModelSource {
    */
   predictions(run, position, k = 5) {
     const { model } = this.loaded;
-    return topTokens(run, k, position).map(([id, probability]) => ({ id, text: pieceShown(this.vocabulary[id] ?? `#${id}`, model.tokenizer), probability }));
+    return topTokens(run, k, position).map(([id, probability]) => ({ id, text: this.vocabulary[id] ? pieceShown(this.vocabulary[id], model.tokenizer) : `#${id}`, probability }));
   }
 
   /**
@@ -266,12 +266,13 @@ export class ModelSource {
       encode: async (/** @type {string} */ text) => {
         const ids = await model.encode(text);
         // longer than the model's context: no pieces, so the sentence is left out (and counted)
-        if (ids.length > this.maxTokens) return { pieces: [], layers: [] };
+        if (ids.length > this.maxTokens) return { pieces: [], words: [], layers: [] };
         const pieces = await model.tokens(ids);
-        return { pieces: modelWords(pieces, model.tokenizer, specialPositions(pieces)).marked, layers: (await model.run(ids)).layers };
+        const { words, marked } = modelWords(pieces, model.tokenizer, specialPositions(pieces));
+        return { pieces: marked, words, layers: (await model.run(ids)).layers };
       },
     };
-    this.roles = await pretrainedRoles(/** @type {any} */ (encoder), fetchData, { onProgress });
+    this.roles = await pretrainedRoles(encoder, fetchData, { onProgress });
     return this.roles;
   }
 

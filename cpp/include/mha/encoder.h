@@ -98,7 +98,7 @@ class Tokenizer {
 // The word index of each piece. A piece begins a word when it is the first, when it starts with
 // "▁", when it is all punctuation or symbols (Unicode P* and S*, its leading "▁" aside), or when
 // the piece before it is: "▁The ▁ma t ▁is ▁red ." is five words (0 1 1 2 3 4), "▁( cat ) ▁ok"
-// four (0 1 2 3).
+// four (0 1 2 3), "▁my ▁ aunt" two (0 1 1: a lone "▁" begins a word, which "aunt" continues).
 void words_of_pieces(const Tokens& tokens, std::vector<int32_t>* words);
 
 // ---------------------------------------------------------------------------------------------

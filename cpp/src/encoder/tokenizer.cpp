@@ -86,9 +86,10 @@ bool is_punctuation_or_symbol(char32_t c) {
 }
 
 // Whether text[begin, end) is all punctuation or symbols once the "▁" that starts it is set
-// aside (a piece that is only "▁" is itself a symbol).
+// aside. A piece that is only "▁" is not: it begins a word and the next piece continues it
+// ("▁ aunt" is the word "aunt").
 bool is_punctuation_piece(const std::u32string& text, int32_t begin, int32_t end) {
-  if (end - begin > 1 && text[static_cast<size_t>(begin)] == Tokenizer::kWordBoundary) ++begin;
+  if (begin < end && text[static_cast<size_t>(begin)] == Tokenizer::kWordBoundary) ++begin;
   if (begin >= end) return false;
   for (int32_t k = begin; k < end; ++k) {
     if (!is_punctuation_or_symbol(text[static_cast<size_t>(k)])) return false;

@@ -169,7 +169,9 @@ TEST(TokenizerVocabulary, WordsStartAtTheMarkAtPunctuationAndAfterIt) {
   };
   EXPECT_EQ(words({1, 2, 3, 4, 5, 6}), (std::vector<int32_t>{0, 1, 1, 2, 3, 4}));  // ▁The ▁ma t ▁is ▁red .
   EXPECT_EQ(words({7, 8, 9, 10}), (std::vector<int32_t>{0, 1, 2, 3}));            // ▁( cat ) ▁ok
-  EXPECT_EQ(words({3, 8, 12, 13, 11}), (std::vector<int32_t>{0, 0, 1, 2, 3}));    // t cat — mat ▁ (a lone "▁" is a symbol)
+  EXPECT_EQ(words({3, 8, 12, 13, 11}), (std::vector<int32_t>{0, 0, 1, 2, 3}));    // t cat — mat ▁
+  EXPECT_EQ(words({4, 11, 13, 6}), (std::vector<int32_t>{0, 1, 1, 2}));           // ▁is ▁ mat . (a lone "▁" begins a word)
+  EXPECT_EQ(words({12, 11, 13}), (std::vector<int32_t>{0, 1, 1}));                // — ▁ mat
   EXPECT_EQ(words({13, 14, 3}), (std::vector<int32_t>{0, 1, 1}));                 // mat ▁€5 t (€5 is not all symbols)
   EXPECT_TRUE(words({}).empty());
 }

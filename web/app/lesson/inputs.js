@@ -6,6 +6,7 @@ import { TAGGED_EXAMPLES } from '../../sources/examples.tagged.js';
 import { analyseTokens } from '../../sources/tokens.js';
 import { embedTokens, D_MODEL } from '../../sources/embeddings.js';
 import { designedStateDict, HEADS, NUM_HEADS } from '../../sources/designed-heads.js';
+import { prng } from '../../roles/evaluate.js';
 
 export { EXAMPLES, D_MODEL, HEADS, NUM_HEADS };
 
@@ -36,14 +37,7 @@ export function designedHeadLabel(h) {
  * @param {number} [seed]
  */
 export function randomNormal(count, seed = 1) {
-  let a = seed >>> 0;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const uniform = prng(seed);
   const out = new Float32Array(count);
   for (let k = 0; k < count; k += 2) {
     const u = Math.max(uniform(), 1e-12);
