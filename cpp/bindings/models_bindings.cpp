@@ -118,7 +118,6 @@ class ModelSession {
     if (pairs.size() % 2 != 0) return invalid("ablate: expected [layer, head] pairs, got " + std::to_string(pairs.size()) + " numbers");
     mha::models::RunOptions options;
     for (size_t i = 0; i + 1 < pairs.size(); i += 2) options.ablate.emplace_back(pairs[i], pairs[i + 1]);
-    result_ = mha::models::RunResult();
     return outcome_of(model_->Run(ids_.data(), ids_.size(), options, &result_));
   }
 

@@ -112,7 +112,9 @@ class Model {
   // (messages name the tensor, the expected and the actual shape), nothing unknown.
   Status LoadWeights(std::string_view safetensors, const std::string& file);
 
-  // ids[0 .. count), each < vocab_size, 1 <= count <= max_positions.
+  // ids[0 .. count), each < vocab_size, 1 <= count <= max_positions. *result's storage is
+  // reused (run again at the same length, nothing is allocated or cleared); when the ids or
+  // options are refused it is left as it was.
   Status Run(const int32_t* ids, size_t count, const RunOptions& options, RunResult* result);
 
   // Head importance on the model's own task (GPT-2's next token), (L, H):

@@ -13,6 +13,15 @@
 namespace mha::models {
 namespace {
 
+// t as a tensor of `shape`, its storage reused: values already there are not cleared (every
+// caller overwrites them all), so a result filled again at the same size is not zeroed first.
+void reshape(Tensor* t, Shape shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  t->data.resize(n);
+  t->shape = std::move(shape);
+}
+
 Tensor make_tensor(Shape shape) {
   size_t n = 1;
   for (int64_t d : shape) n *= static_cast<size_t>(d);
@@ -363,7 +372,7 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool hea
   for (size_t i = 0; i < x->size(); ++i) (*x)[i] += down_[i];
   if (!gpt2) layer_norm(x->data(), x->data(), layer.norm2, T);
   out->weights = std::move(attended.weights);
-  if (head_outputs) out->head_outputs = std::move(attended.head_outputs);
+  out->head_outputs = head_outputs ? std::move(attended.head_outputs) : Tensor();
   out->residual.data = *x;
   out->residual.shape = {T, E};
   return Status::Ok();
@@ -373,18 +382,20 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool hea
 void Model::heads(const std::vector<float>& x, int64_t T, RunResult* r) {
   const ModelConfig& c = config_;
   const int64_t E = c.hidden, V = c.vocab_size;
-  r->hidden = make_tensor({T, E});
+  reshape(&r->hidden, {T, E});
+  if (!c.lm_head) r->logits = Tensor();
+  if (!has_pooler_) r->pooled = Tensor();
   if (c.family == Family::kGpt2) {
     layer_norm(r->hidden.data.data(), x.data(), final_norm_, T);
     if (c.lm_head) {
-      r->logits = make_tensor({T, V});
+      reshape(&r->logits, {T, V});
       kernels::linear_packed(r->logits.data.data(), r->hidden.data.data(), lm_head_.packed.data(), nullptr, T, V, E);
     }
     return;
   }
   r->hidden.data = x;
   if (has_pooler_) {
-    r->pooled = make_tensor({E});
+    reshape(&r->pooled, {E});
     kernels::linear_packed(r->pooled.data.data(), x.data(), pooler_.packed.data(), pooler_.bias.data(), 1, E, E);
     for (float& v : r->pooled.data) v = std::tanh(v);
   }
@@ -393,7 +404,7 @@ void Model::heads(const std::vector<float>& x, int64_t T, RunResult* r) {
     kernels::linear_packed(normed_.data(), x.data(), head_transform_.packed.data(), head_transform_.bias.data(), T, E, E);
     activate(normed_.data(), T * E);
     layer_norm(normed_.data(), normed_.data(), head_norm_, T);
-    r->logits = make_tensor({T, V});
+    reshape(&r->logits, {T, V});
     kernels::linear_packed(r->logits.data.data(), normed_.data(), lm_head_.packed.data(), lm_head_.bias.data(), T, V, E);
   }
 }
@@ -401,7 +412,9 @@ void Model::heads(const std::vector<float>& x, int64_t T, RunResult* r) {
 Status Model::Run(const int32_t* ids, size_t count, const RunOptions& options, RunResult* result) {
   MHA_RETURN_IF_ERROR(validate(ids, count, options));
   const int64_t T = static_cast<int64_t>(count);
-  RunResult r;
+  // *result's storage is reused: a model run again at the same length allocates and clears
+  // nothing of its (T, vocab) logits
+  RunResult& r = *result;
   r.layers.resize(static_cast<size_t>(config_.num_layers));
   std::vector<float> x;
   embed(ids, T, &x);
@@ -413,7 +426,6 @@ Status Model::Run(const int32_t* ids, size_t count, const RunOptions& options, R
     MHA_RETURN_IF_ERROR(run_layer(l, ablated, options.head_outputs, T, &x, &r.layers[static_cast<size_t>(l)]));
   }
   heads(x, T, &r);
-  *result = std::move(r);
   return Status::Ok();
 }
 
