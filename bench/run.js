@@ -1,7 +1,9 @@
 // `npm run bench`: the forward pass of multi-head attention timed on every engine, side by side.
 //
 //   npm run bench                      full run (builds the native engines, exports the ONNX
-//                                      models when /usr/bin/python3 has torch), under 10 minutes
+//                                      models when /usr/bin/python3 has torch), under 12 minutes
+//                                      (the model section about 80 s, and 30 s more the first
+//                                      time, to write GPT-2 small's checkpoint and export)
 //   npm run bench -- --quick           shape A only, short budgets, nothing built (under 30 s;
 //                                      engines whose files are missing are skipped, and said so)
 //   npm run bench -- --json            one JSON object on stdout instead of the tables
