@@ -214,7 +214,9 @@ function fill(core, session, files, weightsFile) {
     layers.delete();
   }
   const vocab = files[VOCAB_FILE];
-  heap().u8.set(vocab, session.vocabularyBuffer(vocab.byteLength).data);
+  // the buffer first: sizing it may grow the memory, and a view taken before would be detached
+  const vocabAt = session.vocabularyBuffer(vocab.byteLength).data;
+  heap().u8.set(vocab, vocabAt);
   refused(VOCAB_FILE)(session.loadVocabulary(RESERVED_PIECES));
   for (const [name, tensor] of Object.entries(parsed.tensors)) {
     const check = refused(weightsFile, `tensor '${name}'`);
@@ -296,7 +298,8 @@ export class Encoder {
           throw new MhaError('INVALID_ARGUMENT', `${what}: ids[${i}] is ${String(id)}; expected a 32-bit integer`);
         }
       }
-      heap().i32.set(ids, session.idsBuffer(ids.length).data >> 2);
+      const idsAt = session.idsBuffer(ids.length).data >> 2; // before the view: it may grow the memory
+      heap().i32.set(ids, idsAt);
       return check(session.fromIds(ids.length, truncate), what);
     }
     throw new MhaError('INVALID_ARGUMENT', `${what}: expected a string or { ids: number[] }, got ${describe(input)}`);

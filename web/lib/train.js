@@ -192,7 +192,8 @@ export class Trainer {
     const data = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes;
     if (!(data instanceof Uint8Array)) throw new MhaError('INVALID_DTYPE', `weights: expected a Uint8Array or ArrayBuffer, got ${typeof bytes}`);
     const handle = this.#live();
-    this.#heap().u8.set(data, handle.weightsBuffer(data.length).data);
+    const at = handle.weightsBuffer(data.length).data; // before the view: sizing may grow the memory
+    this.#heap().u8.set(data, at);
     this.#check(handle.loadWeights());
   }
 
