@@ -21,7 +21,7 @@
 // engines once per round); each engine keeps its fastest round. GFLOP/s counts 8·L·E² + 4·L²·E per forward.
 // Then the pretrained encoder (bench/encoder/run.js): Universal Sentence Encoder lite at 12 and
 // 128 tokens (--quick: 12) on mha_encoder.wasm against its own TF.js graph on tfjs-wasm and tfjs-cpu.
-// Then the model section (bench/model/run.js): GPT-2 small's shape at 128 tokens, ids -> logits
+// Then the page's model view in Chromium (bench/model-view.js; not under --quick). Before it, the model section (bench/model/run.js): GPT-2 small's shape at 128 tokens, ids -> logits
 // and every layer's attention weights, on mha_models.wasm against onnxruntime-web (1 and 2
 // threads) on the same checkpoint exported to ONNX (--quick: the golden tests' small GPT-2).
 import { spawnSync } from 'node:child_process';
@@ -33,6 +33,7 @@ import { modelPath } from './engines/ort.js';
 import { flops, SHAPES, WEIGHTS_SHAPES } from './shapes.js';
 import { printEncoderTable, runEncoderBench } from './encoder/run.js';
 import { printModelTable, runModelBench } from './model/run.js';
+import { benchModelView } from './model-view.js';
 import { engineAvailable } from './worker.js';
 
 const ALL_ENGINES = [
@@ -309,9 +310,23 @@ async function main() {
     : { results: [], goals: [], skipped: [], failures: 0 };
   failures += model.failures;
   skipped.push(...model.skipped);
+  // the page's model view (144 maps) timed in Chromium: a full run only (it launches the browser)
+  let modelView = null;
+  if (opts.model && !opts.quick) {
+    try {
+      log(opts, '[bench] the model view of a 12 × 12 GPT-2 in Chromium (bench/model-view.js)');
+      modelView = await benchModelView();
+    } catch (error) {
+      skipped.push({ engine: 'model view (Chromium)', reason: error instanceof Error ? error.message.split('\n')[0] : String(error) });
+    }
+  }
+  const viewGoals = modelView ? [{
+    goal: `the page's model view: ${modelView.cells} maps at ${modelView.tokens} tokens drawn in Chromium in < 100 ms (median of ${modelView.draws})`,
+    value: modelView.medianMs, met: modelView.medianMs < 100, shown: (/** @type {number} */ v) => `${fmt(v, 1)} ms`,
+  }] : [];
 
   const seconds = (Date.now() - started) / 1000;
-  const goalList = [...(opts.attention ? goals(results, peak) : []), ...encoder.goals, ...model.goals];
+  const goalList = [...(opts.attention ? goals(results, peak) : []), ...encoder.goals, ...model.goals, ...viewGoals];
   const report = {
     machine: machine(),
     load_average: { start: Number(loadAtStart), end: Number(loadAverage()) },
@@ -321,6 +336,7 @@ async function main() {
     results: results.map(({ engine, shape, need_weights, ms, gflops, peak_heap_mb, round_ms, error }) => ({ engine, shape, need_weights, ms, gflops, peak_heap_mb, ...(round_ms ? { round_ms } : {}), ...(error ? { error } : {}) })),
     encoder: encoder.results,
     model: model.results.map(({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, peak_heap_mb, round_ms }) => ({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, peak_heap_mb, round_ms })),
+    model_view: modelView,
     goals: goalList.map(({ goal, value, met }) => ({ goal, value, met })),
     skipped,
   };

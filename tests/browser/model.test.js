@@ -1,6 +1,7 @@
 // A model the user opens, in a real browser (each engine of tests/browser/driver.js): the small
 // GPT-2 trained on the repo's sentences picked as files, BERT and a nanoGPT export picked the
-// same way, the page's example model fetched from a URL, and <mha-explorer model-url>. Checks:
+// same way, the page's example model fetched from a URL, and <mha-explorer model-url> (the
+// example, and a BERT and a nanoGPT export served from another origin). Checks:
 // the ids, every layer's attention weights (the model view's maps) and head importance equal
 // the PyTorch goldens of tests/golden/models (scripts/hf_reference.py) within 1e-5 / 1e-4; the
 // predictions panel is the softmax of the golden logits; a click in the model view opens that
@@ -16,7 +17,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { startWeb, stopWeb } from './driver.js';
+import { serve, startWeb, stopWeb } from './driver.js';
 import { attachExplorer, waitForExplorer } from './page-state.js';
 import { runAxe } from './axe.js';
 
@@ -27,11 +28,14 @@ const golden = (name) => JSON.parse(readFileSync(path.join(models, `${name}.gold
 const WEIGHTS_TOLERANCE = 1e-5;
 
 let server;
+let modelServer;
 let browser;
 let page;
 const consoleErrors = [];
 
 before(async () => {
+  // the golden models served from a site of their own, as a course author may host them
+  modelServer = await serve({ root: models, headers: { 'Access-Control-Allow-Origin': '*' } });
   ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_models.js', 'web/lib/wasm/mha_models.wasm'] }));
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('consoleError', (text, url) => {
@@ -45,7 +49,10 @@ before(async () => {
   await attachExplorer(page);
 });
 
-after(() => stopWeb({ server, browser }));
+after(async () => {
+  await stopWeb({ server, browser });
+  if (modelServer) await modelServer.close();
+});
 
 /** Type a sentence and wait until the explorer shows it. */
 async function showSentence(text) {
@@ -240,6 +247,37 @@ test('the example model from a URL, and <mha-explorer model-url>', { timeout: 12
     requestAnimationFrame(() => requestAnimationFrame(resolve));
   }));
   await page.screenshot('model-element.png', { selector: '#model-element' });
+  await page.evaluate(() => document.getElementById('model-element').remove());
+  assert.deepEqual(consoleErrors, []);
+});
+
+test('<mha-explorer model-url> of a BERT and a nanoGPT export on another site: every layer as PyTorch computes it', { timeout: 120000 }, async () => {
+  for (const name of ['bert-mlm', 'nanogpt-char']) {
+    const [run] = golden(name);
+    for (let layer = 0; layer < run.attentions.length; layer += 1) {
+      await page.evaluate(async ({ url, text, layer: l }) => {
+        await import('/element/mha-explorer.js');
+        document.getElementById('model-element')?.remove();
+        const element = document.createElement('mha-explorer');
+        element.id = 'model-element';
+        element.setAttribute('model-url', url);
+        element.setAttribute('sentence', text);
+        element.setAttribute('layer', String(l));
+        document.body.append(element);
+      }, { url: `${modelServer.url}${name}/`, text: run.text, layer });
+      await page.waitForFunction(() => ['ready', 'error'].includes(document.getElementById('model-element')?.status), null, { timeout: 60000 });
+      const shown = await page.evaluate(() => {
+        const element = document.getElementById('model-element');
+        const r = element.result;
+        return { status: element.status, error: element.shadowRoot.textContent.slice(0, 300), data: r ? Array.from(r.weights.data) : null };
+      });
+      assert.equal(shown.status, 'ready', `${name} layer ${layer}: ${shown.error}`);
+      const expected = run.attentions[layer].flat(Infinity);
+      assert.equal(shown.data.length, expected.length);
+      const worst = shown.data.reduce((w, v, i) => Math.max(w, Math.abs(v - expected[i])), 0);
+      assert.ok(worst <= WEIGHTS_TOLERANCE, `${name} layer ${layer} in the element differs from PyTorch by ${worst}`);
+    }
+  }
   await page.evaluate(() => document.getElementById('model-element').remove());
   assert.deepEqual(consoleErrors, []);
 });
