@@ -111,13 +111,15 @@ class ModelSession {
   Buffer idsBuffer(double count) { return buffer_of(ids_, count); }
   val ids() { return val(typed_memory_view(ids_.size(), ids_.data())); }
 
-  // Runs the ids; `ablate` is [layer, head, layer, head, ...], the heads switched off.
-  Outcome run(const val& ablate) {
+  // Runs the ids; `ablate` is [layer, head, layer, head, ...], the heads switched off;
+  // `headOutputs`: keep each layer's head outputs, concatenation and attention output too.
+  Outcome run(const val& ablate, bool headOutputs) {
     if (!model_) return invalid("no model is loaded");
     const std::vector<int64_t> pairs = integers_of(ablate);
     if (pairs.size() % 2 != 0) return invalid("ablate: expected [layer, head] pairs, got " + std::to_string(pairs.size()) + " numbers");
     mha::models::RunOptions options;
     for (size_t i = 0; i + 1 < pairs.size(); i += 2) options.ablate.emplace_back(pairs[i], pairs[i + 1]);
+    options.head_outputs = headOutputs;
     return outcome_of(model_->Run(ids_.data(), ids_.size(), options, &result_));
   }
 
@@ -136,6 +138,26 @@ class ModelSession {
   // state (T, E), logits (T, vocab) with an LM head, pooled (E) with a BERT pooler.
   TensorRef layerWeights(double layer) { return layer_ref(layer, &mha::models::LayerResult::weights); }
   TensorRef layerResidual(double layer) { return layer_ref(layer, &mha::models::LayerResult::residual); }
+  // With run(…, headOutputs): a layer's head outputs (H, T, hd), Concat(head_1 … head_H) (T, E)
+  // and attention output (T, E).
+  TensorRef layerHeadOutputs(double layer) { return layer_ref(layer, &mha::models::LayerResult::head_outputs); }
+  TensorRef layerConcat(double layer) { return layer_ref(layer, &mha::models::LayerResult::concat); }
+  TensorRef layerAttentionOutput(double layer) { return layer_ref(layer, &mha::models::LayerResult::attention_output); }
+
+  // A parameter of a layer's attention in nn.MultiheadAttention's names (out_proj.weight (E, E), …).
+  TensorRef attentionParameter(double layer, const std::string& name) {
+    TensorRef t;
+    if (!model_) {
+      set_invalid(&t, "no model is loaded");
+      return t;
+    }
+    if (!(layer >= 0 && layer == static_cast<double>(to_int64(layer)))) {
+      set_invalid(&t, "layer " + number_text(layer) + ": expected a whole number >= 0");
+      return t;
+    }
+    if (record(model_->AttentionParameter(to_int64(layer), name, &parameter_), &t)) ref(parameter_, &t);
+    return t;
+  }
   TensorRef hidden() { return result_ref(result_.hidden, "hidden"); }
   TensorRef logits() { return result_ref(result_.logits, "logits (the model has no LM head)"); }
   TensorRef pooled() { return result_ref(result_.pooled, "pooled (the model has no pooler)"); }
@@ -145,6 +167,7 @@ class ModelSession {
     tokenizer_.reset();
     result_ = mha::models::RunResult();
     importance_ = mha::Tensor();
+    parameter_ = mha::Tensor();
   }
 
  private:
@@ -170,7 +193,12 @@ class ModelSession {
       set_invalid(&t, "layer " + number_text(layer) + ": the last run has " + std::to_string(result_.layers.size()) + " layers");
       return t;
     }
-    ref(result_.layers[static_cast<size_t>(layer)].*which, &t);
+    const mha::Tensor& tensor = result_.layers[static_cast<size_t>(layer)].*which;
+    if (tensor.shape.empty()) {
+      set_invalid(&t, "layer " + number_text(layer) + ": the last run kept no head outputs (run with headOutputs)");
+      return t;
+    }
+    ref(tensor, &t);
     return t;
   }
   TensorRef result_ref(const mha::Tensor& tensor, const char* what) {
@@ -189,6 +217,7 @@ class ModelSession {
   std::vector<int32_t> ids_;
   mha::models::RunResult result_;
   mha::Tensor importance_;
+  mha::Tensor parameter_;
 };
 
 }  // namespace
@@ -212,6 +241,10 @@ EMSCRIPTEN_BINDINGS(mha_models) {
       .function("headImportance", &ModelSession::headImportance)
       .function("layerWeights", &ModelSession::layerWeights)
       .function("layerResidual", &ModelSession::layerResidual)
+      .function("layerHeadOutputs", &ModelSession::layerHeadOutputs)
+      .function("layerConcat", &ModelSession::layerConcat)
+      .function("layerAttentionOutput", &ModelSession::layerAttentionOutput)
+      .function("attentionParameter", &ModelSession::attentionParameter)
       .function("hidden", &ModelSession::hidden)
       .function("logits", &ModelSession::logits)
       .function("pooled", &ModelSession::pooled)

@@ -132,6 +132,10 @@ test('the model view opens a layer and head; a head switched off moves the predi
   await waitForExplorer(page, () => window.explorer.layer === 1 && window.explorer.selectedHead === 2 && window.explorer.busy === 0, null, 30000);
   assert.equal(await page.attribute('#model-grid .model-cell[data-layer="1"][data-head="2"]', 'aria-pressed'), 'true');
   assert.equal(await page.evaluate(() => document.getElementById('layer').value), '1');
+  // the W_O view draws the model's own head outputs, concatenation and W_O of that layer
+  assert.equal(await page.evaluate(() => document.getElementById('wo-view').hidden), false);
+  assert.equal(await page.evaluate(() => document.getElementById('wo-missing').hidden), true);
+  assert.match(await page.text('#wo-view'), /4 heads × 8 dimensions = 32/);
   // the main map is that head's
   const same = await page.evaluate(() => {
     const x = window.explorer;

@@ -73,8 +73,42 @@ test('the source over an opened model: its tokens, every layer, predictions and 
   assert.deepEqual(Array.from(result.weights.data), Array.from(run.layers[1].weights.data));
   assert.equal(result.layers.length, model.config.numLayers);
   assert.equal(result.stats.length, model.config.numHeads);
+  // the W_O view's parts, from the core: Concat(head_1 … head_H) is the head outputs side by
+  // side, and the attention output is Concat · W_Oᵀ + b_O (recomputed here in double)
+  const [H, T, hd] = result.headOutputs.shape;
+  const E = H * hd;
+  assert.deepEqual(result.concat.shape, [T, E]);
+  for (let h = 0; h < H; h += 1) {
+    for (let t = 0; t < T; t += 1) {
+      for (let d = 0; d < hd; d += 1) assert.equal(result.concat.data[t * E + h * hd + d], result.headOutputs.data[(h * T + t) * hd + d]);
+    }
+  }
+  const wo = await source.outProjectionWeight();
+  const bias = model.attentionParameter(1, 'out_proj.bias');
+  assert.deepEqual(wo.shape, [E, E]);
+  let worst = 0;
+  for (let t = 0; t < T; t += 1) {
+    for (let o = 0; o < E; o += 1) {
+      let sum = bias.data[o];
+      for (let c = 0; c < E; c += 1) sum += result.concat.data[t * E + c] * wo.data[o * E + c];
+      worst = Math.max(worst, Math.abs(sum - result.output.data[t * E + o]));
+    }
+  }
+  assert.ok(worst < 1e-5, `attention output vs Concat · W_Oᵀ + b: ${worst}`);
+  assert.throws(() => model.attentionParameter(9, 'out_proj.weight'), /layer 9: the model has 2 layers/);
+  assert.throws(() => model.attentionParameter(0, 'nope'), /nope/);
   const top = source.predictions(sentence.run, sentence.ids.length - 1, 5);
   assert.deepEqual(top.map((p) => p.id), model.top(run, 5).map(([id]) => id));
+  // a head switched off: its output still computed, its part of the concatenation zero
+  const runOff = model.run(sentence.ids, { ablate: [[1, 2]], headOutputs: true });
+  const concatOff = runOff.layers[1].concat.data;
+  for (let t = 0; t < T; t += 1) {
+    for (let c = 0; c < E; c += 1) {
+      const inHead = c >= 2 * hd && c < 3 * hd;
+      assert.equal(concatOff[t * E + c], inHead ? 0 : result.concat.data[t * E + c], `token ${t}, column ${c}`);
+    }
+  }
+  assert.ok(model.run(sentence.ids).layers[1].headOutputs === undefined, 'no head outputs unless asked for');
   const off = await source.ablation(sentence, [0, 1, 2, 3]);
   const expected = model.run(sentence.ids, { ablate: [[1, 0], [1, 1], [1, 2], [1, 3]] });
   assert.deepEqual(Array.from(off.run.logits.data), Array.from(expected.logits.data));

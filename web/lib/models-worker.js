@@ -135,6 +135,7 @@ export async function loadWorkerModel(files, options = {}) {
     tokens: (ids) => call('tokens', [ids]),
     run: (input, runOptions) => call('run', [input, runOptions]),
     headImportance: (input) => call('headImportance', [input]),
+    attentionParameter: (layer, name) => call('attentionParameter', [layer, name]),
     // the logits are on this side already: no round trip
     top: async (result, k, position) => topTokens(result, k, position),
     dispose,

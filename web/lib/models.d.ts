@@ -27,8 +27,8 @@ export interface ModelConfig {
 
 export interface ModelRunResult {
   ids: number[];
-  /** per layer: weights (H, T, T) and the residual stream after the layer (T, E) */
-  layers: Array<{ weights: ModelTensor; residual: ModelTensor }>;
+  /** per layer: weights (H, T, T) and the residual stream after the layer (T, E); with headOutputs also each head's output (H, T, hd), their concatenation (T, E) and the attention output after W_O (T, E) */
+  layers: Array<{ weights: ModelTensor; residual: ModelTensor; headOutputs?: ModelTensor; concat?: ModelTensor; attentionOutput?: ModelTensor }>;
   /** GPT-2 after ln_f; BERT the last layer's output: (T, E) */
   hidden: ModelTensor;
   /** (T, vocab) with an LM head, else null */
@@ -40,6 +40,8 @@ export interface ModelRunResult {
 export interface ModelRunOptions {
   /** (layer, head) pairs switched off */
   ablate?: Array<[number, number]>;
+  /** Also each layer's head outputs, their concatenation and the attention output (default false). */
+  headOutputs?: boolean;
 }
 
 /** A download's progress: bytes of `file` so far; `total` its Content-Length, 0 while not known (as in a ProgressEvent). */
@@ -97,6 +99,8 @@ export declare class Model {
   headImportance(input: string | number[] | Int32Array): HeadImportance;
   /** The k most probable tokens at a position (the last by default): [[id, probability], …] */
   top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Array<[number, number]>;
+  /** A parameter of a layer's attention in nn.MultiheadAttention's names and layout: 'in_proj_weight' (3E, E), 'in_proj_bias', 'out_proj.weight' (E, E), 'out_proj.bias' (GPT-2's Conv1D weights transposed). */
+  attentionParameter(layer: number, name: string): ModelTensor;
   dispose(): void;
   [Symbol.dispose](): void;
 }
@@ -121,6 +125,7 @@ export interface WorkerModel {
   run(input: string | number[] | Int32Array, options?: ModelRunOptions): Promise<ModelRunResult>;
   headImportance(input: string | number[] | Int32Array): Promise<HeadImportance>;
   top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Promise<Array<[number, number]>>;
+  attentionParameter(layer: number, name: string): Promise<ModelTensor>;
   /** Ends the worker, and with it the model's memory; later calls reject with DISPOSED. */
   dispose(): void;
   [Symbol.dispose](): void;

@@ -525,10 +525,14 @@ export class Model {
     if (!Array.isArray(ablate) || ablate.some((p) => !Array.isArray(p) || p.length !== 2 || !p.every(Number.isInteger))) {
       throw new MhaError('INVALID_ARGUMENT', 'ablate: expected [[layer, head], …] of integers');
     }
-    check(s.run(ablate.flat()));
+    const headOutputs = options.headOutputs === true;
+    check(s.run(ablate.flat(), headOutputs));
     const layers = [];
     for (let l = 0; l < L; ++l) {
-      layers.push({ weights: readTensor(heap, check(s.layerWeights(l))), residual: readTensor(heap, check(s.layerResidual(l))) });
+      const layer = { weights: readTensor(heap, check(s.layerWeights(l))), residual: readTensor(heap, check(s.layerResidual(l))) };
+      layers.push(headOutputs
+        ? { ...layer, headOutputs: readTensor(heap, check(s.layerHeadOutputs(l))), concat: readTensor(heap, check(s.layerConcat(l))), attentionOutput: readTensor(heap, check(s.layerAttentionOutput(l))) }
+        : layer);
     }
     return {
       ids,
@@ -561,6 +565,19 @@ export class Model {
    */
   top(result, k = 5, position = undefined) {
     return topTokens(result, k, position);
+  }
+
+  /**
+   * A parameter of a layer's attention in nn.MultiheadAttention's names and layout
+   * ('out_proj.weight' (E, E), 'in_proj_weight' (3E, E), their biases).
+   * @param {number} layer
+   * @param {string} name
+   * @returns {import('./models.js').ModelTensor}
+   */
+  attentionParameter(layer, name) {
+    const s = this.#live();
+    if (typeof name !== 'string') throw new MhaError('INVALID_ARGUMENT', `attentionParameter: expected a parameter name, got ${typeof name}`);
+    return readTensor(heap, check(s.attentionParameter(layer, name)));
   }
 
   dispose() {

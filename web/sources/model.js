@@ -188,7 +188,7 @@ export class ModelSource {
         details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, special.has(i) ? 'a special token' : words[i] === words[i - 1] ? 'continues a word' : 'starts a word'],
       };
     });
-    const run = await model.run(ids);
+    const run = await model.run(ids, { headOutputs: true });
     const family = this.config.family === 'gpt2' ? 'byte-level BPE' : 'WordPiece';
     const mask = pieces.indexOf('[MASK]');
     return {
@@ -212,8 +212,26 @@ export class ModelSource {
   /** The layer shown, and every layer (the model view): all from the sentence's one run. @param {ModelSentence} sentence */
   async compute(sentence) {
     const layers = sentence.run.layers.map((l) => l.weights);
-    return { weights: layers[this.layer], layers, ...(await analyseHeads(this.loaded.mha, layers[this.layer])) };
+    const shown = sentence.run.layers[this.layer];
+    return {
+      weights: layers[this.layer], layers,
+      headOutputs: shown.headOutputs ?? null, concat: shown.concat ?? null, output: shown.attentionOutput ?? null,
+      ...(await analyseHeads(this.loaded.mha, layers[this.layer])),
+    };
   }
+
+  /** The layer's W_O (E, E) in nn.Linear's layout, read back from the core (GPT-2's c_proj transposed at load). */
+  async outProjectionWeight() {
+    let weight = this.#outProjections.get(this.layer);
+    if (!weight) {
+      weight = await this.loaded.model.attentionParameter(this.layer, 'out_proj.weight');
+      this.#outProjections.set(this.layer, weight);
+    }
+    return weight;
+  }
+
+  /** @type {Map<number, import('../lib/index.js').Tensor>} layer -> its W_O */
+  #outProjections = new Map();
 
   /**
    * With heads of the layer shown switched off: how far each token's final hidden state moves,
@@ -311,8 +329,10 @@ export class ModelSource {
     return `${this.name}: ${c.numLayers} layers of ${c.numHeads} heads, width ${c.hidden}, ${(c.parameters / 1e6).toFixed(c.parameters < 1e7 ? 2 : 1)}M parameters, ${what}. Read in this page from your files and computed end to end by the core; nothing was uploaded. Layer ${this.layer} is shown.`;
   }
 
-  woMissing() {
-    return 'The model\'s head outputs are not drawn here: its W_O mixes them into the residual stream inside each block. Switch heads off below to see what each contributes.';
+  woNote() {
+    return this.config.family === 'gpt2'
+      ? `This W_O is layer ${this.layer}'s attn.c_proj (stored transposed, as GPT-2's Conv1D does): it mixes all ${this.numHeads} heads into every number the block adds to its residual stream.`
+      : `This W_O is layer ${this.layer}'s attention.output.dense: it mixes all ${this.numHeads} heads before the residual add and the LayerNorm.`;
   }
 
   dispose() {

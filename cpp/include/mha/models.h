@@ -80,13 +80,15 @@ Status ReadSafetensors(std::string_view bytes, const std::string& file, const Lo
 
 struct RunOptions {
   std::vector<std::pair<int64_t, int64_t>> ablate;  // (layer, head) pairs switched off
-  bool head_outputs = false;                        // keep each layer's head outputs
+  bool head_outputs = false;                        // keep each layer's head outputs, concatenation and attention output
 };
 
 struct LayerResult {
   Tensor weights;       // (H, T, T)
-  Tensor head_outputs;  // (H, T, hd), when RunOptions::head_outputs
-  Tensor residual;      // (T, E): the residual stream after the layer
+  Tensor head_outputs;      // (H, T, hd), when RunOptions::head_outputs
+  Tensor concat;            // (T, E): Concat(head_1 … head_H) after ablation, when RunOptions::head_outputs
+  Tensor attention_output;  // (T, E): concat · W_Oᵀ + b_O, before the residual add, when RunOptions::head_outputs
+  Tensor residual;          // (T, E): the residual stream after the layer
 };
 
 struct RunResult {
@@ -125,6 +127,11 @@ class Model {
   // layer, and the LM head computes positions t < T-1 only. Equal to Run with ablate {(l, h)}
   // and a log-softmax in double to within 1e-6 (tests/cpp/models/head_importance_test.cpp).
   Status HeadImportance(const int32_t* ids, size_t count, Tensor* importance);
+
+  // A parameter of layer l's attention, in nn.MultiheadAttention's names and layout
+  // (in_proj_weight (3E, E), out_proj.weight (E, E), …): GPT-2's Conv1D weights as the core
+  // holds them, transposed at load.
+  Status AttentionParameter(int64_t layer, const std::string& name, Tensor* out) const;
 
  private:
   Model() = default;

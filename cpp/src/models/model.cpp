@@ -349,6 +349,7 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool hea
   fo.average_attn_weights = false;
   fo.is_causal = gpt2;
   fo.return_head_outputs = head_outputs;
+  fo.return_concat = head_outputs;
   fo.ablate_heads = ablated;
   const float* attention_in = x->data();
   if (gpt2) {
@@ -373,6 +374,8 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool hea
   if (!gpt2) layer_norm(x->data(), x->data(), layer.norm2, T);
   out->weights = std::move(attended.weights);
   out->head_outputs = head_outputs ? std::move(attended.head_outputs) : Tensor();
+  out->concat = head_outputs ? std::move(attended.concat) : Tensor();
+  out->attention_output = head_outputs ? std::move(attended.output) : Tensor();
   out->residual.data = *x;
   out->residual.shape = {T, E};
   return Status::Ok();
@@ -444,6 +447,14 @@ void Model::next_token_logprobs(const std::vector<float>& x, const int32_t* ids,
     const float* row = logits->data() + t * V;
     (*out)[static_cast<size_t>(t)] = row[ids[t + 1]] - kernels::log_sum_exp(row, V);
   }
+}
+
+Status Model::AttentionParameter(int64_t layer, const std::string& name, Tensor* out) const {
+  if (!loaded_) return Status(StatusCode::kInvalidArgument, "the model has no weights yet");
+  if (layer < 0 || layer >= config_.num_layers) {
+    return Status(StatusCode::kInvalidArgument, "layer " + std::to_string(layer) + ": the model has " + std::to_string(config_.num_layers) + " layers");
+  }
+  return layers_[static_cast<size_t>(layer)].attention->get_parameter(name, out);
 }
 
 Status Model::HeadImportance(const int32_t* ids, size_t count, Tensor* importance) {

@@ -17,14 +17,22 @@ export interface ModelSession extends EmbindObject {
   /** A buffer of `count` int32 ids (`data`: its byte offset) that run() and headImportance() read. */
   idsBuffer(count: number): TensorOutcome;
   ids(): Int32Array;
-  /** Runs the ids with the heads of `ablate` ([layer, head, layer, head, …]) switched off. */
-  run(ablate: number[]): Outcome;
+  /** Runs the ids with the heads of `ablate` ([layer, head, layer, head, …]) switched off; headOutputs: keep each layer's head outputs, concatenation and attention output. */
+  run(ablate: number[], headOutputs: boolean): Outcome;
   /** (layers, heads) */
   headImportance(): TensorOutcome;
   /** (H, T, T) */
   layerWeights(layer: number): TensorOutcome;
   /** (T, E) */
   layerResidual(layer: number): TensorOutcome;
+  /** (H, T, hd), after run(…, true) */
+  layerHeadOutputs(layer: number): TensorOutcome;
+  /** (T, E), after run(…, true) */
+  layerConcat(layer: number): TensorOutcome;
+  /** (T, E), after run(…, true) */
+  layerAttentionOutput(layer: number): TensorOutcome;
+  /** A parameter of a layer's attention, in nn.MultiheadAttention's names. */
+  attentionParameter(layer: number, name: string): TensorOutcome;
   hidden(): TensorOutcome;
   logits(): TensorOutcome;
   pooled(): TensorOutcome;
