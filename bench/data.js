@@ -3,6 +3,7 @@
 // for the engines that run in other processes (native, the ONNX export).
 //
 // Weights depend only on (E, H), so shapes B, D and E share them (and one ONNX model).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,4 +83,33 @@ export function maxAbsDiff(a, b) {
     if (!(d <= m)) m = Number.isNaN(d) ? Infinity : d;
   }
   return m;
+}
+
+/**
+ * One timing job in a Node.js process of its own (`script` under bench/, the job as JSON in
+ * argv): the last line it prints, parsed; { error } when it prints none.
+ * @param {string} script  e.g. 'model/worker.js'
+ * @param {object} job
+ */
+export function runJob(script, job) {
+  const r = spawnSync(process.execPath, [path.join(repoRoot, 'bench', script), JSON.stringify(job)], {
+    encoding: 'utf8', cwd: repoRoot, maxBuffer: 1 << 26, timeout: 900_000,
+  });
+  const line = (r.stdout || '').trim().split('\n').pop();
+  try {
+    return JSON.parse(line);
+  } catch {
+    return { error: `worker exited with ${r.status ?? r.signal}: ${(r.stderr || '').trim().split('\n').slice(-3).join(' | ')}` };
+  }
+}
+
+/** Float32Arrays one after another, as one. @param {ArrayLike<number>[]} parts */
+export function concat(parts) {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

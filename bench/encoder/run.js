@@ -4,28 +4,17 @@
 // graph with the wasm and cpu backends. Outputs are cross-checked to 1e-4 before timing; each
 // job runs in a process of its own (bench/encoder/worker.js); jobs run in rounds, each engine
 // keeping its fastest round. Ratios are of the median times of one run of this script.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { benchDir, repoRoot } from '../data.js';
+import { benchDir, repoRoot, runJob as runJobIn } from '../data.js';
+
+const runJob = (job) => runJobIn('encoder/worker.js', job);
 import { available, ENCODER_ENGINES } from './engines.js';
 import { ENCODER_TOKENS } from './input.js';
 
 export const ENCODER_GOALS = [
   ['tfjs-wasm', 12, 5], ['tfjs-wasm', 128, 2], ['tfjs-cpu', 12, 10], ['tfjs-cpu', 128, 10],
 ];
-
-function runJob(job) {
-  const r = spawnSync(process.execPath, [path.join(repoRoot, 'bench/encoder/worker.js'), JSON.stringify(job)], {
-    encoding: 'utf8', cwd: repoRoot, maxBuffer: 1 << 26, timeout: 900_000,
-  });
-  const line = (r.stdout || '').trim().split('\n').pop();
-  try {
-    return JSON.parse(line);
-  } catch {
-    return { error: `worker exited with ${r.status ?? r.signal}: ${(r.stderr || '').trim().split('\n').slice(-3).join(' | ')}` };
-  }
-}
 
 /**
  * @param {{ quick: boolean, budgetMs: number, rounds: number, log: (...args) => void, fmt: (x, d?) => string }} opts

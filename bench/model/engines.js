@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { repoRoot } from '../data.js';
+import { concat, repoRoot } from '../data.js';
 
 const require = createRequire(import.meta.url);
 export const MODEL_ENGINES = ['wasm', 'onnxruntime-web', 'onnxruntime-web-2t'];
@@ -30,16 +30,6 @@ export function available(engine, modelCase) {
   }
   if (!fs.existsSync(modelCase.onnx)) return `${shown(modelCase.onnx)} is missing (made by scripts/export_gpt2_onnx.py on a full run)`;
   return true;
-}
-
-function concat(parts) {
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 export async function create(engine, modelCase) {

@@ -9,23 +9,13 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { benchDir, repoRoot } from '../data.js';
+import { benchDir, repoRoot, runJob as runJobIn } from '../data.js';
+
+const runJob = (job) => runJobIn('model/worker.js', job);
 import { MODEL_CASES, modelFlops } from './cases.js';
 import { available, MODEL_ENGINES } from './engines.js';
 
 export const MODEL_GOALS = [['gpt2-small', 'onnxruntime-web', 1.25]];
-
-function runJob(job) {
-  const r = spawnSync(process.execPath, [path.join(repoRoot, 'bench/model/worker.js'), JSON.stringify(job)], {
-    encoding: 'utf8', cwd: repoRoot, maxBuffer: 1 << 26, timeout: 900_000,
-  });
-  const line = (r.stdout || '').trim().split('\n').pop();
-  try {
-    return JSON.parse(line);
-  } catch {
-    return { error: `worker exited with ${r.status ?? r.signal}: ${(r.stderr || '').trim().split('\n').slice(-3).join(' | ')}` };
-  }
-}
 
 /** Writes GPT-2 small's random checkpoint and its ONNX export when they are missing. */
 function makeGpt2Small(log) {
