@@ -64,6 +64,22 @@ export const SHOTS = path.join(repoRoot, 'build', 'screenshots', ENGINE);
 
 const debug = (...args) => { if (process.env.MHA_DRIVER_DEBUG) console.error('[driver]', ...args); };
 
+/** A page function that has not settled in this long has hung the page (no frame comes, a call
+ *  never returns): the test fails saying so, rather than the run waiting for ever. */
+export const EVALUATE_LIMIT_MS = 300_000;
+
+/** `promise`, or an Error naming `what` when it has not settled in `ms`. */
+export function within(promise, ms, what) {
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`[${ENGINE}] ${what} did not settle in ${ms / 1000} s: the page stopped answering`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+
+const evaluated = (fn) => `page.evaluate(${String(fn).replace(/\s+/g, ' ').slice(0, 100)})`;
+
 /** Say what an engine cannot do, in the test's output, and whether it is so. */
 export function note(what) {
   console.log(`  [${ENGINE}] ${what}`);
@@ -219,7 +235,7 @@ async function launchChromium() {
         viewport: o.viewport || { width: 1280, height: 900 }, deviceScaleFactor: o.deviceScaleFactor, hasTouch: !!o.touch,
         isMobile: !!o.mobile, reducedMotion: o.reducedMotion, acceptDownloads: true,
       });
-      return new ChromiumPage(await context.newPage(), context);
+      return new ChromiumPage(await within(context.newPage(), 60_000, 'opening a page'), context);
     },
     close: () => browser.close(),
   };
@@ -526,7 +542,7 @@ class ChromiumPage extends BasePage {
   get raw() { return this.page; }
   url() { return this.page.url(); }
   goto(url) { return this.page.goto(url); }
-  evaluate(fn, arg) { return this.page.evaluate(fn, arg); }
+  evaluate(fn, arg) { return within(this.page.evaluate(fn, arg), EVALUATE_LIMIT_MS, evaluated(fn)); }
   $$eval(selector, fn) { return this.page.$$eval(selector, fn); }
   async waitForFunction(fn, arg, { timeout = 30000, polling } = {}) {
     await this.page.waitForFunction(fn, arg, { timeout, ...(polling ? { polling: pollEvery(polling) } : {}) });
@@ -613,7 +629,7 @@ class FirefoxPage extends BasePage {
   }
   async goto(url) { await this.front(); return this.page.goto(url); }
   async focus(selector, index = 0) { await this.front(); return super.focus(selector, index); }
-  evaluate(fn, arg) { return this.page.evaluate(treeResult(fn), arg); }
+  evaluate(fn, arg) { return within(this.page.evaluate(treeResult(fn), arg), EVALUATE_LIMIT_MS, evaluated(fn)); }
   $$eval(selector, fn) { return this.page.$$eval(selector, fn); }
   // polling on animation frames by default, as playwright does
   async waitForFunction(fn, arg, { timeout = 30000, polling = 'raf' } = {}) {
@@ -749,7 +765,7 @@ class WebKitPage extends BasePage {
     return r.undefined ? undefined : r.value;
   }
 
-  evaluate(fn, arg) { return this.run(fn, arg); }
+  evaluate(fn, arg) { return within(this.run(fn, arg), EVALUATE_LIMIT_MS, evaluated(fn)); }
   $$eval(selector, fn) { return this.runSource(`(s) => (${fn})([...document.querySelectorAll(s)])`, selector); }
 
   /** Polls after an animation frame (as playwright does), or every `polling` ms (at most 50).
@@ -911,15 +927,15 @@ class WebKitPage extends BasePage {
     const list = [null, ...Array.from({ length: count }, (_, k) => k)];
     const out = [];
     for (const k of list) {
-      const within = inFrame(k);
-      const url = await within(() => this.driver.executeScript('return location.href'));
+      const inThisFrame = inFrame(k);
+      const url = await inThisFrame(() => this.driver.executeScript('return location.href'));
       out.push({
         url,
-        evaluate: (fn, arg) => within(() => this.run(fn, arg)),
+        evaluate: (fn, arg) => inThisFrame(() => this.run(fn, arg)),
         waitForFunction: async (fn, arg, { timeout = 30000 } = {}) => {
           const started = Date.now();
           const predicate = `async (arg) => !!(await (${toSource(fn)})(arg))`;
-          while (!(await within(() => this.runSource(predicate, arg)))) {
+          while (!(await inThisFrame(() => this.runSource(predicate, arg)))) {
             if (Date.now() - started > timeout) throw new Error(`[webkit] frame waitForFunction timed out after ${timeout} ms`);
             await this.timeout(POLL_MS);
           }
