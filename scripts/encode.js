@@ -11,62 +11,20 @@
 //   npm run encode -- --json --float16    the float16 weights instead
 // A sentence that cannot be encoded gives {"text", "error": {"code", "message"}} on its line,
 // and the exit code is 1 at the end.
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { float32Number, nested, readStdin, step } from './cli.js';
 
 function usage(message) {
   console.error(`${message}\nusage: npm run encode -- [--json] [--truncate] [--float16]  (sentences on standard input, one per line)`);
   process.exit(2);
 }
 
-/** A step of the set-up in a child process whose output goes to standard error. */
-function step(script, args) {
-  const r = spawnSync(process.execPath, [path.join(root, script), ...args], { cwd: root, stdio: ['ignore', 2, 2] });
-  if (r.status !== 0) {
-    console.error(`[encode] \`node ${script} ${args.join(' ')}\` failed (${r.signal ?? `exit code ${r.status}`}); its messages are above`);
-    process.exit(1);
-  }
-}
-
-async function readStdin() {
-  const chunks = [];
-  for await (const chunk of process.stdin) chunks.push(chunk);
-  const text = Buffer.concat(chunks).toString('utf8');
-  const lines = text.split('\n').map((line) => line.replace(/\r$/, ''));
-  if (lines.length > 0 && lines[lines.length - 1] === '' && text.endsWith('\n')) lines.pop();
-  return text === '' ? [] : lines;
-}
-
-/** The shortest decimal that reads back as the same float32. */
-function float32Number(value) {
-  for (let digits = 6; digits < 9; ++digits) {
-    const shorter = Number(value.toPrecision(digits));
-    if (Math.fround(shorter) === value) return shorter;
-  }
-  return Number(value.toPrecision(9));
-}
-
-/** weights { data, shape: [H, T, T] } as nested arrays [head][query][key]. */
-function nested({ data, shape: [H, T, S] }) {
-  const heads = [];
-  for (let h = 0; h < H; ++h) {
-    const rows = [];
-    for (let q = 0; q < T; ++q) rows.push(Array.from(data.subarray((h * T + q) * S, (h * T + q + 1) * S), float32Number));
-    heads.push(rows);
-  }
-  return heads;
-}
-
 async function main() {
   const args = process.argv.slice(2);
   for (const a of args) if (!['--json', '--truncate', '--float16'].includes(a)) usage(`unknown option ${a}`);
   const json = args.includes('--json');
-  step('scripts/setup.js', ['start']);
-  step('scripts/build.js', ['--wasm']);
-  step('scripts/build-model.js', []);
+  step('encode', 'scripts/setup.js', ['start']);
+  step('encode', 'scripts/build.js', ['--wasm']);
+  step('encode', 'scripts/build-model.js', []);
   const { loadEncoder } = await import('../web/lib/encoder.js');
   const encoder = await loadEncoder({ dtype: args.includes('--float16') ? 'float16' : 'float32' });
   const lines = await readStdin();

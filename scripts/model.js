@@ -13,52 +13,12 @@
 //   --top K                            K predictions instead of 5
 // A text that cannot be run gives {"text", "error": {"code", "message"}} on its line, and the
 // exit code is 1 at the end; a folder that cannot be opened is one message and exit code 1.
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { float32Number, nested, readStdin, step } from './cli.js';
 
 function usage(message) {
   console.error(`${message}\nusage: npm run model -- [--json] [--top K] --model DIR  (texts on standard input, one per line)`);
   process.exit(2);
-}
-
-function step(script, args) {
-  const r = spawnSync(process.execPath, [path.join(root, script), ...args], { cwd: root, stdio: ['ignore', 2, 2] });
-  if (r.status !== 0) {
-    console.error(`[model] \`node ${script} ${args.join(' ')}\` failed (${r.signal ?? `exit code ${r.status}`}); its messages are above`);
-    process.exit(1);
-  }
-}
-
-async function readStdin() {
-  const chunks = [];
-  for await (const chunk of process.stdin) chunks.push(chunk);
-  const text = Buffer.concat(chunks).toString('utf8');
-  const lines = text.split('\n').map((line) => line.replace(/\r$/, ''));
-  if (lines.length > 0 && lines[lines.length - 1] === '' && text.endsWith('\n')) lines.pop();
-  return text === '' ? [] : lines;
-}
-
-/** The shortest decimal that reads back as the same float32. */
-function float32Number(value) {
-  for (let digits = 6; digits < 9; ++digits) {
-    const shorter = Number(value.toPrecision(digits));
-    if (Math.fround(shorter) === value) return shorter;
-  }
-  return Number(value.toPrecision(9));
-}
-
-/** weights { data, shape: [H, T, T] } as nested arrays [head][query][key]. */
-function nested({ data, shape: [H, T, S] }) {
-  const heads = [];
-  for (let h = 0; h < H; ++h) {
-    const rows = [];
-    for (let q = 0; q < T; ++q) rows.push(Array.from(data.subarray((h * T + q) * S, (h * T + q + 1) * S), float32Number));
-    heads.push(rows);
-  }
-  return heads;
 }
 
 function parseArgs(argv) {
@@ -79,8 +39,8 @@ function parseArgs(argv) {
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   if (options.build) {
-    step('scripts/setup.js', ['start']);
-    step('scripts/build.js', ['--wasm']);
+    step('model', 'scripts/setup.js', ['start']);
+    step('model', 'scripts/build.js', ['--wasm']);
   }
   const { loadModel } = await import('../web/lib/models.js');
   let model;
