@@ -7,6 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { File as BufferFile } from 'node:buffer'; // Node 18 has File only here
 import { loadModel, loadWorkerModel } from '../../web/lib/models.js';
 import { MODELS_DIR, serveModels } from './model-server.js';
 import { withNodeWorkers } from './node-web-worker.js';
@@ -50,7 +51,7 @@ test('a worker model gives what loadModel gives: from a folder path, a URL, File
     const inputs = [
       ['a folder path', path.join(MODELS_DIR, NAME)],
       ['a folder URL', new URL(server.url(NAME))],
-      ['Files', ['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => new File([read(f)], f))],
+      ['Files', ['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => new (globalThis.File ?? BufferFile)([read(f)], f))],
       ['an object of bytes', { 'config.json': read('config.json').toString('utf8'), 'model.safetensors': weights, 'tokenizer.json': read('tokenizer.json') }],
     ];
     for (const [what, input] of inputs) {
