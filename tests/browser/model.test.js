@@ -177,8 +177,10 @@ test('the model view opens a layer and head; a head switched off moves the predi
 });
 
 test('a BERT and a nanoGPT export open from files; BERT predicts at [MASK]', { timeout: 120000 }, async () => {
+  const gpt2 = await page.evaluate(() => window.explorer.source.opened?.stamp);
   await page.setInputFiles('#model-files', files('bert-mlm'));
-  await waitForExplorer(page, () => window.explorer.source?.id === 'model' && window.explorer.source.config.family === 'bert' && window.explorer.busy === 0, null, 60000);
+  await waitForExplorer(page, (stamp) => window.explorer.source?.id === 'model' && window.explorer.source.opened?.stamp !== stamp && window.explorer.busy === 0, gpt2, 60000);
+  assert.equal(await page.evaluate(() => window.explorer.source.config.family), 'bert');
   const [run] = golden('bert-mlm');
   await showSentence(run.text);
   const shown = await shownLayers();
@@ -191,8 +193,10 @@ test('a BERT and a nanoGPT export open from files; BERT predicts at [MASK]', { t
   await page.screenshot('model-bert.png', { fullPage: true });
   assert.deepEqual(await runAxe(page, 'the page with a BERT open'), []);
 
+  const bert = await page.evaluate(() => window.explorer.source.opened.stamp);
   await page.setInputFiles('#model-files', files('nanogpt-char'));
-  await waitForExplorer(page, () => window.explorer.source?.id === 'model' && window.explorer.source.config.numLayers > 0 && window.explorer.source.opened?.name !== 'bert-mlm' && window.explorer.busy === 0, null, 60000);
+  await waitForExplorer(page, (stamp) => window.explorer.source?.id === 'model' && window.explorer.source.opened?.stamp !== stamp && window.explorer.busy === 0, bert, 60000);
+  assert.equal(await page.evaluate(() => window.explorer.source.config.family), 'gpt2');
   const [nano] = golden('nanogpt-char');
   await showSentence(nano.text);
   const n = await shownLayers();
