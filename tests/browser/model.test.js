@@ -218,6 +218,10 @@ test('bad files get a message naming the file, and the page keeps working', { ti
   await page.setInputFiles('#model-files', [...files('gpt2-trained', ['config.json', 'model.safetensors']), { name: 'tokenizer.json', buffer: Buffer.from(tokenizer.slice(0, tokenizer.length >> 1)) }]);
   await page.waitForFunction(() => /tokenizer\.json/.test(document.getElementById('source-error').textContent), null, { timeout: 30000 });
   assert.equal(await page.evaluate(() => window.explorer.source.opened?.stamp), before, 'the model shown stays after a damaged tokenizer.json');
+  // a model without tokenizer.json opens, but the page cannot read text with it: said, and let go
+  await page.setInputFiles('#model-files', files('gpt2-trained', ['config.json', 'model.safetensors']));
+  await page.waitForFunction(() => /has no tokenizer\.json/.test(document.getElementById('source-error').textContent) && window.explorer.busy === 0, null, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => window.explorer.opened?.stamp), before, 'the model opened before is still the one offered');
   // still computing
   await showSentence('Still working after a bad file.');
   await page.click('input[name="source"][value="designed"]');

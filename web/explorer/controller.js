@@ -483,7 +483,14 @@ export class Explorer extends EventTarget {
     const previous = this.opened;
     this.#update({ opened });
     const problems = await this.setState({ source: { id: 'model', opened } });
-    if (previous && previous !== opened) previous.model.dispose();
+    const shown = /** @type {{ opened?: unknown } | null} */ (this.source)?.opened === opened;
+    if (!shown) {
+      // it could not be shown (no tokenizer.json, …): the model opened before stays the one offered
+      opened.model.dispose();
+      this.#update({ opened: previous });
+    } else if (previous && previous !== opened) {
+      previous.model.dispose();
+    }
     return problems;
   }
 

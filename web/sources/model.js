@@ -155,10 +155,15 @@ export class ModelSource {
       if (!this.url) throw new Error('No model to show: open a model folder first.');
       this.model = await openModel(this.url, { onProgress: this.onProgress });
     }
-    if (!this.model.tokenizer) {
-      throw new Error(`${this.name} has no tokenizer.json: the page needs it to read text (save it beside config.json, e.g. with tokenizer.save_pretrained).`);
+    try {
+      if (!this.model.tokenizer) {
+        throw new Error(`${this.name} has no tokenizer.json: the page needs it to read text (save it beside config.json, e.g. with tokenizer.save_pretrained).`);
+      }
+      if (this.config.lmHead) this.vocabulary = await this.model.tokens(Array.from({ length: this.config.vocabSize }, (_, i) => i));
+    } catch (error) {
+      this.dispose(); // a model fetched for this source goes with it (its worker too)
+      throw error;
     }
-    if (this.config.lmHead) this.vocabulary = await this.model.tokens(Array.from({ length: this.config.vocabSize }, (_, i) => i));
   }
 
   get loaded() {
