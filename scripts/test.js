@@ -25,6 +25,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { crashedFiles } from './browser-crash.js';
+import { filesFor } from '../tests/browser/marks.js';
 import { repoRoot, setup, SetupError } from './setup.js';
 import { cpuMeter, machineBusySeconds } from './step-cpu.js';
 
@@ -54,6 +55,8 @@ const build = (preset, extra = {}) => ({
   name: `build (${preset})`, provides: preset, cpus: 2, run: [node, 'scripts/build.js', preset], timeoutMs: 40 * 60_000, ...extra,
 });
 /** node:test files, `concurrency` at a time (scripts/run-node-tests.js). */
+const browserTests = (engine, set, concurrency) => [node, 'scripts/run-node-tests.js', '--concurrency', String(concurrency),
+  '--tap', path.join('build', `browser-${engine}.tap`), ...filesFor(engine, set).map((f) => path.posix.join('tests/browser', f))];
 const nodeTests = (dir, concurrency, tap) => () => [node, 'scripts/run-node-tests.js', '--concurrency', String(concurrency),
   ...(tap ? ['--tap', tap] : []), ...testFiles(dir)];
 
@@ -80,10 +83,11 @@ const steps = [
     quick: engine === 'chromium',
     cpus: 1,
     env: { MHA_BROWSER: engine },
+    quickEnv: { MHA_BROWSER_TESTS: 'engine' },
     timeoutMs: 30 * 60_000,
     tap: path.join('build', `browser-${engine}.tap`),
     // one file at a time per engine while the three run side by side; two when one runs alone
-    run: (selected) => nodeTests('tests/browser', selected.filter((s) => s.tap).length > 1 ? 1 : 2, path.join('build', `browser-${engine}.tap`))(),
+    run: (selected, quick) => browserTests(engine, quick ? 'engine' : 'all', selected.filter((s) => s.tap).length > 1 ? 1 : 2),
   })),
   build('asan', { name: 'build (asan: sanitizers and fuzzer)' }),
   build('native', { quick: true }),
@@ -136,6 +140,8 @@ const steps = [
 ];
 
 const DEFAULT_TIMEOUT_MS = 15 * 60_000;
+/** npm test -- --quick: the browser steps run the engine-dependent tests only. */
+let quickRun = false;
 /** Steps may ask for this many times the cores: a browser test waits on its page part of the time. */
 const OVERCOMMIT = 2;
 const LOGS = path.join(repoRoot, 'build', 'test-logs');
@@ -143,7 +149,7 @@ const LOGS = path.join(repoRoot, 'build', 'test-logs');
 /** The step's command line, or a StepError saying what is missing. */
 function commandOf(step, selected = steps) {
   try {
-    return typeof step.run === 'function' ? step.run(selected) : step.run;
+    return typeof step.run === 'function' ? step.run(selected, quickRun) : step.run;
   } catch (error) {
     if (error instanceof StepError) return error;
     throw error;
@@ -168,7 +174,7 @@ function spawnLogged(step, command, logFile, label) {
     let child;
     try {
       child = spawn(cmd, args, {
-        cwd: repoRoot, stdio: ['ignore', fd, fd], detached: true, env: { ...process.env, ...(step.env || {}) },
+        cwd: repoRoot, stdio: ['ignore', fd, fd], detached: true, env: { ...process.env, ...(step.env || {}), ...(quickRun ? step.quickEnv || {} : {}) },
       });
     } catch (error) {
       fs.closeSync(fd);
@@ -309,6 +315,7 @@ function list(selected) {
 async function main() {
   const argv = process.argv.slice(2);
   const quick = argv.includes('--quick');
+  quickRun = quick;
   const jobsAt = argv.indexOf('--jobs');
   const jobs = jobsAt >= 0 ? Number(argv[jobsAt + 1]) : CORES;
   if (!Number.isInteger(jobs) || jobs < 1) {

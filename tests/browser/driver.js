@@ -23,13 +23,33 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { test as nodeTest } from 'node:test';
 import { startServer } from '../../scripts/serve.js';
+import { CHROMIUM_ONLY, markProblem, runsIn } from './marks.js';
 
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
 export const ENGINE = process.env.MHA_BROWSER || 'chromium';
 assert.ok(ENGINES.includes(ENGINE), `MHA_BROWSER must be one of ${ENGINES.join(', ')}, got "${ENGINE}"`);
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Which tests run: 'all', or 'engine', the ones whose result can differ between engines (npm test -- --quick). */
+export const TEST_SET = process.env.MHA_BROWSER_TESTS || 'all';
+assert.ok(['all', 'engine'].includes(TEST_SET), `MHA_BROWSER_TESTS must be all or engine, got "${TEST_SET}"`);
+
+/**
+ * node:test's test, marked with where it runs (tests/browser/marks.js):
+ * test(name, { engines: 'all' | 'chromium', why, ...node:test options }, fn). Elsewhere it is
+ * listed as skipped, saying where it runs.
+ */
+export function test(name, options, fn) {
+  const { engines, why, ...rest } = options || {};
+  const problem = markProblem({ engines, why });
+  if (problem) throw new Error(`test "${name}": ${problem}`);
+  if (runsIn({ engines }, ENGINE, TEST_SET)) return nodeTest(name, rest, fn);
+  const skip = ENGINE === 'chromium' ? 'engine-independent: in the full npm test' : `runs in Chromium only: ${CHROMIUM_ONLY[why]}`;
+  return nodeTest(name, { ...rest, skip }, fn);
+}
 
 export const BINARIES = {
   chromium: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
@@ -305,7 +325,7 @@ async function launchFirefox() {
       const page = await (context || owner).newPage();
       const viewport = o.viewport || { width: 1280, height: 900 };
       await page.setViewport({ ...viewport, deviceScaleFactor: o.deviceScaleFactor || 1 });
-      return new FirefoxPage(page, context, downloads);
+      return new FirefoxPage(page, context, downloads, o.deviceScaleFactor || 1);
     },
     async close() {
       await browser.close();
@@ -541,6 +561,8 @@ class ChromiumPage extends BasePage {
   }
   get raw() { return this.page; }
   url() { return this.page.url(); }
+  /** The window's inner size in CSS px, without a reload. */
+  setViewport({ width, height }) { return this.page.setViewportSize({ width, height }); }
   goto(url) { return this.page.goto(url); }
   evaluate(fn, arg) { return within(this.page.evaluate(fn, arg), EVALUATE_LIMIT_MS, evaluated(fn)); }
   $$eval(selector, fn) { return this.page.$$eval(selector, fn); }
@@ -606,9 +628,10 @@ function treeResult(fn) {
 }
 
 class FirefoxPage extends BasePage {
-  constructor(page, context, downloads) {
+  constructor(page, context, downloads, deviceScaleFactor) {
     super();
     this.page = page;
+    this.deviceScaleFactor = deviceScaleFactor;
     this.context = context;
     this.downloads = downloads;
     page.on('console', (m) => {
@@ -622,6 +645,8 @@ class FirefoxPage extends BasePage {
   }
   get raw() { return this.page; }
   url() { return this.page.url(); }
+  /** The window's inner size in CSS px, without a reload. */
+  setViewport({ width, height }) { return this.page.setViewport({ width, height, deviceScaleFactor: this.deviceScaleFactor }); }
   async front() {
     if (frontFirefoxPage === this) return;
     await this.page.bringToFront();

@@ -19,3 +19,15 @@ export async function waitForExplorer(page, predicate, arg, timeout = 30000) {
   await page.waitForFunction(predicate, arg, { timeout });
   await settled(page, timeout);
 }
+
+/**
+ * Between tests that share one page: the explorer back to what the page opened with, through
+ * its controller (explorer.reset()), no reload; resolves once it is drawn.
+ */
+export async function resetExplorer(page, timeout = 30000) {
+  await page.evaluate(async () => {
+    const problems = await window.explorer.reset();
+    if (problems.length) throw new Error(`reset: ${JSON.stringify(problems)}`);
+  });
+  await settled(page, timeout);
+}

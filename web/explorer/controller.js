@@ -576,6 +576,24 @@ export class Explorer extends EventTarget {
     });
   }
 
+  /**
+   * Back to what start() shows with nothing asked for: the designed heads on the first example,
+   * head 1 selected, heads 1 and 2 compared, no view chosen, every head on, nothing hovered, no
+   * error or similarity shown. Weights files and models read stay read (the file and model
+   * sources show them again when picked).
+   * @returns {Promise<Problem[]>}
+   */
+  async reset() {
+    this.#update({
+      errors: { core: this.errors.core, source: null, sentence: null, similarity: null, importance: null },
+      similarity: null, ablated: new Set(), hoverToken: -1,
+    });
+    const problems = await this.setState({ source: { id: 'designed' }, sentence: 0, head: 0, pair: [0, 1], view: null });
+    if (this.sentence) this.#update({ focusToken: this.sentence.focus });
+    await this.#refreshAblation();
+    return problems;
+  }
+
   /** Stop: what is being computed is dropped, the source let go. */
   dispose() {
     this.#generation += 1;
