@@ -30,7 +30,11 @@ const SETUP_FOR = { wasm: 'start', 'wasm-threads': 'start', asan: 'fuzz', train:
 export function build(presets, { stdio = 'inherit' } = {}) {
   for (const preset of presets) {
     if (!PRESETS.includes(preset)) throw new BuildError(`unknown preset '${preset}' (CMakePresets.json has ${PRESETS.join(', ')})`);
-    const args = ['--workflow', '--preset', preset];
+    // configured before with these presets: `cmake --build` (make configures again if a
+    // CMakeLists.txt changed); else the whole workflow, configure then build
+    const cache = path.join(repoRoot, 'build', preset, 'CMakeCache.txt');
+    const configured = fs.existsSync(cache) && fs.statSync(cache).mtimeMs > fs.statSync(path.join(repoRoot, 'CMakePresets.json')).mtimeMs;
+    const args = configured ? ['--build', '--preset', preset] : ['--workflow', '--preset', preset];
     console.log(`[build] cmake ${args.join(' ')}`);
     const result = spawnSync('cmake', args, { cwd: repoRoot, stdio: stdio === 'stderr' ? ['inherit', 2, 2] : 'inherit' });
     if (result.error) throw new BuildError(`${preset} build failed: cmake: ${result.error.message}`);

@@ -16,15 +16,33 @@ const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 export const EMBED_BUNDLE = 'web/lib/embed.min.js';
 const EXTERNAL = ['./wasm/*', '../vendor/*', '../lib/worker.js', './worker.js', '../lib/encoder.js'];
 
-/** Write web/lib/embed.min.js and its chunks; throws with esbuild's message if it fails. */
+/** esbuild's record of the last bundle: its inputs and outputs. */
+const METAFILE = path.join(repoRoot, 'build', 'embed-meta.json');
+
+/** Whether the last bundle's outputs are all there and newer than every input it read. */
+function bundleIsCurrent() {
+  try {
+    const meta = JSON.parse(fs.readFileSync(METAFILE, 'utf8'));
+    const mtime = (f) => fs.statSync(path.join(repoRoot, f)).mtimeMs;
+    const oldestOutput = Math.min(...Object.keys(meta.outputs).map(mtime));
+    return Object.keys(meta.inputs).every((f) => mtime(f) < oldestOutput);
+  } catch {
+    return false; // no bundle yet, or one of its files is gone
+  }
+}
+
+/** Write web/lib/embed.min.js and its chunks, unless they are newer than all they are made from;
+ *  throws with esbuild's message if it fails. */
 export function bundleEmbed() {
+  if (bundleIsCurrent()) return;
   const esbuild = path.join(repoRoot, 'node_modules', 'esbuild', 'bin', 'esbuild');
   if (!fs.existsSync(esbuild)) throw new Error(`bundle: ${esbuild} is missing (npm ci installs it)`);
   const lib = path.join(repoRoot, 'web', 'lib');
   for (const name of fs.readdirSync(lib)) if (/^embed[.-].*\.js$/.test(name)) fs.rmSync(path.join(lib, name));
+  fs.mkdirSync(path.dirname(METAFILE), { recursive: true });
   const args = ['web/element/embed-page.js', '--bundle', '--splitting', '--format=esm', '--minify', '--target=es2022',
     '--outdir=web/lib', '--entry-names=embed.min', '--chunk-names=embed-[hash]', '--log-level=warning',
-    ...EXTERNAL.map((e) => `--external:${e}`)];
+    `--metafile=${METAFILE}`, ...EXTERNAL.map((e) => `--external:${e}`)];
   // bin/esbuild is the native program once npm has installed it, or a Node.js launcher of it
   const native = fs.readFileSync(esbuild).subarray(0, 4).toString('latin1') === '\x7fELF';
   const run = native ? spawnSync(esbuild, args, { cwd: repoRoot, encoding: 'utf8' })
