@@ -153,10 +153,21 @@ function installFocusRecorder() {
   return tabbable.map(name);
 }
 
+/**
+ * Focus in the page itself: a walk before on this page may have left it past the last control,
+ * in the browser's own toolbar (Firefox), where the page gets neither keys nor focus events, and
+ * a click or a script's focus() does not bring it back; Tab from there does.
+ */
+async function focusPage(page) {
+  for (let k = 0; k < 10 && !(await page.evaluate(() => document.hasFocus())); k += 1) await page.keyboard('Tab');
+  assert.ok(await page.evaluate(() => document.hasFocus()), 'the page has the focus');
+}
+
 /** Press Tab from the top of the page until focus has been through every control; the record. */
 async function tabThrough(page) {
   const expected = await page.evaluate(installFocusRecorder);
   // Tab starts from the top: focus a mark at the start of the page (no tab stop itself)
+  await focusPage(page);
   await page.evaluate(() => {
     const mark = document.createElement('span');
     mark.tabIndex = -1;
@@ -241,6 +252,7 @@ test('the selected head\'s map is walked cell by cell with the arrow keys and an
   const page = await lesson();
   await page.click('#head-tab-4');
   await settled(page);
+  await focusPage(page);
   await page.focus('#main-heatmap');
   const L = await page.evaluate(() => window.explorer.sentence.tokens.length);
   const at = (v) => (v < 0 ? L + v : v);
@@ -260,6 +272,7 @@ test('the selected head\'s map is walked cell by cell with the arrow keys and an
 test('the element\'s map is walked the same way', { engines: 'all', why: 'input' }, async () => {
   // embed.html?view=single&selected-head=5
   const page = await embed({ view: 'single', 'selected-head': '5' });
+  await focusPage(page);
   await page.evaluate(() => document.querySelector('mha-explorer').shadowRoot.querySelector('.single canvas').focus());
   const L = await page.evaluate(() => document.querySelector('mha-explorer').result.tokens.length);
   const at = (v) => (v < 0 ? L + v : v);
