@@ -168,9 +168,9 @@ async function focusPage(page) {
 
 /** Press Tab from the top of the page until focus has been through every control; the record. */
 async function tabThrough(page) {
+  await focusPage(page);
   const expected = await page.evaluate(installFocusRecorder);
   // Tab starts from the top: focus a mark at the start of the page (no tab stop itself)
-  await focusPage(page);
   await page.evaluate(() => {
     const mark = document.createElement('span');
     mark.tabIndex = -1;
