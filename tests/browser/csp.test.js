@@ -2,31 +2,43 @@
 //   Content-Security-Policy: default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'
 // must raise no `securitypolicyviolation` (nor a CSP console error), request nothing beyond
 // their own origin, and add no global names (Object.keys(window) before the page's scripts and
-// after they ran). The worker path runs too (a 2048-wide model in the example page).
+// after they ran). The worker path runs too (a 2048-wide model in the example page). Every
+// test runs in all three engines (the policy is enforced by the engine). The three pages are
+// loaded one after the other in one browser page: each load is a document of its own, with the
+// probe installed before its scripts and a report of its own.
 //
 //   node --test tests/browser/csp.test.js
 
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { DRIVER_GLOBALS, ENGINE, limits, note, startWeb, stopWeb } from './driver.js';
+import { DRIVER_GLOBALS, ENGINE, limits, note, startWeb, stopWeb, test } from './driver.js';
 
 export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
 const PROBE = 'mha-csp-probe';
 
 let server;
 let browser;
+let page = null;
+/** What the page loaded last has reported; visit() starts a new one. */
+let report = null;
+let readRequests = async () => {};
 
 before(async () => {
   ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm'], headers: { 'Content-Security-Policy': CSP } }));
 });
 
-after(() => stopWeb({ server, browser }));
+after(async () => {
+  if (page) await page.close();
+  await stopWeb({ server, browser });
+});
 
-/** Open a page with the probe installed in every frame before any of the page's scripts. */
-async function open(urlPath) {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+const newReport = () => ({ violations: [], cspConsole: [], errors: [], foreign: [], requests: 0 });
+
+/** The browser page, with the probe installed in every frame before any of its scripts. */
+async function open() {
+  page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   const origin = new URL(server.url).origin;
-  const report = { violations: [], cspConsole: [], errors: [], foreign: [], requests: 0 };
+  report = newReport();
   await page.addInitScript((key) => {
     // A symbol-keyed, non-enumerable record: invisible to Object.keys(window).
     const record = { baseline: Object.keys(window), violations: [] };
@@ -53,7 +65,8 @@ async function open(urlPath) {
     else if (url.startsWith('data:') || url.startsWith('blob:')) report.foreign.push(`${url.slice(0, 40)} (not 'self')`);
   };
   page.on('request', request);
-  report.readRequests = async () => {
+  // WebKit has no request events: the requests of every frame, read from Resource Timing
+  readRequests = async () => {
     if (await page.requests() === null) return;
     note(limits.requests);
     for (const frame of await page.frames()) for (const url of await frame.evaluate(() => [location.href, ...performance.getEntriesByType('resource').map((e) => e.name)])) request(url);
@@ -61,6 +74,15 @@ async function open(urlPath) {
   if (!page.onWorkerConsole((text) => { if (/Content Security Policy|Refused to/i.test(text)) report.cspConsole.push(`worker: ${text}`); })) {
     note(`${limits.workerConsole}: a worker's CSP refusals are seen only as its failure to compute`);
   }
+  return page;
+}
+
+/** Load urlPath in the page, with a new report: { page, report }. */
+async function visit(urlPath) {
+  if (!page) await open();
+  // what the document before reported is delivered to its own report first
+  await page.flushEvents();
+  report = newReport();
   await page.goto(`${server.url}${urlPath}`);
   return { page, report };
 }
@@ -69,7 +91,7 @@ async function open(urlPath) {
 async function collect(page, report) {
   const frames = [];
   await page.flushEvents();
-  if (report.readRequests) await report.readRequests();
+  await readRequests();
   for (const frame of await page.frames()) {
     const result = await frame.evaluate((key) => {
       const record = window[Symbol.for(key)];
@@ -102,8 +124,8 @@ function assertClean({ violations, added }, report) {
 const allReady = () => [...document.querySelectorAll('mha-explorer')].length > 0 &&
   [...document.querySelectorAll('mha-explorer')].every((e) => e.status === 'ready' || e.status === 'error');
 
-test('the example page: five elements, an iframe embed, free text, a wide model in a Web Worker', async () => {
-  const { page, report } = await open('examples/embed.html');
+test('the example page: five elements, an iframe embed, free text, a wide model in a Web Worker', { engines: 'all', why: 'csp' }, async () => {
+  const { page, report } = await visit('examples/embed.html');
   await page.waitForFunction(allReady, null, { timeout: 60_000 });
   const frame = (await page.frames()).find((f) => f.url.includes('/embed.html?'));
   assert.ok(frame, 'the iframe embed loaded');
@@ -125,11 +147,10 @@ test('the example page: five elements, an iframe embed, free text, a wide model 
   assert.ok(cssRules > 20, `the adopted stylesheet has its rules under the policy (${cssRules})`);
   await page.screenshot('csp-examples.png', { fullPage: true });
   assertClean(await collect(page, report), report);
-  await page.close();
 });
 
-test('the iframe embed URL with options as query parameters', async () => {
-  const { page, report } = await open('embed.html?sentence=The%20dog%20chased%20the%20cat.&view=grid&heads=random:5&theme=dark');
+test('the iframe embed URL with options as query parameters', { engines: 'all', why: 'csp' }, async () => {
+  const { page, report } = await visit('embed.html?sentence=The%20dog%20chased%20the%20cat.&view=grid&heads=random:5&theme=dark');
   await page.waitForFunction(allReady, null, { timeout: 60_000 });
   const state = await page.evaluate(() => {
     const e = document.querySelector('mha-explorer');
@@ -138,14 +159,12 @@ test('the iframe embed URL with options as query parameters', async () => {
   console.log(`  ${JSON.stringify(state)}`);
   assert.deepEqual(state, { status: 'ready', view: 'grid', source: 'random', tokens: 'The dog chased the cat .', dark: true });
   assertClean(await collect(page, report), report);
-  await page.close();
 });
 
-test('the lesson page (web/index.html)', async () => {
-  const { page, report } = await open('index.html');
+test('the lesson page (web/index.html)', { engines: 'all', why: 'csp' }, async () => {
+  const { page, report } = await visit('index.html');
   await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 60_000 });
   // the lesson's sections are mounted after the explorer is ready
   await page.waitForFunction(() => document.getElementById('lesson')?.dataset.ready === 'true', null, { timeout: 60_000 });
   assertClean(await collect(page, report), report);
-  await page.close();
 });

@@ -2,32 +2,77 @@
 // reading order, each with a visible focus ring; the selected head's map is entered with Enter
 // and walked cell by cell with the arrow keys, each cell's query token, key token and weight
 // announced in a live region (and the row followed in the explorer), Escape leaves it;
-// prefers-reduced-motion turns the one animation (the element's progress bar) off.
+// prefers-reduced-motion turns the one animation (the element's progress bar) off. All of it
+// runs in all three engines (focus, keys and the media query are the engine's).
+//
+// One lesson page and one embed page serve the tests: the explorer is put back between tests
+// (resetExplorer), the element's view and head set by its attributes, as embed.html sets them
+// from its query string. Reduced motion is a page of its own (it is set when a page opens).
 //
 //   MHA_BROWSER=webkit node --test tests/browser/keyboard.test.js
 
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { ENGINE, note, startWeb, stopWeb } from './driver.js';
-import { attachExplorer, settled } from './page-state.js';
+import { ENGINE, note, startWeb, stopWeb, test } from './driver.js';
+import { attachExplorer, resetExplorer, settled } from './page-state.js';
 
 let server;
 let browser;
 const errors = [];
+/** The shared pages, opened by the first test that needs each: name → Promise of a page. */
+const pages = {};
+const shared = (name, open) => (pages[name] ||= open());
 
 before(async () => {
   ({ server, browser } = await startWeb());
 });
 
-after(() => stopWeb({ server, browser }));
+after(async () => {
+  for (const page of Object.values(pages)) await (await page.catch(() => null))?.close();
+  await stopWeb({ server, browser });
+});
 
-async function openExplorer(options = {}) {
+async function newPage(options = {}) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, ...options });
   page.on('pageError', (message) => errors.push(message));
+  return page;
+}
+
+async function loadLesson(page) {
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.status === 'ok' && document.querySelector('#lesson')?.dataset.ready === 'true', null, { timeout: 60000 });
   await attachExplorer(page);
   await settled(page);
+  return page;
+}
+
+async function loadEmbed(page, query = '') {
+  await page.goto(`${server.url}embed.html${query}`);
+  await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
+  return page;
+}
+
+/** The lesson page, its explorer as it opens. */
+async function lesson() {
+  const page = await shared('lesson', async () => loadLesson(await newPage()));
+  await resetExplorer(page);
+  return page;
+}
+
+/** The embed page with these attributes on its element (null: none), drawn. */
+async function embed(attributes) {
+  const page = await shared('embed', async () => loadEmbed(await newPage({ viewport: { width: 1000, height: 700 } }), '?view=compare'));
+  await page.evaluate(async (list) => {
+    const e = document.querySelector('mha-explorer');
+    for (const [name, value] of Object.entries(list)) {
+      if (value === null) e.removeAttribute(name); else e.setAttribute(name, value);
+    }
+    for (let k = 0; k < 3; k += 1) await new Promise((r) => requestAnimationFrame(() => r()));
+  }, attributes);
+  await page.waitForFunction(() => {
+    const e = document.querySelector('mha-explorer');
+    return e.status === 'ready' && e.shadowRoot.querySelector(`.content > .${e.view}`);
+  });
   return page;
 }
 
@@ -97,14 +142,33 @@ function installFocusRecorder() {
   // comes from outside: the shadow roots listen as well, and each focus is recorded once
   let last = null;
   const once = () => { const e = deepActive(); if (e !== last) { last = e; onFocus(); } };
-  document.addEventListener('focusin', once, true);
-  for (const host of all(document).filter((e) => e.shadowRoot)) host.shadowRoot.addEventListener('focusin', once, true);
+  const roots = [document, ...all(document).filter((e) => e.shadowRoot).map((e) => e.shadowRoot)];
+  for (const r of roots) r.addEventListener('focusin', once, true);
   window[Symbol.for('focus-record')] = record;
+  // the page is shared with the next test: the recorder goes when the walk is done
+  window[Symbol.for('focus-record-stop')] = () => {
+    for (const r of roots) r.removeEventListener('focusin', once, true);
+    for (const e of tabbable) delete e.dataset.tabOrder;
+  };
   return tabbable.map(name);
+}
+
+/**
+ * Focus in the page itself: in Firefox a walk before on this page may have left it past the
+ * last control, in the browser's own toolbar, where the page gets neither keys nor focus events
+ * and a click or a script's focus() does not bring it back; Tab from there does. (WebKit's
+ * WebDriver gives the page its keys whether or not its window has the focus, which under Xvfb
+ * it never has; Chromium's pages keep theirs.)
+ */
+async function focusPage(page) {
+  if (ENGINE !== 'firefox') return;
+  for (let k = 0; k < 10 && !(await page.evaluate(() => document.hasFocus())); k += 1) await page.keyboard('Tab');
+  assert.ok(await page.evaluate(() => document.hasFocus()), 'the page has the focus');
 }
 
 /** Press Tab from the top of the page until focus has been through every control; the record. */
 async function tabThrough(page) {
+  await focusPage(page);
   const expected = await page.evaluate(installFocusRecorder);
   // Tab starts from the top: focus a mark at the start of the page (no tab stop itself)
   await page.evaluate(() => {
@@ -116,7 +180,11 @@ async function tabThrough(page) {
     window[Symbol.for('focus-record')].length = 0;
   });
   for (let k = 0; k < expected.length + 8; k += 1) await page.keyboard('Tab');
-  const record = await page.evaluate(() => { document.getElementById('tab-walk-start').remove(); return window[Symbol.for('focus-record')]; });
+  const record = await page.evaluate(() => {
+    document.getElementById('tab-walk-start').remove();
+    window[Symbol.for('focus-record-stop')]();
+    return window[Symbol.for('focus-record')];
+  });
   return { expected, record };
 }
 
@@ -141,26 +209,14 @@ function checkWalk(label, { expected, record }) {
   assert.deepEqual(extra.filter((r) => !r.scroller && r.name !== 'body').map((r) => r.name), [], `${label}: Tab stopped on what is not a control`);
 }
 
-test('Tab reaches every control of the page in reading order, each with a focus ring', async () => {
-  const page = await openExplorer();
-  checkWalk('lesson page', await tabThrough(page));
-  await page.close();
+test('Tab reaches every control of the page in reading order, each with a focus ring', { engines: 'all', why: 'accessibility' }, async () => {
+  checkWalk('lesson page', await tabThrough(await lesson()));
 });
 
-test('Tab reaches every control of the embed (inside the element\'s shadow root) with a focus ring', async () => {
-  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
-  page.on('pageError', (message) => errors.push(message));
-  await page.goto(`${server.url}embed.html?view=compare`);
-  await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
-  checkWalk('embed.html (compare view)', await tabThrough(page));
-  await page.close();
-  // a page of its own (Firefox keeps where focus was across a reload of the same tab)
-  const single = await browser.newPage({ viewport: { width: 1000, height: 700 } });
-  single.on('pageError', (message) => errors.push(message));
-  await single.goto(`${server.url}embed.html?view=single`);
-  await single.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
-  checkWalk('embed.html (single view)', await tabThrough(single));
-  await single.close();
+test('Tab reaches every control of the embed (inside the element\'s shadow root) with a focus ring', { engines: 'all', why: 'accessibility' }, async () => {
+  // the views of embed.html?view=compare and embed.html?view=single, one after the other
+  checkWalk('embed.html (compare view)', await tabThrough(await embed({ view: 'compare', 'selected-head': null })));
+  checkWalk('embed.html (single view)', await tabThrough(await embed({ view: 'single', 'selected-head': null })));
 });
 
 /** In the page: the announcer's text and the cell the map shows, for the map canvas. */
@@ -195,10 +251,11 @@ async function walkMap(page, where, expectedCell) {
   return left;
 }
 
-test('the selected head\'s map is walked cell by cell with the arrow keys and announced; Escape leaves it', async () => {
-  const page = await openExplorer();
+test('the selected head\'s map is walked cell by cell with the arrow keys and announced; Escape leaves it', { engines: 'all', why: 'input' }, async () => {
+  const page = await lesson();
   await page.click('#head-tab-4');
   await settled(page);
+  await focusPage(page);
   await page.focus('#main-heatmap');
   const L = await page.evaluate(() => window.explorer.sentence.tokens.length);
   const at = (v) => (v < 0 ? L + v : v);
@@ -213,14 +270,12 @@ test('the selected head\'s map is walked cell by cell with the arrow keys and an
     return cell;
   });
   assert.equal(await page.evaluate(() => window.explorer.hoverToken), -1, 'leaving the map lets go of the row');
-  await page.close();
 });
 
-test('the element\'s map is walked the same way', async () => {
-  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
-  page.on('pageError', (message) => errors.push(message));
-  await page.goto(`${server.url}embed.html?view=single&selected-head=5`);
-  await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
+test('the element\'s map is walked the same way', { engines: 'all', why: 'input' }, async () => {
+  // embed.html?view=single&selected-head=5
+  const page = await embed({ view: 'single', 'selected-head': '5' });
+  await focusPage(page);
   await page.evaluate(() => document.querySelector('mha-explorer').shadowRoot.querySelector('.single canvas').focus());
   const L = await page.evaluate(() => document.querySelector('mha-explorer').result.tokens.length);
   const at = (v) => (v < 0 ? L + v : v);
@@ -229,34 +284,30 @@ test('the element\'s map is walked the same way', async () => {
     const n = result.tokens.length;
     return { row: i, col: j, query: result.tokens[i], key: result.tokens[j], value: result.weights.data[4 * n * n + i * n + j] };
   }, [at(row), at(col)]));
-  await page.close();
 });
 
-test('prefers-reduced-motion turns the progress bar\'s animation off', async () => {
-  const animation = async (options) => {
-    const page = await browser.newPage({ viewport: { width: 1000, height: 700 }, ...options });
-    await page.goto(`${server.url}embed.html`);
-    await page.waitForFunction(() => document.querySelector('mha-explorer')?.status === 'ready', null, { timeout: 60000 });
-    const r = await page.evaluate(() => {
-      const progress = document.querySelector('mha-explorer').shadowRoot.querySelector('.progress');
-      progress.hidden = false;
-      const bar = getComputedStyle(progress.querySelector('.bar'), '::after');
-      const out = { reduce: matchMedia('(prefers-reduced-motion: reduce)').matches, name: bar.animationName, duration: bar.animationDuration };
-      progress.hidden = true;
-      return out;
-    });
-    await page.close();
-    return r;
-  };
-  const normal = await animation({});
-  const reduced = await animation({ reducedMotion: 'reduce' });
+test('prefers-reduced-motion turns the progress bar\'s animation off', { engines: 'all', why: 'accessibility' }, async () => {
+  const animation = (page) => page.evaluate(() => {
+    const progress = document.querySelector('mha-explorer').shadowRoot.querySelector('.progress');
+    progress.hidden = false;
+    const bar = getComputedStyle(progress.querySelector('.bar'), '::after');
+    const out = { reduce: matchMedia('(prefers-reduced-motion: reduce)').matches, name: bar.animationName, duration: bar.animationDuration };
+    progress.hidden = true;
+    return out;
+  });
+  const normal = await animation(await embed({}));
+  // reduced motion is the browser's setting when the page opens: a page of its own, the embed
+  // and then the lesson page loaded in it
+  const page = await newPage({ viewport: { width: 1000, height: 700 }, reducedMotion: 'reduce' });
+  const reduced = await animation(await loadEmbed(page));
   note(`progress bar: ${JSON.stringify(normal)} normally, ${JSON.stringify(reduced)} with reduced motion (${ENGINE === 'chromium' ? 'emulated' : ENGINE === 'firefox' ? 'ui.prefersReducedMotion' : 'GTK gtk-enable-animations=false'})`);
   assert.equal(normal.reduce, false);
   assert.equal(normal.name, 'slide');
   assert.equal(reduced.reduce, true);
   assert.equal(reduced.name, 'none');
   // the page itself: nothing animates or transitions
-  const page = await openExplorer({ reducedMotion: 'reduce' });
+  await page.setViewport({ width: 1280, height: 900 });
+  await loadLesson(page);
   const moving = await page.evaluate(() => [...document.querySelectorAll('*')].filter((e) => {
     const s = getComputedStyle(e);
     return (s.animationName && s.animationName !== 'none') || s.transitionDuration.split(',').some((d) => parseFloat(d) > 0);
@@ -265,6 +316,7 @@ test('prefers-reduced-motion turns the progress bar\'s animation off', async () 
   await page.close();
 });
 
-test('no page errors', () => {
+test('no page errors', { engines: 'all', why: 'errors' }, async () => {
+  for (const page of Object.values(pages)) await (await page.catch(() => null))?.flushEvents();
   assert.deepEqual(errors, []);
 });
