@@ -275,6 +275,8 @@ test('the label checks can fail: random heads are diffuse and carry none of the 
   assert.ok(maxAbsDiff(snap7.apiWeights, snap.apiWeights) > 1e-4, 'seed 7 should differ from seed 0');
   await page.screenshot('explorer-random.png', { selector: '#small-multiples' });
   await page.screenshot('explorer-random-head.png', { selector: '.head-panel' });
+  await page.check('input[name="source"][value="designed"]');
+  await waitForExplorer(page, () => window.explorer.source.id === 'designed');
 });
 
 test('loading a state_dict file: wrong width is refused with a clear message; a good one is applied', { engines: 'chromium', why: 'faults' }, async () => {
@@ -326,6 +328,8 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
   assert.equal(snapGqa.H, 8);
   console.log(`loaded GQA weights (8 query heads, 2 KV heads): page vs API ${assertViewsMatchApi(snapGqa, 'loaded GQA state_dict').worst}`);
   await page.click('#head-how summary');
+  await page.check('input[name="source"][value="designed"]');
+  await waitForExplorer(page, () => window.explorer.source.id === 'designed' && window.explorer.source.numHeads === 8);
 });
 
 test('export: the weights as JSON that loads back', { engines: 'all', why: 'downloads' }, async () => {
@@ -340,7 +344,6 @@ test('export: the weights as JSON that loads back', { engines: 'all', why: 'down
   const roundTrip = maxAbsDiff(reloaded.apiWeights, snap.apiWeights);
   console.log(`designed weights saved as JSON and loaded back: attention maps differ by ${roundTrip.toExponential(2)}`);
   assert.ok(roundTrip <= 1e-5);
-  // and the source radio takes the page back to its designed heads
   await page.check('input[name="source"][value="designed"]');
   await waitForExplorer(page, () => window.explorer.source.id === 'designed');
 });

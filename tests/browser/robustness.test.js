@@ -7,8 +7,8 @@
 //     message or fall back to the default, and never inject anything.
 // In every engine: one bad file from the file picker, then a good one, and no uncaught errors.
 // In Chromium only, as our own parsing and validation: the typed markup, every other bad file
-// and the embed page's URL options. The explorer tests share one page (explorer.reset() between
-// them); the URL options are opened one after another in one more page.
+// and the embed page's URL options. One page for the file: the explorer tests share it
+// (explorer.reset() between them), then the embed page's URLs are opened in it one after another.
 //
 //   node --test tests/browser/robustness.test.js
 
@@ -20,9 +20,9 @@ import { attachExplorer, resetExplorer, waitForExplorer } from './page-state.js'
 
 let server;
 let browser;
-/** The explorer page the explorer tests share, and the page the embed URLs are opened in: each opened when a test first needs it. */
-let explorerPage = null;
-let embedPage = null;
+/** The file's one page, opened when a test first needs it; whether it shows the explorer. */
+let shared = null;
+let onExplorer = false;
 const pageErrors = [];
 const dialogs = [];
 
@@ -49,18 +49,19 @@ async function newPage() {
   return page;
 }
 
-/** The shared explorer page: opened the first time, else put back as it opened (explorer.reset()). */
+/** The explorer in the file's page: put back as it opened (explorer.reset()) if it is there, else opened. */
 async function openExplorer() {
-  if (explorerPage) {
-    await resetExplorer(explorerPage);
-    return explorerPage;
+  if (shared && onExplorer) {
+    await resetExplorer(shared);
+    return shared;
   }
-  const page = await newPage();
+  shared ??= await newPage();
+  const page = shared;
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.status === 'ok' || document.body.dataset.status === 'error', null, { timeout: 30000 });
   assert.equal(await page.evaluate(() => document.body.dataset.status), 'ok', `page status: ${await page.text('#status')}`);
   await attachExplorer(page);
-  explorerPage = page;
+  onExplorer = true;
   return page;
 }
 
@@ -219,11 +220,12 @@ test('malformed, mis-shaped, non-finite and huge weight files give a message; th
   await assertGoodFileLoads(page, good);
 });
 
-/** Opens embed.html with a query string (in the one embed page: a new document each time);
- *  waits for the element to be ready or in error. */
+/** Opens embed.html with a query string in the file's page (a new document each time); waits
+ *  for the element to be ready or in error. */
 async function openEmbed(query) {
-  embedPage ??= await newPage();
-  const page = embedPage;
+  shared ??= await newPage();
+  onExplorer = false;
+  const page = shared;
   await page.goto(`${server.url}embed.html?${query}`);
   await page.waitForFunction(() => {
     const e = document.querySelector('mha-explorer');
@@ -275,7 +277,7 @@ test('URL options of the embed page are validated: a message or the default, nev
 });
 
 test('no uncaught errors in any page', { engines: 'all', why: 'errors' }, async () => {
-  for (const page of [explorerPage, embedPage]) if (page) await page.flushEvents();
+  if (shared) await shared.flushEvents();
   assert.deepEqual(pageErrors, []);
   assert.deepEqual(dialogs, []);
 });
