@@ -116,24 +116,32 @@ export function ensureVendored() {
 // The test server: scripts/serve.js, plus the probe for engines that need it.
 
 const PROBE_PATH = '/__driver/probe.js';
+/** A blank page of the test server's origin (with the probe in WebKit), for tests that need only
+ *  the origin and import the API themselves: a page of the site would load and draw it first. */
+export const BLANK_PAGE = '__driver/blank.html';
 /** Init scripts for the next WebKit page load (WebDriver classic drives one page at a time per session). */
 let pendingInitScripts = [];
 
 /**
- * Serve root like scripts/serve.js ({ root, port: 0, headers }); resolves to { url, close }.
+ * Serve root like scripts/serve.js ({ root, port: 0, headers }), and BLANK_PAGE; resolves to { url, close }.
  * `faults: { '/path': 'missing' | 'damaged' }` answers 404, or the file with its middle byte
  * flipped, for those paths (a server of its own is an origin of its own: an empty cache).
  */
 export async function serve(options) {
   const served = await startServer({ port: 0, ...options });
   const faults = options.faults || {};
-  if (ENGINE !== 'webkit' && Object.keys(faults).length === 0) return served;
   const [original] = served.server.listeners('request');
   served.server.removeAllListeners('request');
   const root = path.resolve(options.root);
   const headers = options.headers || {};
   served.server.on('request', (req, res) => {
     const urlPath = (req.url || '/').split(/[?#]/)[0];
+    if (urlPath === `/${BLANK_PAGE}`) {
+      const probe = ENGINE === 'webkit' ? `<script src="${PROBE_PATH}"></script>` : '';
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', ...headers });
+      res.end(`<!doctype html><html lang="en"><head>${probe}<meta charset="utf-8"><title>blank</title></head><body></body></html>`);
+      return;
+    }
     if (faults[urlPath] === 'missing') {
       res.writeHead(404, { 'Content-Type': 'text/plain', ...headers });
       res.end('not here');

@@ -5,18 +5,27 @@
 // hover, sources of weights, free text (as text, never HTML), timing. Screenshots go to
 // build/screenshots/<engine>/.
 //
+// In every engine: the first load (in an empty cache), the first example sentence drawn for
+// every head, a typed sentence, the JSON download loaded back, keyboard, hover, the dark theme
+// and a device pixel ratio of 2, the console. In Chromium only: the other example sentences,
+// the head labels, the random heads, the state_dict files (refused, four heads, grouped-query),
+// the tagger, the free-text labels, markup and length limit, switching heads off and the
+// timings: our own code on the same WebAssembly.
+// The tests share one page, put back by explorer.reset() before each; the DPR-2 test opens one
+// more.
+//
 //   node --test tests/browser/explorer.test.js
 
-import { after, before, test } from 'node:test';
+import { after, before, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import os from 'node:os';
-import { note, startWeb, stopWeb } from './driver.js';
+import { startWeb, stopWeb, test } from './driver.js';
 import { EXAMPLES } from '../../web/sources/examples.js';
 import { checkHeadLabel, THRESHOLDS } from '../../web/sources/label-checks.js';
-import { attachExplorer, settled, waitForExplorer } from './page-state.js';
+import { attachExplorer, resetExplorer, settled, waitForExplorer } from './page-state.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
@@ -26,6 +35,8 @@ let server;
 let browser;
 let page;
 const consoleErrors = [];
+/** The browser's CPU time (ms) from navigation to interactive on the file's page, or null. */
+let firstLoadCpuMs = null;
 
 function expectedMissing(url) {
   // The lesson text is optional; the page imports it only if it exists.
@@ -34,11 +45,18 @@ function expectedMissing(url) {
 
 before(async () => {
   ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm'] }));
-  page = await newPage({ width: 1280, height: 900 });
+  // the file's one page is a first load in a context of its own (an empty cache): the first
+  // test reports its wall time to interactive and the CPU time the browser spent on it, which
+  // other processes on a busy machine do not inflate
+  page = await newPage({ width: 1280, height: 900 }, { freshContext: true });
+  const cpuBefore = browserCpuMs();
   await openPage();
+  if (cpuBefore != null) firstLoadCpuMs = browserCpuMs() - cpuBefore;
 });
 
 after(() => stopWeb({ server, browser }));
+
+beforeEach(() => resetExplorer(page));
 
 async function newPage(viewport, options = {}) {
   const p = await browser.newPage({ viewport, ...options });
@@ -159,19 +177,12 @@ function labelVerdicts(snap) {
   return Array.from({ length: 8 }, (_, h) => checkHeadLabel(h, headMap(snap, h), snap.tokens, snap.apiStats[h]));
 }
 
-test('the page loads, becomes interactive, and shows eight heads', async () => {
-  // a fresh context (empty cache): wall time to interactive, and the CPU time the browser spent
-  // on it, which other processes on a busy machine do not inflate
-  const fresh = await newPage({ width: 1280, height: 900 }, { freshContext: true });
-  const cpuBefore = browserCpuMs();
-  await openPage(fresh);
-  const cpuAfter = browserCpuMs();
-  const freshTimings = await fresh.evaluate(() => window.explorer.timings);
-  await fresh.close();
-  if (cpuBefore != null) {
-    console.log(`fresh load: interactive after ${freshTimings.readyMs.toFixed(0)} ms wall (core loaded at ${freshTimings.coreLoadedMs.toFixed(0)} ms); browser CPU time from navigation to interactive ${(cpuAfter - cpuBefore).toFixed(0)} ms (load average ${(os.loadavg()[0]).toFixed(1)} on ${os.cpus().length} cores)`);
-  }
+test('the page loads, becomes interactive, and shows eight heads', { engines: 'all', why: 'wasm' }, async () => {
+  // the file's page was opened in before() as a first load, in an empty cache
   const timings = await page.evaluate(() => window.explorer.timings);
+  if (firstLoadCpuMs != null) {
+    console.log(`fresh load: interactive after ${timings.readyMs.toFixed(0)} ms wall (core loaded at ${timings.coreLoadedMs.toFixed(0)} ms); browser CPU time from navigation to interactive ${firstLoadCpuMs.toFixed(0)} ms (load average ${(os.loadavg()[0]).toFixed(1)} on ${os.cpus().length} cores)`);
+  }
   const nav = await page.evaluate(() => performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd);
   console.log(`interactive ${timings.readyMs.toFixed(0)} ms after navigation start (DOMContentLoaded ${nav.toFixed(0)} ms; target 500 ms on an idle machine)`);
   // 500 ms is the target on an idle machine; this only catches a page that hangs on a busy one
@@ -192,11 +203,10 @@ test('the page loads, becomes interactive, and shows eight heads', async () => {
   await page.click('#head-tab-0');
 });
 
-test('every example sentence and every head: what the page draws is what the API computes', async () => {
+/** Sentences first..last-1 (clicked), each head (clicked): the views equal the API's numbers. */
+async function assertSentencesMatchApi(first, last) {
   let worst = 0;
-  const sentences = await page.count('#sentence-list [role="radio"]');
-  assert.ok(sentences >= 6, `expected at least 6 example sentences, got ${sentences}`);
-  for (let i = 0; i < sentences; i += 1) {
+  for (let i = first; i < last; i += 1) {
     await page.click('#sentence-list [role="radio"]', { index: i });
     for (let h = 0; h < 8; h += 1) {
       await page.click(`#head-tab-${h}`);
@@ -206,10 +216,23 @@ test('every example sentence and every head: what the page draws is what the API
       worst = Math.max(worst, assertViewsMatchApi(snap, `sentence ${i + 1}, head ${h + 1}`).worst);
     }
   }
-  console.log(`${sentences} sentences × 8 heads: largest difference page vs API ${worst} (tolerance 1e-6)`);
+  return worst;
+}
+
+// The drawing code is the same for every sentence: every engine draws the first, Chromium the rest.
+test('the first example sentence and every head: what the page draws is what the API computes', { engines: 'all', why: 'layout' }, async () => {
+  const worst = await assertSentencesMatchApi(0, 1);
+  console.log(`sentence 1 × 8 heads: largest difference page vs API ${worst} (tolerance 1e-6)`);
 });
 
-test('every designed head label holds by its weights on every example sentence', async () => {
+test('every other example sentence and every head: what the page draws is what the API computes', { engines: 'chromium', why: 'computation' }, async () => {
+  const sentences = await page.count('#sentence-list [role="radio"]');
+  assert.ok(sentences >= 6, `expected at least 6 example sentences, got ${sentences}`);
+  const worst = await assertSentencesMatchApi(1, sentences);
+  console.log(`sentences 2-${sentences} × 8 heads: largest difference page vs API ${worst} (tolerance 1e-6)`);
+});
+
+test('every designed head label holds by its weights on every example sentence', { engines: 'chromium', why: 'computation' }, async () => {
   const rows = [];
   let failures = [];
   for (let i = 0; i < EXAMPLES.length; i += 1) {
@@ -229,7 +252,7 @@ test('every designed head label holds by its weights on every example sentence',
   assert.deepEqual(failures, []);
 });
 
-test('the label checks can fail: random heads are diffuse and carry none of the labels', async () => {
+test('the label checks can fail: random heads are diffuse and carry none of the labels', { engines: 'chromium', why: 'computation' }, async () => {
   await page.click('#sentence-list [role="radio"]', { index: 0 });
   await page.check('input[name="source"][value="random"]');
   await waitForExplorer(page, () => window.explorer.source.id === 'random');
@@ -256,7 +279,7 @@ test('the label checks can fail: random heads are diffuse and carry none of the 
   await waitForExplorer(page, () => window.explorer.source.id === 'designed');
 });
 
-test('loading a state_dict file: wrong width is refused with a clear message; a good one is applied', async () => {
+test('loading a state_dict file: wrong width is refused with a clear message; a good one is applied', { engines: 'chromium', why: 'faults' }, async () => {
   const bad = JSON.stringify({ config: { embed_dim: 8, num_heads: 2 }, state_dict: {
     in_proj_weight: { shape: [24, 8], dtype: 'float32', data: new Array(192).fill(0) },
     in_proj_bias: { shape: [24], dtype: 'float32', data: new Array(24).fill(0) },
@@ -309,7 +332,7 @@ test('loading a state_dict file: wrong width is refused with a clear message; a 
   await waitForExplorer(page, () => window.explorer.source.id === 'designed' && window.explorer.source.numHeads === 8);
 });
 
-test('export: the weights as JSON that loads back', async () => {
+test('export: the weights as JSON that loads back', { engines: 'all', why: 'downloads' }, async () => {
   await page.click('#sentence-list [role="radio"]', { index: 0 });
   await page.click('#head-tab-4');
   const snap = await snapshotWithReference();
@@ -325,7 +348,7 @@ test('export: the weights as JSON that loads back', async () => {
   await waitForExplorer(page, () => window.explorer.source.id === 'designed');
 });
 
-test('the example sentences were tagged at build time exactly as the tagger tags them now', async () => {
+test('the example sentences were tagged at build time exactly as the tagger tags them now', { engines: 'chromium', why: 'computation' }, async () => {
   const mismatches = await page.evaluate(async () => {
     const { default: nlp } = await import('/vendor/compromise-three.mjs');
     const { tagText } = await import('/sources/tokens.js');
@@ -337,22 +360,34 @@ test('the example sentences were tagged at build time exactly as the tagger tags
   assert.deepEqual(mismatches, [], 'web/sources/examples.tagged.js is out of date: run node scripts/tag-examples.js');
 });
 
-test('free text is tagged in the page, shown as text, and the labels hold on it', async () => {
-  const sentences = [
-    'The girl told her brother that he was late.',
-    'Two old dogs and a young cat slept in the warm kitchen while the children played outside.',
-  ];
-  for (const text of sentences) {
-    await page.fill('#free-text', text);
-    await page.click('#free-text-form button[type="submit"]');
-    await waitForExplorer(page, (t) => window.explorer.sentence.text === t, text);
-    const snap = await snapshotWithReference();
-    assertViewsMatchApi(snap, `free text "${text}"`);
+const FREE_TEXTS = [
+  'The girl told her brother that he was late.',
+  'Two old dogs and a young cat slept in the warm kitchen while the children played outside.',
+];
+
+/** Type `text` into the free-text box and send it; resolves to the page's snapshot once shown. */
+async function typeSentence(text) {
+  await page.fill('#free-text', text);
+  await page.click('#free-text-form button[type="submit"]');
+  await waitForExplorer(page, (t) => window.explorer.sentence.text === t, text);
+  const snap = await snapshotWithReference();
+  assertViewsMatchApi(snap, `free text "${text}"`);
+  return snap;
+}
+
+test('free text typed and sent is tagged in the page and drawn as the API computes it', { engines: 'all', why: 'input' }, async () => {
+  const snap = await typeSentence(FREE_TEXTS[0]);
+  console.log(`"${FREE_TEXTS[0]}": ${snap.L} tokens, drawn as the API computes them`);
+  await page.screenshot('explorer-free-text.png', { fullPage: false });
+});
+
+test('free text: the labels hold on it, it is shown as text, and its length is limited', { engines: 'chromium', why: 'validation' }, async () => {
+  for (const text of FREE_TEXTS) {
+    const snap = await typeSentence(text);
     const verdicts = labelVerdicts(snap);
     console.log(`"${text}" (${snap.L} tokens): ${verdicts.map((v, h) => `H${h + 1}:${v.holds ? 'ok' : 'FAIL'}`).join(' ')}`);
     verdicts.forEach((v, h) => assert.ok(v.holds, `free text, head ${h + 1}: ${v.summary}`));
   }
-  await page.screenshot('explorer-free-text.png', { fullPage: false });
 
   // markup typed by the user stays text
   const markup = 'The <img src=x onerror="window.__injected=1"> cat <b>sat</b>.';
@@ -389,7 +424,7 @@ test('free text is tagged in the page, shown as text, and the labels hold on it'
   await page.screenshot('explorer-64-tokens.png', { fullPage: false });
 });
 
-test('keyboard: sentences and heads are reachable and selectable without a mouse', async () => {
+test('keyboard: sentences and heads are reachable and selectable without a mouse', { engines: 'all', why: 'input' }, async () => {
   await page.click('#sentence-list [role="radio"]', { index: 0 });
   await page.click('#head-tab-0');
   await page.focus('#head-tab-0');
@@ -417,7 +452,7 @@ test('keyboard: sentences and heads are reachable and selectable without a mouse
   assert.equal(await page.count('#weights-table th[scope="col"]'), L + 1);
 });
 
-test('hovering a token highlights its row in every head; the W_O view follows it', async () => {
+test('hovering a token highlights its row in every head; the W_O view follows it', { engines: 'all', why: 'input' }, async () => {
   await page.click('#sentence-list [role="radio"]', { index: 0 });
   await page.hover('#token-strip button[data-index="7"]');
   // the highlight is drawn on the animation frame after the hover
@@ -450,7 +485,7 @@ test('hovering a token highlights its row in every head; the W_O view follows it
   await page.evaluate(() => document.activeElement.blur());
 });
 
-test('switching heads off: the bars are how far the core says each token moves', async () => {
+test('switching heads off: the bars are how far the core says each token moves', { engines: 'chromium', why: 'computation' }, async () => {
   await page.click('#sentence-list [role="radio"]', { index: 0 });
   await settled(page);
   await page.check('#ablation-view input[data-head="3"]');
@@ -505,7 +540,7 @@ function browserCpuMs() {
   return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
 }
 
-test('recompute and redraw time at lesson size', async () => {
+test('recompute and redraw time at lesson size', { engines: 'chromium', why: 'timing' }, async () => {
   // sync: the page's own measurement of forward pass + statistics + drawing (window.explorer.timings);
   // frame: from the click to the next animation frame after it, so style, layout and paint count too;
   // cpu: CPU time of all browser processes per change (frames included), which a busy machine does not inflate
@@ -553,11 +588,12 @@ test('recompute and redraw time at lesson size', async () => {
   if (cpuPerChange != null) assert.ok(cpuPerChange < 5000, `CPU per change ${cpuPerChange} ms (hang bound 5000 ms)`);
 });
 
-test('dark theme and a device pixel ratio of 2', async () => {
+test('dark theme and a device pixel ratio of 2', { engines: 'all', why: 'layout' }, async () => {
   await page.click('#theme-toggle');
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
   await page.screenshot('explorer-dark.png', { fullPage: true });
   await page.click('#theme-toggle');
+  // a page of its own: the device pixel ratio is set when a page opens
   const hi = await newPage({ width: 1280, height: 900 }, { deviceScaleFactor: 2 });
   await openPage(hi);
   const size = await hi.evaluate(() => {
@@ -572,7 +608,7 @@ test('dark theme and a device pixel ratio of 2', async () => {
   await hi.close();
 });
 
-test('no console errors', async () => {
+test('no console errors', { engines: 'all', why: 'errors' }, async () => {
   await page.flushEvents();
   assert.deepEqual(consoleErrors, []);
 });

@@ -4,15 +4,17 @@
 // asking for threads is a clear error. Also in a Web Worker of an isolated page
 // (createWorkerMha). An engine that does not isolate the page (no SharedArrayBuffer) says so,
 // and the test checks the fallback there: the single-thread core, and threads: true refused.
+// All of it in every engine (threads and workers are the engine's). One page for the file: the
+// isolated server's blank page for the first two tests, then the plain server's.
 //
 //   node --test tests/browser/threads.test.js
 
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ENGINE, launch, note, serve } from './driver.js';
+import { BLANK_PAGE, ENGINE, launch, note, serve, test } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
@@ -20,6 +22,7 @@ const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-E
 let plain;
 let isolated;
 let browser;
+let page = null;
 const errors = [];
 
 before(async () => {
@@ -36,11 +39,15 @@ after(async () => {
   if (isolated) await isolated.close();
 });
 
+/** The file's page at `server`'s origin (the page it is on, else it goes there). */
 async function openPage(server) {
-  const page = await browser.newPage();
-  page.on('pageError', (message) => errors.push(message));
-  // any same-origin page will do: the tests import the API themselves
-  await page.goto(`${server.url}embed.html`);
+  if (!page) {
+    page = await browser.newPage();
+    page.on('pageError', (message) => errors.push(message));
+  }
+  // a blank page of the origin: the tests import the API themselves
+  const url = `${server.url}${BLANK_PAGE}`;
+  if (page.url() !== url) await page.goto(url);
   return page;
 }
 
@@ -74,8 +81,8 @@ async function compareCores() {
   };
 }
 
-test('crossOriginIsolated page: loadMha() loads the pthreads core, with the numbers of the single-thread one', async () => {
-  const page = await openPage(isolated);
+test('crossOriginIsolated page: loadMha() loads the pthreads core, with the numbers of the single-thread one', { engines: 'all', why: 'workers' }, async () => {
+  await openPage(isolated);
   const r = await page.evaluate(compareCores);
   console.log(`# isolated page: crossOriginIsolated ${r.crossOriginIsolated}, loadMha() threads ${r.autoThreads}; ` +
     `max |threads - single|: output ${r.output.toExponential(2)}, weights ${r.weights.toExponential(2)}, ` +
@@ -95,11 +102,10 @@ test('crossOriginIsolated page: loadMha() loads the pthreads core, with the numb
   assert.equal(r.output, 0);
   assert.equal(r.weights, 0);
   assert.equal(r.streaming, 0);
-  await page.close();
 });
 
-test('crossOriginIsolated page: a Web Worker (createWorkerMha) computes on the pthreads core too', async () => {
-  const page = await openPage(isolated);
+test('crossOriginIsolated page: a Web Worker (createWorkerMha) computes on the pthreads core too', { engines: 'all', why: 'workers' }, async () => {
+  await openPage(isolated);
   const r = await page.evaluate(async () => {
     const { loadMha, createWorkerMha } = await import('/lib/index.js');
     const direct = await loadMha({ threads: false });
@@ -126,11 +132,10 @@ test('crossOriginIsolated page: a Web Worker (createWorkerMha) computes on the p
     assert.equal(r.threads, 2);
   }
   assert.equal(r.diff, 0);
-  await page.close();
 });
 
-test('page that is not isolated: loadMha() loads the single-thread core; threads: true is a clear error', async () => {
-  const page = await openPage(plain);
+test('page that is not isolated: loadMha() loads the single-thread core; threads: true is a clear error', { engines: 'all', why: 'workers' }, async () => {
+  await openPage(plain);
   const r = await page.evaluate(async () => {
     const { loadMha, threadsAvailable } = await import('/lib/index.js');
     const mha = await loadMha();
@@ -154,9 +159,9 @@ test('page that is not isolated: loadMha() loads the single-thread core; threads
   assert.equal(r.error?.code, 'INVALID_ARGUMENT');
   assert.match(r.error.message, /crossOriginIsolated/);
   assert.ok(r.ok, 'the single-thread core still computes after the refused request');
-  await page.close();
 });
 
-test('no page errors', () => {
+test('no page errors', { engines: 'all', why: 'errors' }, async () => {
+  if (page) await page.flushEvents();
   assert.deepEqual(errors, []);
 });

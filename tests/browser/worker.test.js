@@ -1,15 +1,16 @@
 // The worker API in each engine (tests/browser/driver.js): createWorkerMha() gives the results of the direct call, errors
 // with their codes, dispose/terminate; and a large forward pass in the worker leaves the main
-// thread free (animation frames keep coming) where the direct call blocks it.
+// thread free (animation frames keep coming) where the direct call blocks it. All of it in
+// every engine (workers are the engine's), in one page.
 //
 //   node --test tests/browser/worker.test.js
 
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launch, serve } from './driver.js';
+import { BLANK_PAGE, launch, serve, test } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -24,8 +25,8 @@ before(async () => {
   browser = await launch();
   page = await browser.newPage();
   page.on('pageError', (message) => errors.push(message));
-  // any same-origin page will do: the tests import the API themselves
-  await page.goto(`${server.url}embed.html`);
+  // a blank page of the origin: the tests import the API themselves
+  await page.goto(`${server.url}${BLANK_PAGE}`);
 });
 
 after(async () => {
@@ -33,7 +34,7 @@ after(async () => {
   if (server) await server.close();
 });
 
-test('the worker call returns what the direct call returns', async () => {
+test('the worker call returns what the direct call returns', { engines: 'all', why: 'workers' }, async () => {
   const result = await page.evaluate(async () => {
     const { loadMha, createWorkerMha } = await import('/lib/index.js');
     const direct = await loadMha();
@@ -70,7 +71,7 @@ test('the worker call returns what the direct call returns', async () => {
   assert.deepEqual(result.names, ['q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']);
 });
 
-test('errors cross the worker as MhaError with their codes', async () => {
+test('errors cross the worker as MhaError with their codes', { engines: 'all', why: 'workers' }, async () => {
   const result = await page.evaluate(async () => {
     const { createWorkerMha, MhaError } = await import('/lib/index.js');
     const worker = await createWorkerMha();
@@ -108,7 +109,7 @@ test('errors cross the worker as MhaError with their codes', async () => {
   assert.match(result.after, /^MhaError WORKER_ERROR: /);
 });
 
-test('a large forward pass in the worker leaves the main thread free; the direct call blocks it', async () => {
+test('a large forward pass in the worker leaves the main thread free; the direct call blocks it', { engines: 'all', why: 'workers' }, async () => {
   const result = await page.evaluate(async () => {
     const { loadMha, createWorkerMha } = await import('/lib/index.js');
     const L = 384;
