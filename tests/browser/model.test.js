@@ -157,7 +157,8 @@ test('the page with a GPT-2 open and its head importance shown: 0 axe violations
   await page.waitForFunction(() => !!window.explorer.importance && window.explorer.busy === 0, null, { timeout: 60000 });
   const [layers, heads] = await page.evaluate(() => window.explorer.importance.shape);
   assert.equal(await page.count('#importance-view .importance-cell'), layers * heads);
-  await page.screenshot('model-gpt2.png', { fullPage: true });
+  // the explorer, where every model panel is (the page around it, with the lesson, is many screens long)
+  await page.screenshot('model-gpt2.png', { selector: '#explorer' });
   assert.deepEqual(await runAxe(page, 'the page with a GPT-2 open, head importance measured'), []);
   await page.click('#theme-toggle');
   assert.deepEqual(await runAxe(page, 'the same, dark'), []);
@@ -273,7 +274,7 @@ test('a BERT and a nanoGPT export open from files; BERT predicts at [MASK]', { e
   assert.equal(await page.evaluate(() => document.getElementById('importance-panel').hidden), true, 'no head importance without a next token');
   assert.equal(await page.evaluate(() => document.getElementById('predictions-panel').hidden), false);
   assert.match(await page.text('#predictions-view'), /In the place of/);
-  await page.screenshot('model-bert.png', { fullPage: true });
+  await page.screenshot('model-bert.png', { selector: '#explorer' });
   assert.deepEqual(await runAxe(page, 'the page with a BERT open'), []);
 
   const bert = await page.evaluate(() => window.explorer.source.opened.stamp);
