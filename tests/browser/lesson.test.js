@@ -7,8 +7,8 @@
 //
 // In every engine: the sections and KaTeX, the answer under the interview question, the exports
 // (downloads), the screenshots, a strict Content-Security-Policy, the console and requests. In
-// Chromium only: the interactive pieces' numbers against the core (they do not depend on the
-// engine), the practice box's reading of answers, and the core's timing.
+// Chromium only: the interactive pieces' numbers against the core and the core's timing (they
+// do not depend on the engine), and the practice box's reading of answers.
 //
 //   node --test tests/browser/lesson.test.js
 
@@ -71,7 +71,7 @@ test('every section is there, in order, and the formulas are typeset by the vend
   assert.ok(katexHref && katexHref.startsWith(server.url) && katexHref.includes('/vendor/katex/'), `KaTeX stylesheet from ${katexHref}`);
 });
 
-test('cost: d_model and h controls offer divisors only and change d_k, parameters and FLOPs', { engines: 'chromium', why: 'computation' }, async () => {
+test('cost: d_model and h controls offer divisors only and change d_k, parameters and FLOPs; the core is timed', { engines: 'chromium', why: 'computation' }, async () => {
   await page.scrollIntoView('#lesson-cost');
   for (const dModel of [64, 512]) {
     await clickSegment('d-model', dModel);
@@ -101,21 +101,13 @@ test('cost: d_model and h controls offer divisors only and change d_k, parameter
   assert.equal(await page.text('#cost-dk'), '128');
   const softmax4 = (await readRow('row-softmax')).map((t) => Number(t.replace(/,/g, '')));
   assert.deepEqual(softmax4, [64 * 64, 4 * 64 * 64]);
-  await clickSegment('d-model', 64);
-  await clickSegment('heads', 8);
-  assert.equal(await page.text('#cost-dk'), '8');
-});
-
-test('cost: the core is timed at d_model 512 with 4 heads', { engines: 'chromium', why: 'timing' }, async () => {
-  await page.scrollIntoView('#lesson-cost');
-  await clickSegment('d-model', 512);
-  await clickSegment('heads', 4);
   await page.waitForFunction(() => document.querySelector('#cost-table').dataset.timeH && !document.querySelector('#cost-table .time-h').textContent.includes('measuring'), null, { timeout: 30000 });
   const times = await page.evaluate(() => [Number(document.querySelector('#cost-table').dataset.time1), Number(document.querySelector('#cost-table').dataset.timeH)]);
   console.log(`  core time at d_model 512, L 64: 1 head ${times[0].toFixed(3)} ms, 4 heads ${times[1].toFixed(3)} ms`);
   assert.ok(times.every((t) => Number.isFinite(t) && t > 0), `times ${times}`);
   await clickSegment('d-model', 64);
   await clickSegment('heads', 8);
+  assert.equal(await page.text('#cost-dk'), '8');
 });
 
 test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with the core, and the verb head finds the subject', { engines: 'chromium', why: 'computation' }, async () => {

@@ -192,6 +192,7 @@ test('the model view opens a layer and head; the arrow keys move between its map
 
 test('a head switched off moves the predictions; the GPT-2\'s heads measured by the roles rule', { engines: 'chromium', why: 'computation', timeout: 120000 }, async () => {
   await showModel();
+  await showSentence(golden('gpt2-trained').at(-1).text);
   await page.selectOption('#layer', '1');
   await waitForExplorer(page, () => window.explorer.layer === 1 && window.explorer.busy === 0, null, 30000);
   // every head of layer 1 off: the prediction moves, and both lists are shown
