@@ -1,15 +1,16 @@
 // The pretrained encoder in each engine (tests/browser/driver.js), as a page uses it: loadEncoder() fetches the model from
 // the page's own origin with progress, keeps it in the Cache Storage (a second load reads no
 // byte from the network; a copy of another build is dropped), and gives what Node.js computes; createWorkerEncoder() gives the same
-// in a worker; a missing file rejects with MODEL_FILE naming it.
+// in a worker; a missing file rejects with MODEL_FILE naming it. All of it runs in every engine:
+// the Cache Storage, the worker and the fetch of a missing file are the engine's own.
 //
 //   node --test tests/browser/encoder.test.js
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { launch, limits, note, serve } from './driver.js';
+import { launch, limits, note, serve, test } from './driver.js';
 import { loadEncoder } from '../../web/lib/encoder.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -51,7 +52,7 @@ const sameAsNode = (r) => {
   assert.deepEqual(r.weights1, Array.from(node.layers[1].weights.data));
 };
 
-test('loadEncoder in the page: progress, the same numbers as Node.js, and the second load from the cache', async () => {
+test('loadEncoder in the page: progress, the same numbers as Node.js, and the second load from the cache', { engines: 'all', why: 'wasm' }, async () => {
   // webkit: the requests of a run are the Resource Timing entries it added
   const run = async () => {
     const before = (await page.requests())?.length;
@@ -97,7 +98,7 @@ test('loadEncoder in the page: progress, the same numbers as Node.js, and the se
   assert.deepEqual(errors, []);
 });
 
-test('createWorkerEncoder: the same results in a worker; errors keep their codes', async () => {
+test('createWorkerEncoder: the same results in a worker; errors keep their codes', { engines: 'all', why: 'workers' }, async () => {
   const r = await page.evaluate(async (sentence) => {
     const { createWorkerEncoder } = await import('/lib/encoder.js');
     const progress = [];
@@ -128,7 +129,7 @@ test('createWorkerEncoder: the same results in a worker; errors keep their codes
   assert.equal(r.config.numLayers, 2);
 });
 
-test('a missing model folder rejects with MODEL_FILE naming the file, in the page and in the worker', async () => {
+test('a missing model folder rejects with MODEL_FILE naming the file, in the page and in the worker', { engines: 'all', why: 'workers' }, async () => {
   const r = await page.evaluate(async () => {
     const { loadEncoder, createWorkerEncoder } = await import('/lib/encoder.js');
     const direct = await loadEncoder({ modelUrl: '/models/nothing/' }).catch((e) => ({ code: e.code, message: e.message }));

@@ -1,16 +1,22 @@
 // The lesson below the explorer, in a real browser (each engine of tests/browser/driver.js),
-// served by scripts/serve.js on a free port. Every interactive piece is driven and its numbers
-// are compared with what the JS API computes in the same page with a fresh module; each export
-// is downloaded and its content compared with the core's map. No console errors. Screenshots of
-// every section (light and dark) go to build/screenshots/<engine>/lesson-*.png.
+// served by scripts/serve.js on a free port, one page for the file. Every interactive piece is
+// driven and its numbers are compared with what the JS API computes in the same page with a
+// fresh module; each export is downloaded and its content compared with the core's map. No
+// console errors. Screenshots of every section (light and dark) go to
+// build/screenshots/<engine>/lesson-*.png.
+//
+// In every engine: the sections and KaTeX, the answer under the interview question, the exports
+// (downloads), the screenshots, a strict Content-Security-Policy, the console and requests. In
+// Chromium only: the interactive pieces' numbers against the core and the core's timing (they
+// do not depend on the engine), and the practice box's reading of answers.
 //
 //   node --test tests/browser/lesson.test.js
 
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { SHOTS, limits, note, serve, startWeb, stopWeb } from './driver.js';
+import { SHOTS, limits, note, serve, startWeb, stopWeb, test } from './driver.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const webRoot = path.join(root, 'web');
@@ -52,7 +58,7 @@ async function clickSegment(group, value) {
   await page.click(`[data-name="${group}"] button[data-value="${value}"]`);
 }
 
-test('every section is there, in order, and the formulas are typeset by the vendored KaTeX', async () => {
+test('every section is there, in order, and the formulas are typeset by the vendored KaTeX', { engines: 'all', why: 'layout' }, async () => {
   const ids = await page.evaluate(() => [...document.querySelectorAll('#lesson .lesson-section')].map((s) => s.id));
   console.log(`  sections: ${ids.join(', ')}`);
   assert.deepEqual(ids, SECTIONS);
@@ -65,7 +71,7 @@ test('every section is there, in order, and the formulas are typeset by the vend
   assert.ok(katexHref && katexHref.startsWith(server.url) && katexHref.includes('/vendor/katex/'), `KaTeX stylesheet from ${katexHref}`);
 });
 
-test('cost: d_model and h controls offer divisors only and change d_k, parameters and FLOPs; the core is timed', async () => {
+test('cost: d_model and h controls offer divisors only and change d_k, parameters and FLOPs; the core is timed', { engines: 'chromium', why: 'computation' }, async () => {
   await page.scrollIntoView('#lesson-cost');
   for (const dModel of [64, 512]) {
     await clickSegment('d-model', dModel);
@@ -104,7 +110,7 @@ test('cost: d_model and h controls offer divisors only and change d_k, parameter
   assert.equal(await page.text('#cost-dk'), '8');
 });
 
-test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with the core, and the verb head finds the subject', async () => {
+test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with the core, and the verb head finds the subject', { engines: 'chromium', why: 'computation' }, async () => {
   await page.scrollIntoView('#lesson-one-head');
   await clickSegment('follow-head', 3); // H4: verb -> subject
   await clickSegment('follow-token', 2); // "sat"
@@ -131,7 +137,7 @@ test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with t
   assertClose('softmax column (3 decimals) vs core', shown, core, 5e-4);
 });
 
-test('the live code prints (1, 10, 64), (1, 10, 10) and d_k = 8, and runs again on request', async () => {
+test('the live code prints (1, 10, 64), (1, 10, 10) and d_k = 8, and runs again on request', { engines: 'chromium', why: 'computation' }, async () => {
   await page.scrollIntoView('#lesson-code');
   await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs || 0) >= 1, null, { timeout: 30000 });
   const first = await page.text('#code-output');
@@ -148,7 +154,7 @@ test('the live code prints (1, 10, 64), (1, 10, 10) and d_k = 8, and runs again 
   assert.match(await page.text('#code-output'), /^\(1, 10, 64\)\n\(1, 10, 10\)\n8\n/);
 });
 
-test('more heads: h = 1, 2, 4, 8, 16 at d_model 64 with d_k and diversity from the core', async () => {
+test('more heads: h = 1, 2, 4, 8, 16 at d_model 64 with d_k and diversity from the core', { engines: 'chromium', why: 'computation' }, async () => {
   const rows = await page.$$eval('#heads-table tbody tr', (trs) => trs.map((tr) => ({
     h: Number(tr.dataset.h), dk: Number(tr.children[1].textContent), maps: tr.querySelectorAll('canvas').length, diversity: tr.querySelector('.diversity').textContent,
   })));
@@ -174,7 +180,7 @@ test('more heads: h = 1, 2, 4, 8, 16 at d_model 64 with d_k and diversity from t
   assert.equal(rows[4].diversity, core.toFixed(3));
 });
 
-test('forgetting W_O: the toggle changes the output; without W_O it equals the concatenation, heads unmixed', async () => {
+test('forgetting W_O: the toggle changes the output; without W_O it equals the concatenation, heads unmixed', { engines: 'chromium', why: 'computation' }, async () => {
   await page.scrollIntoView('#mistake-wo');
   const read = () => page.evaluate(() => ({ ...document.querySelector('#mistake-wo').dataset, numbers: document.querySelector('#wo-demo-numbers').textContent }));
   const withWo = await read();
@@ -194,7 +200,7 @@ test('forgetting W_O: the toggle changes the output; without W_O it equals the c
   assert.equal((await read()).numbers, withWo.numbers);
 });
 
-test('grouped-query attention: the KV-head control changes the sharing diagram and the memory figure', async () => {
+test('grouped-query attention: the KV-head control changes the sharing diagram and the memory figure', { engines: 'chromium', why: 'computation' }, async () => {
   await page.scrollIntoView('#lesson-gqa');
   for (const G of [8, 4, 2, 1]) {
     await clickSegment('kv-heads', G);
@@ -216,7 +222,7 @@ test('grouped-query attention: the KV-head control changes the sharing diagram a
   assert.match(llama, /^4,096 B/, 'Llama 3 70B: 2 × 8 KV heads × 128 × 2 bytes');
 });
 
-test('masks: the causal toggle zeroes every weight above the diagonal; a second sentence gives cross-attention', async () => {
+test('masks: the causal toggle zeroes every weight above the diagonal; a second sentence gives cross-attention', { engines: 'chromium', why: 'computation' }, async () => {
   await page.scrollIntoView('#lesson-masks');
   const read = () => page.evaluate(() => ({ ...document.querySelector('#lesson-masks').dataset }));
   const open = await read();
@@ -236,7 +242,7 @@ test('masks: the causal toggle zeroes every weight above the diagonal; a second 
   await page.selectOption('#masks-source', '-1');
 });
 
-test('head ablation: switching heads off changes the output, by the norms the core gives', async () => {
+test('head ablation: switching heads off changes the output, by the norms the core gives', { engines: 'chromium', why: 'computation' }, async () => {
   await page.scrollIntoView('#lesson-ablation');
   const boxes = '#lesson-ablation input[type="checkbox"]';
   for (let h = 0; h < 8; h += 1) await page.uncheck(boxes, h);
@@ -265,7 +271,7 @@ test('head ablation: switching heads off changes the output, by the norms the co
   await page.uncheck(boxes, 6);
 });
 
-test('interview: the answer opens under the question', async () => {
+test('interview: the answer opens under the question', { engines: 'all', why: 'input' }, async () => {
   await page.scrollIntoView('#lesson-interview');
   assert.equal(await page.visible('#interview-answer p'), false);
   await page.click('#interview-answer summary');
@@ -273,7 +279,7 @@ test('interview: the answer opens under the question', async () => {
   assert.match(await page.text("#interview-answer"), /the projections are the same matrices/);
 });
 
-test('practice: the answer box accepts 64 and rejects other answers with feedback', async () => {
+test('practice: the answer box accepts 64 and rejects other answers with feedback', { engines: 'chromium', why: 'validation' }, async () => {
   await page.scrollIntoView('#lesson-practice');
   const answer = async (text) => {
     await page.fill('#practice-answer', text);
@@ -304,7 +310,7 @@ function csvCells(line) {
   return cells;
 }
 
-test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numbers', async () => {
+test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numbers', { engines: 'all', why: 'downloads' }, async () => {
   await page.scrollIntoView('#explorer');
   await page.click('#head-tab-4'); // H5
   // the core's map for the explorer's current state, recomputed in the page with a fresh module
@@ -413,7 +419,7 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
   await page.click('#head-tab-0');
 });
 
-test('screenshots of every section, light and dark', async () => {
+test('screenshots of every section, light and dark', { engines: 'all', why: 'layout' }, async () => {
   for (const theme of ['light', 'dark']) {
     const dark = await page.evaluate(() => document.documentElement.dataset.theme === 'dark');
     if ((theme === 'dark') !== dark) await page.click('#theme-toggle');
@@ -437,7 +443,7 @@ test('screenshots of every section, light and dark', async () => {
   console.log(`  ${SECTIONS.length * 2} screenshots in ${path.relative(root, SHOTS)}/`);
 });
 
-test('under a strict Content-Security-Policy the lesson and KaTeX cause no violation', async () => {
+test('under a strict Content-Security-Policy the lesson and KaTeX cause no violation', { engines: 'all', why: 'csp' }, async () => {
   // the policy of tests/browser/csp.test.js: no inline script or style, nothing from elsewhere
   const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
   const strict = await serve({ root: webRoot, headers: { 'Content-Security-Policy': CSP } });
@@ -462,7 +468,7 @@ test('under a strict Content-Security-Policy the lesson and KaTeX cause no viola
   }
 });
 
-test('no console errors and no request outside the page\'s own server', async () => {
+test('no console errors and no request outside the page\'s own server', { engines: 'all', why: 'errors' }, async () => {
   await page.flushEvents();
   const timed = await page.requests();
   if (timed) {

@@ -1,24 +1,31 @@
-// A model the user opens, in a real browser (each engine of tests/browser/driver.js): the small
-// GPT-2 trained on the repo's sentences picked as files, BERT and a nanoGPT export picked the
-// same way, the page's example model fetched from a URL, and <mha-explorer model-url> (the
-// example, and a BERT and a nanoGPT export served from another origin). Checks:
+// A model the user opens, in a real browser (each engine of tests/browser/driver.js), one page for
+// the file: the small GPT-2 trained on the repo's sentences picked as files, BERT and a nanoGPT
+// export picked the same way, the page's example model fetched from a URL, and <mha-explorer
+// model-url> (the example, and a BERT and a nanoGPT export served from another origin). Checks:
 // the ids, every layer's attention weights (the model view's maps) and head importance equal
 // the PyTorch goldens of tests/golden/models (scripts/hf_reference.py) within 1e-5 / 1e-4; the
 // predictions panel is the softmax of the golden logits; a click in the model view opens that
 // layer and head; switching a head off changes the predictions shown; bad files get a message
 // naming the file, and the page keeps working. Screenshots: build/screenshots/<engine>/.
-//
 // axe-core finds 0 WCAG 2.1 A/AA violations with a model open (light and dark).
+//
+// In every engine: the GPT-2 picked as files with one golden sentence, axe and the screenshot
+// with its head importance shown, the model view's click and arrow keys, one bad file (no
+// model.safetensors), the example from a URL with <mha-explorer model-url>, and one layer of a
+// BERT in the element from another origin. In Chromium only (the numbers do not depend on the
+// engine): the other golden sentences and head importance against PyTorch, heads switched off,
+// the roles measurement, BERT and nanoGPT from files, every other bad file, and every other layer
+// of the models from another origin.
 //
 //   node --test tests/browser/model.test.js
 
-import { after, before, test } from 'node:test';
+import { after, before, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { serve, startWeb, stopWeb } from './driver.js';
-import { attachExplorer, waitForExplorer } from './page-state.js';
+import { serve, startWeb, stopWeb, test } from './driver.js';
+import { attachExplorer, resetExplorer, waitForExplorer } from './page-state.js';
 import { runAxe } from './axe.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -54,6 +61,14 @@ after(async () => {
   if (modelServer) await modelServer.close();
 });
 
+beforeEach(() => resetExplorer(page, 60000));
+
+/** The model source again: it shows the last model opened from files (the GPT-2 until BERT and nanoGPT are opened). */
+async function showModel() {
+  await page.check('input[name="source"][value="model"]');
+  await waitForExplorer(page, () => window.explorer.source?.id === 'model' && window.explorer.busy === 0, null, 60000);
+}
+
 /** Type a sentence and wait until the explorer shows it. */
 async function showSentence(text) {
   await page.fill('#free-text', text);
@@ -77,40 +92,49 @@ function maxDifference(layers, attentions) {
   return worst;
 }
 
-test('a GPT-2 picked as files: ids, every layer and head importance as PyTorch computes them', { timeout: 180000 }, async () => {
+/** A golden run shown: its ids, every layer's weights, the model view's maps, and the predictions at its last token as PyTorch computes them. */
+async function checkRun(run) {
+  await showSentence(run.text);
+  const shown = await shownLayers();
+  assert.deepEqual(shown.ids, run.ids, `ids of "${run.text}"`);
+  const worst = maxDifference(shown.layers, run.attentions);
+  console.log(`  "${run.text}": every layer's weights, max |page − PyTorch| = ${worst.toExponential(2)} (tolerance ${WEIGHTS_TOLERANCE})`);
+  assert.ok(worst <= WEIGHTS_TOLERANCE, `"${run.text}": weights differ from PyTorch by ${worst}`);
+  // the model view: one map per layer and head
+  assert.equal(await page.count('#model-grid .model-cell'), run.attentions.length * await page.evaluate(() => window.explorer.numHeads));
+  // the predictions at the last token: the softmax of PyTorch's logits there
+  const last = run.ids.length - 1;
+  const at = run.logit_positions.indexOf(last);
+  if (at >= 0) {
+    const V = run.logits.length / run.logit_positions.length;
+    const logits = run.logits.slice(at * V, (at + 1) * V);
+    const max = Math.max(...logits);
+    const sum = logits.reduce((s, v) => s + Math.exp(v - max), 0);
+    const expected = logits.map((v, id) => [id, Math.exp(v - max) / sum]).sort((a, b) => b[1] - a[1]).slice(0, 5);
+    await page.evaluate((t) => window.explorer.setFocusToken(t), last);
+    const predicted = await page.evaluate(() => {
+      const x = window.explorer;
+      return x.source.predictions(x.sentence.run, x.sentence.tokens.length - 1).map((p) => [p.id, p.probability]);
+    });
+    predicted.forEach(([id, p], k) => {
+      assert.equal(id, expected[k][0], `prediction ${k}: token ${id}, PyTorch's ${expected[k][0]}`);
+      assert.ok(Math.abs(p - expected[k][1]) < 1e-5, `prediction ${k}: ${p} vs ${expected[k][1]}`);
+    });
+    assert.equal(await page.count('#predictions-view li'), 5);
+    assert.match(await page.text('#predictions-view'), /After “/);
+  }
+}
+
+test('a GPT-2 picked as files: the ids and every layer of a sentence as PyTorch computes them', { engines: 'all', why: 'files', timeout: 120000 }, async () => {
   await page.setInputFiles('#model-files', files('gpt2-trained'));
   await waitForExplorer(page, () => window.explorer.source?.id === 'model' && window.explorer.busy === 0, null, 60000);
   assert.equal(await page.evaluate(() => document.querySelector('input[name="source"][value="model"]').checked), true);
-  for (const run of golden('gpt2-trained')) {
-    await showSentence(run.text);
-    const shown = await shownLayers();
-    assert.deepEqual(shown.ids, run.ids, `ids of "${run.text}"`);
-    const worst = maxDifference(shown.layers, run.attentions);
-    assert.ok(worst <= WEIGHTS_TOLERANCE, `"${run.text}": weights differ from PyTorch by ${worst}`);
-    // the model view: one map per layer and head
-    assert.equal(await page.count('#model-grid .model-cell'), run.attentions.length * await page.evaluate(() => window.explorer.numHeads));
-    // the predictions at the last token: the softmax of PyTorch's logits there
-    const last = run.ids.length - 1;
-    const at = run.logit_positions.indexOf(last);
-    if (at >= 0) {
-      const V = run.logits.length / run.logit_positions.length;
-      const logits = run.logits.slice(at * V, (at + 1) * V);
-      const max = Math.max(...logits);
-      const sum = logits.reduce((s, v) => s + Math.exp(v - max), 0);
-      const expected = logits.map((v, id) => [id, Math.exp(v - max) / sum]).sort((a, b) => b[1] - a[1]).slice(0, 5);
-      await page.evaluate((t) => window.explorer.setFocusToken(t), last);
-      const predicted = await page.evaluate(() => {
-        const x = window.explorer;
-        return x.source.predictions(x.sentence.run, x.sentence.tokens.length - 1).map((p) => [p.id, p.probability]);
-      });
-      predicted.forEach(([id, p], k) => {
-        assert.equal(id, expected[k][0], `prediction ${k}: token ${id}, PyTorch's ${expected[k][0]}`);
-        assert.ok(Math.abs(p - expected[k][1]) < 1e-5, `prediction ${k}: ${p} vs ${expected[k][1]}`);
-      });
-      assert.equal(await page.count('#predictions-view li'), 5);
-      assert.match(await page.text('#predictions-view'), /After “/);
-    }
-  }
+  await checkRun(golden('gpt2-trained')[0]);
+});
+
+test('the GPT-2\'s other golden sentences and its head importance as PyTorch computes them', { engines: 'chromium', why: 'computation', timeout: 120000 }, async () => {
+  await showModel();
+  for (const run of golden('gpt2-trained').slice(1)) await checkRun(run);
   // head importance, on the last golden sentence
   const run = golden('gpt2-trained').at(-1);
   await page.click('#importance-measure');
@@ -118,16 +142,31 @@ test('a GPT-2 picked as files: ids, every layer and head importance as PyTorch c
   const importance = await page.evaluate(() => Array.from(window.explorer.importance.data));
   const expected = run.head_importance.flat(Infinity);
   assert.equal(importance.length, expected.length);
+  let worst = 0;
+  importance.forEach((v, i) => { worst = Math.max(worst, Math.abs(v - expected[i])); });
+  console.log(`  head importance: max |page − PyTorch| = ${worst.toExponential(2)} (tolerance 1e-4)`);
   importance.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= 1e-4, `head importance ${i}: ${v} vs PyTorch ${expected[i]}`));
   assert.equal(await page.count('#importance-view .importance-cell'), expected.length);
-  await page.screenshot('model-gpt2.png', { fullPage: true });
+});
+
+test('the page with a GPT-2 open and its head importance shown: 0 axe violations, light and dark', { engines: 'all', why: 'accessibility', timeout: 120000 }, async () => {
+  await showModel();
+  // head importance on the last golden sentence, as the test above measures it
+  await showSentence(golden('gpt2-trained').at(-1).text);
+  await page.click('#importance-measure');
+  await page.waitForFunction(() => !!window.explorer.importance && window.explorer.busy === 0, null, { timeout: 60000 });
+  const [layers, heads] = await page.evaluate(() => window.explorer.importance.shape);
+  assert.equal(await page.count('#importance-view .importance-cell'), layers * heads);
+  // the explorer, where every model panel is (the page around it, with the lesson, is many screens long)
+  await page.screenshot('model-gpt2.png', { selector: '#explorer' });
   assert.deepEqual(await runAxe(page, 'the page with a GPT-2 open, head importance measured'), []);
   await page.click('#theme-toggle');
   assert.deepEqual(await runAxe(page, 'the same, dark'), []);
   await page.click('#theme-toggle');
 });
 
-test('the model view opens a layer and head; a head switched off moves the predictions', { timeout: 120000 }, async () => {
+test('the model view opens a layer and head; the arrow keys move between its maps', { engines: 'all', why: 'input', timeout: 60000 }, async () => {
+  await showModel();
   await page.click('#model-grid .model-cell[data-layer="1"][data-head="2"]');
   await waitForExplorer(page, () => window.explorer.layer === 1 && window.explorer.selectedHead === 2 && window.explorer.busy === 0, null, 30000);
   assert.equal(await page.attribute('#model-grid .model-cell[data-layer="1"][data-head="2"]', 'aria-pressed'), 'true');
@@ -149,6 +188,13 @@ test('the model view opens a layer and head; a head switched off moves the predi
   await page.focus('#model-grid .model-cell[data-layer="1"][data-head="2"]');
   await page.press('#model-grid .model-cell[data-layer="1"][data-head="2"]', 'ArrowUp');
   assert.equal(await page.evaluate(() => document.activeElement?.dataset.layer + ':' + document.activeElement?.dataset.head), '0:2');
+});
+
+test('a head switched off moves the predictions; the GPT-2\'s heads measured by the roles rule', { engines: 'chromium', why: 'computation', timeout: 120000 }, async () => {
+  await showModel();
+  await showSentence(golden('gpt2-trained').at(-1).text);
+  await page.selectOption('#layer', '1');
+  await waitForExplorer(page, () => window.explorer.layer === 1 && window.explorer.busy === 0, null, 30000);
   // every head of layer 1 off: the prediction moves, and both lists are shown
   await page.evaluate(() => window.explorer.setAblated([0, 1, 2, 3]));
   await page.waitForFunction(() => window.explorer.ablation?.heads.length === 4 && !!window.explorer.ablation.run, null, { timeout: 30000 });
@@ -176,40 +222,24 @@ test('the model view opens a layer and head; a head switched off moves the predi
   assert.match(await page.text('#head-tabs'), /H1/);
 });
 
-test('a BERT and a nanoGPT export open from files; BERT predicts at [MASK]', { timeout: 120000 }, async () => {
-  const gpt2 = await page.evaluate(() => window.explorer.source.opened?.stamp);
-  await page.setInputFiles('#model-files', files('bert-mlm'));
-  await waitForExplorer(page, (stamp) => window.explorer.source?.id === 'model' && window.explorer.source.opened?.stamp !== stamp && window.explorer.busy === 0, gpt2, 60000);
-  assert.equal(await page.evaluate(() => window.explorer.source.config.family), 'bert');
-  const [run] = golden('bert-mlm');
-  await showSentence(run.text);
-  const shown = await shownLayers();
-  assert.deepEqual(shown.ids, run.ids);
-  const worst = maxDifference(shown.layers, run.attentions);
-  assert.ok(worst <= WEIGHTS_TOLERANCE, `BERT weights differ from PyTorch by ${worst}`);
-  assert.equal(await page.evaluate(() => document.getElementById('importance-panel').hidden), true, 'no head importance without a next token');
-  assert.equal(await page.evaluate(() => document.getElementById('predictions-panel').hidden), false);
-  assert.match(await page.text('#predictions-view'), /In the place of/);
-  await page.screenshot('model-bert.png', { fullPage: true });
-  assert.deepEqual(await runAxe(page, 'the page with a BERT open'), []);
-
-  const bert = await page.evaluate(() => window.explorer.source.opened.stamp);
-  await page.setInputFiles('#model-files', files('nanogpt-char'));
-  await waitForExplorer(page, (stamp) => window.explorer.source?.id === 'model' && window.explorer.source.opened?.stamp !== stamp && window.explorer.busy === 0, bert, 60000);
-  assert.equal(await page.evaluate(() => window.explorer.source.config.family), 'gpt2');
-  const [nano] = golden('nanogpt-char');
-  await showSentence(nano.text);
-  const n = await shownLayers();
-  assert.deepEqual(n.ids, nano.ids);
-  assert.ok(maxDifference(n.layers, nano.attentions) <= WEIGHTS_TOLERANCE);
-});
-
-test('bad files get a message naming the file, and the page keeps working', { timeout: 120000 }, async () => {
+test('a model without model.safetensors gets a message naming the file, and the page keeps working', { engines: 'all', why: 'files', timeout: 60000 }, async () => {
+  await showModel();
   const before = await page.evaluate(() => window.explorer.source.opened?.stamp);
   await page.setInputFiles('#model-files', files('gpt2-trained', ['config.json', 'tokenizer.json']));
   await page.waitForFunction(() => !document.getElementById('source-error').hidden, null, { timeout: 30000 });
   assert.match(await page.text('#source-error'), /model\.safetensors/);
   assert.equal(await page.evaluate(() => window.explorer.source.opened?.stamp), before, 'the model shown stays');
+  // still computing
+  await showSentence('Still working after a bad file.');
+  await page.click('input[name="source"][value="designed"]');
+  await waitForExplorer(page, () => window.explorer.source?.id === 'designed' && window.explorer.busy === 0, null, 30000);
+  await page.flushEvents();
+  assert.deepEqual(consoleErrors, []);
+});
+
+test('every other bad file gets a message naming the file, and the page keeps working', { engines: 'chromium', why: 'faults', timeout: 120000 }, async () => {
+  await showModel();
+  const before = await page.evaluate(() => window.explorer.source.opened?.stamp);
   const damaged = readFileSync(path.join(models, 'gpt2-trained', 'config.json'), 'utf8').replace('"n_head":4', '"n_head":3');
   await page.setInputFiles('#model-files', [{ name: 'config.json', buffer: Buffer.from(damaged) }, ...files('gpt2-trained', ['model.safetensors', 'tokenizer.json'])]);
   await page.waitForFunction(() => /config\.json|n_head/.test(document.getElementById('source-error').textContent), null, { timeout: 30000 });
@@ -229,7 +259,37 @@ test('bad files get a message naming the file, and the page keeps working', { ti
   assert.deepEqual(consoleErrors, []);
 });
 
-test('the example model from a URL, and <mha-explorer model-url>', { timeout: 120000 }, async () => {
+// Last of the tests that show a model opened from files: the model source shows nanoGPT after it.
+test('a BERT and a nanoGPT export open from files; BERT predicts at [MASK]', { engines: 'chromium', why: 'computation', timeout: 120000 }, async () => {
+  await showModel();
+  const gpt2 = await page.evaluate(() => window.explorer.source.opened?.stamp);
+  await page.setInputFiles('#model-files', files('bert-mlm'));
+  await waitForExplorer(page, (stamp) => window.explorer.source?.id === 'model' && window.explorer.source.opened?.stamp !== stamp && window.explorer.busy === 0, gpt2, 60000);
+  assert.equal(await page.evaluate(() => window.explorer.source.config.family), 'bert');
+  const [run] = golden('bert-mlm');
+  await showSentence(run.text);
+  const shown = await shownLayers();
+  assert.deepEqual(shown.ids, run.ids);
+  const worst = maxDifference(shown.layers, run.attentions);
+  assert.ok(worst <= WEIGHTS_TOLERANCE, `BERT weights differ from PyTorch by ${worst}`);
+  assert.equal(await page.evaluate(() => document.getElementById('importance-panel').hidden), true, 'no head importance without a next token');
+  assert.equal(await page.evaluate(() => document.getElementById('predictions-panel').hidden), false);
+  assert.match(await page.text('#predictions-view'), /In the place of/);
+  await page.screenshot('model-bert.png', { selector: '#explorer' });
+  assert.deepEqual(await runAxe(page, 'the page with a BERT open'), []);
+
+  const bert = await page.evaluate(() => window.explorer.source.opened.stamp);
+  await page.setInputFiles('#model-files', files('nanogpt-char'));
+  await waitForExplorer(page, (stamp) => window.explorer.source?.id === 'model' && window.explorer.source.opened?.stamp !== stamp && window.explorer.busy === 0, bert, 60000);
+  assert.equal(await page.evaluate(() => window.explorer.source.config.family), 'gpt2');
+  const [nano] = golden('nanogpt-char');
+  await showSentence(nano.text);
+  const n = await shownLayers();
+  assert.deepEqual(n.ids, nano.ids);
+  assert.ok(maxDifference(n.layers, nano.attentions) <= WEIGHTS_TOLERANCE);
+});
+
+test('the example model from a URL, and <mha-explorer model-url>', { engines: 'all', why: 'end-to-end', timeout: 120000 }, async () => {
   await page.click('#model-example');
   await waitForExplorer(page, () => window.explorer.source?.id === 'model' && !!window.explorer.source.url && window.explorer.busy === 0, null, 60000);
   assert.match(await page.text('#model-name'), /gpt2-lesson/);
@@ -263,32 +323,45 @@ test('the example model from a URL, and <mha-explorer model-url>', { timeout: 12
   assert.deepEqual(consoleErrors, []);
 });
 
-test('<mha-explorer model-url> of a BERT and a nanoGPT export on another site: every layer as PyTorch computes it', { timeout: 120000 }, async () => {
+/** <mha-explorer model-url> of a model `name` served from another origin, at `layer`: its weights against PyTorch's. */
+async function elementLayer(name, layer) {
+  const [run] = golden(name);
+  await page.evaluate(async ({ url, text, layer: l }) => {
+    await import('/element/mha-explorer.js');
+    document.getElementById('model-element')?.remove();
+    const element = document.createElement('mha-explorer');
+    element.id = 'model-element';
+    element.setAttribute('model-url', url);
+    element.setAttribute('sentence', text);
+    element.setAttribute('layer', String(l));
+    document.body.append(element);
+  }, { url: `${modelServer.url}${name}/`, text: run.text, layer });
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.getElementById('model-element')?.status), null, { timeout: 60000 });
+  const shown = await page.evaluate(() => {
+    const element = document.getElementById('model-element');
+    const r = element.result;
+    return { status: element.status, error: element.shadowRoot.textContent.slice(0, 300), data: r ? Array.from(r.weights.data) : null };
+  });
+  assert.equal(shown.status, 'ready', `${name} layer ${layer}: ${shown.error}`);
+  const expected = run.attentions[layer].flat(Infinity);
+  assert.equal(shown.data.length, expected.length);
+  const worst = shown.data.reduce((w, v, i) => Math.max(w, Math.abs(v - expected[i])), 0);
+  console.log(`  ${name} layer ${layer} in the element: max |element − PyTorch| = ${worst.toExponential(2)} (tolerance ${WEIGHTS_TOLERANCE})`);
+  assert.ok(worst <= WEIGHTS_TOLERANCE, `${name} layer ${layer} in the element differs from PyTorch by ${worst}`);
+}
+
+test('<mha-explorer model-url> of a BERT on another site: its first layer as PyTorch computes it', { engines: 'all', why: 'network', timeout: 60000 }, async () => {
+  await elementLayer('bert-mlm', 0);
+  await page.evaluate(() => document.getElementById('model-element').remove());
+  await page.flushEvents();
+  assert.deepEqual(consoleErrors, []);
+});
+
+test('<mha-explorer model-url> of a BERT and a nanoGPT export on another site: every layer as PyTorch computes it', { engines: 'chromium', why: 'computation', timeout: 120000 }, async () => {
   for (const name of ['bert-mlm', 'nanogpt-char']) {
-    const [run] = golden(name);
-    for (let layer = 0; layer < run.attentions.length; layer += 1) {
-      await page.evaluate(async ({ url, text, layer: l }) => {
-        await import('/element/mha-explorer.js');
-        document.getElementById('model-element')?.remove();
-        const element = document.createElement('mha-explorer');
-        element.id = 'model-element';
-        element.setAttribute('model-url', url);
-        element.setAttribute('sentence', text);
-        element.setAttribute('layer', String(l));
-        document.body.append(element);
-      }, { url: `${modelServer.url}${name}/`, text: run.text, layer });
-      await page.waitForFunction(() => ['ready', 'error'].includes(document.getElementById('model-element')?.status), null, { timeout: 60000 });
-      const shown = await page.evaluate(() => {
-        const element = document.getElementById('model-element');
-        const r = element.result;
-        return { status: element.status, error: element.shadowRoot.textContent.slice(0, 300), data: r ? Array.from(r.weights.data) : null };
-      });
-      assert.equal(shown.status, 'ready', `${name} layer ${layer}: ${shown.error}`);
-      const expected = run.attentions[layer].flat(Infinity);
-      assert.equal(shown.data.length, expected.length);
-      const worst = shown.data.reduce((w, v, i) => Math.max(w, Math.abs(v - expected[i])), 0);
-      assert.ok(worst <= WEIGHTS_TOLERANCE, `${name} layer ${layer} in the element differs from PyTorch by ${worst}`);
-    }
+    const layers = golden(name)[0].attentions.length;
+    // BERT's first layer is the test above's
+    for (let layer = name === 'bert-mlm' ? 1 : 0; layer < layers; layer += 1) await elementLayer(name, layer);
   }
   await page.evaluate(() => document.getElementById('model-element').remove());
   assert.deepEqual(consoleErrors, []);

@@ -1,14 +1,16 @@
 // The roles panel for the sources other than the pretrained model (tests/browser/pretrained.test.js
 // covers that one): the trained model's table by the one rule, its items behind a cell; a weights
 // file's heads measured on demand in the page, by the same rule, random weights named by nothing.
-// Screenshots go to build/screenshots/<engine>/.
+// Both are measurements whose numbers do not depend on the engine: Chromium only (the trained
+// source's load and the weights file's picker run in every engine in trained-source.test.js and
+// explorer.test.js). One page for the file. Screenshots go to build/screenshots/<engine>/.
 //
 //   node --test tests/browser/roles.test.js
 
-import { after, before, test } from 'node:test';
+import { after, before, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { startWeb, stopWeb } from './driver.js';
-import { attachExplorer, waitForExplorer } from './page-state.js';
+import { startWeb, stopWeb, test } from './driver.js';
+import { attachExplorer, resetExplorer, waitForExplorer } from './page-state.js';
 import { loadMha } from '../../web/lib/index.js';
 import { RandomSource } from '../../web/sources/random.js';
 import { stateDictToJson } from '../../web/sources/file.js';
@@ -29,7 +31,9 @@ before(async () => {
 
 after(() => stopWeb({ server, browser }));
 
-test('the trained model: its heads by the one rule, a cell\'s items', { timeout: 180_000 }, async () => {
+beforeEach(() => resetExplorer(page, 60000));
+
+test('the trained model: its heads by the one rule, a cell\'s items', { engines: 'chromium', why: 'computation', timeout: 180_000 }, async () => {
   await page.check('input[name="source"][value="trained"]');
   await waitForExplorer(page, () => window.explorer.source.id === 'trained', null, 120_000);
   await page.waitForSelector('#roles-table', { timeout: 60_000 });
@@ -46,7 +50,7 @@ test('the trained model: its heads by the one rule, a cell\'s items', { timeout:
   assert.match(await page.text('#roles-evidence h4'), /^L1 H8, induction: the right word in \d+ of \d+ test items/);
 });
 
-test('a weights file: its heads measured in the page on demand; random weights are named by nothing', { timeout: 240_000 }, async () => {
+test('a weights file: its heads measured in the page on demand; random weights are named by nothing', { engines: 'chromium', why: 'computation', timeout: 240_000 }, async () => {
   const mha = await loadMha();
   const random = new RandomSource({ seed: 4 });
   await random.load(mha);
