@@ -269,7 +269,7 @@ test('the label checks can fail: random heads are diffuse and carry none of the 
   // another seed gives other weights
   await page.fill('#seed', '7');
   await page.dispatchEvent('#seed', 'change');
-  await waitForExplorer(page, () => window.explorer.source.id === 'random');
+  await waitForExplorer(page, () => window.explorer.spec.seed === 7);
   const snap7 = await snapshotWithReference();
   assertViewsMatchApi(snap7, 'random seed 7');
   assert.ok(maxAbsDiff(snap7.apiWeights, snap.apiWeights) > 1e-4, 'seed 7 should differ from seed 0');

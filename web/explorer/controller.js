@@ -150,9 +150,9 @@ export class Explorer extends EventTarget {
     return this.result ? headMap(this.result.weights, h) : null;
   }
 
-  /** Names what the head views show (source, layer, head, sentence): a view drawn later says which it drew. */
+  /** Names what the head views show (source with its seed or file, layer, head, sentence): a view drawn later says which it drew. */
   shownKey() {
-    return this.source && this.sentence ? `${this.source.id}:${this.source.layer}:${this.selectedHead}:${this.sentence.text}` : '';
+    return this.source && this.sentence ? `${specKey(this.spec)}:${this.source.layer}:${this.selectedHead}:${this.sentence.text}` : '';
   }
 
   /** The selected head as an export needs it: title, sentence, tokens and its weights. */
