@@ -1,5 +1,5 @@
 // The explorer's "trained" source in a real browser (each engine of tests/browser/driver.js),
-// served by scripts/serve.js on a free port. Checks: the maps the page draws for the trained
+// served by scripts/serve/serve.js on a free port. Checks: the maps the page draws for the trained
 // model equal what web/lib/train.js returns for the same sentence (to 1e-6), on both layers, on
 // grammar sentences and on typed text; the statistics are the core's headStatistics of those
 // maps; the head names follow the measured heads x relations table; unknown words are named;
