@@ -120,7 +120,7 @@ function exportOnnx(opts, shapeNames) {
     done.add(model);
     const { weightsFile } = writeShapeFiles(name, SHAPES[name]);
     log(opts, `[bench] exporting torch.nn.MultiheadAttention(${E}, ${H}) to ${path.relative(repoRoot, model)}`);
-    const r = run('/usr/bin/python3', ['scripts/export_onnx.py', '--embed-dim', String(E), '--num-heads', String(H),
+    const r = run('/usr/bin/python3', ['scripts/export/export_onnx.py', '--embed-dim', String(E), '--num-heads', String(H),
       '--weights', weightsFile, '--out', model]);
     if (r.status !== 0) log(opts, `[bench] ONNX export failed (onnxruntime-web will be skipped): ${(r.stderr || r.error || '').toString().trim().split('\n').pop()}`);
   }

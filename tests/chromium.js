@@ -19,9 +19,9 @@ export function launchChromium() {
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
-/** The page's browser packages (web/vendor), copied by scripts/vendor.js when missing. */
+/** The page's browser packages (web/vendor), copied by scripts/build/vendor.js when missing. */
 export function ensureVendored() {
   if (existsSync(path.join(repoRoot, 'web', 'vendor', 'compromise-three.mjs'))) return;
-  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'vendor.js')], { encoding: 'utf8' });
-  assert.equal(run.status, 0, `scripts/vendor.js failed: ${run.stderr}`);
+  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'build', 'vendor.js')], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `scripts/build/vendor.js failed: ${run.stderr}`);
 }

@@ -17,7 +17,7 @@ export const ENCODER_ENGINES = ['encoder-wasm', 'tfjs-wasm', 'tfjs-cpu'];
 export function available(engine) {
   if (engine === 'encoder-wasm') {
     for (const file of ['web/lib/wasm/mha_encoder.wasm', 'web/models/use-lite/model-f32.safetensors']) {
-      if (!fs.existsSync(path.join(repoRoot, file))) return `${file} is not built (npm run build; node scripts/build-model.js)`;
+      if (!fs.existsSync(path.join(repoRoot, file))) return `${file} is not built (npm run build; node scripts/build/build-model.js)`;
     }
     return true;
   }
@@ -45,7 +45,7 @@ export async function create(engine) {
       dispose: () => encoder.dispose(),
     };
   }
-  const { loadReferenceGraph } = await import('../../scripts/use-lite/reference.js');
+  const { loadReferenceGraph } = await import('../../scripts/reference/use_lite_reference.js');
   const graph = await loadReferenceGraph({ backend: engine === 'tfjs-wasm' ? 'wasm' : 'cpu' });
   return {
     async run(ids) {

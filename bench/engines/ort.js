@@ -1,12 +1,12 @@
 // `onnxruntime-web` (1 thread) and `onnxruntime-web-2t` (2 threads): onnxruntime-web's
 // WebAssembly backend (SIMD) in Node.js, running torch.nn.MultiheadAttention exported to ONNX
-// by scripts/export_onnx.py (opset 14, batch_first, need_weights=False). The models hold the
+// by scripts/export/export_onnx.py (opset 14, batch_first, need_weights=False). The models hold the
 // weights: shape A's (E=64, 70 KB) is committed in bench/models/, so `--quick` runs it without
 // torch; the others (4-9 MB) are generated at bench time into build/bench/. Without a model
 // (and without /usr/bin/python3 + torch to make it), this engine is skipped.
 //
 // The weights are bench/data.js's makeWeights(E, H): if that changes, re-export with
-// `/usr/bin/python3 scripts/export_onnx.py ...` (the cross-check would fail otherwise).
+// `/usr/bin/python3 scripts/export/export_onnx.py ...` (the cross-check would fail otherwise).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -27,7 +27,7 @@ export function available({ E, H }) {
     return 'onnxruntime-web is not installed (npm ci)';
   }
   if (!fs.existsSync(modelPath(E, H)))
-    return `${path.relative(process.cwd(), modelPath(E, H))} is missing (made by scripts/export_onnx.py on a full run)`;
+    return `${path.relative(process.cwd(), modelPath(E, H))} is missing (made by scripts/export/export_onnx.py on a full run)`;
   return true;
 }
 

@@ -3,7 +3,7 @@
 //   gpt2-small  random-initialised weights of GPT-2 small's shape (12 layers x 12 heads, width
 //               768, MLP 3072, vocab 50257, 1024 positions: 124M parameters), 128 tokens;
 //               written with its ONNX export into build/bench/gpt2-small/ by
-//               scripts/export_gpt2_onnx.py (/usr/bin/python3 + torch) on a full run
+//               scripts/export/export_gpt2_onnx.py (/usr/bin/python3 + torch) on a full run
 //   gpt2-tied   the golden test's small GPT-2 (tests/golden/models/gpt2-tied: 2 layers x 4 heads,
 //               width 24, vocab 377), 32 tokens; its ONNX export is committed
 //               (bench/models/gpt2-tied.onnx), so `--quick` runs it without torch

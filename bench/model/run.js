@@ -2,7 +2,7 @@
 // logits and every layer's attention weights) on this project's mha_models.wasm and on
 // onnxruntime-web (1 and 2 threads) running the same checkpoint exported to ONNX
 // (bench/model/cases.js). A full run times GPT-2 small's shape at 128 tokens, making its files
-// first when they are missing (scripts/export_gpt2_onnx.py, about a minute); `--quick` the
+// first when they are missing (scripts/export/export_gpt2_onnx.py, about a minute); `--quick` the
 // golden test's small GPT-2 at 32 tokens. Logits and attention weights are cross-checked to
 // 1e-4 before timing; each job runs in a process of its own (bench/model/worker.js); jobs run in
 // rounds, each engine keeping its fastest round.
@@ -21,8 +21,8 @@ export const MODEL_GOALS = [['gpt2-small', 'onnxruntime-web', 1.25]];
 function makeGpt2Small(log) {
   const c = MODEL_CASES['gpt2-small'];
   if (fs.existsSync(path.join(c.dir, 'model.safetensors')) && fs.existsSync(c.onnx)) return;
-  log(`[bench] writing a random GPT-2 small checkpoint and its ONNX export into ${path.relative(repoRoot, c.dir)} (scripts/export_gpt2_onnx.py)`);
-  const r = spawnSync('/usr/bin/python3', ['scripts/export_gpt2_onnx.py', 'random-gpt2-small', c.dir], { encoding: 'utf8', cwd: repoRoot });
+  log(`[bench] writing a random GPT-2 small checkpoint and its ONNX export into ${path.relative(repoRoot, c.dir)} (scripts/export/export_gpt2_onnx.py)`);
+  const r = spawnSync('/usr/bin/python3', ['scripts/export/export_gpt2_onnx.py', 'random-gpt2-small', c.dir], { encoding: 'utf8', cwd: repoRoot });
   if (r.status !== 0) {
     log(`[bench] the GPT-2 small export failed (its engines will be skipped): ${(r.stderr || r.error || '').toString().trim().split('\n').pop()}`);
   }

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test as nodeTest } from 'node:test';
-import { startServer } from '../../scripts/serve.js';
+import { startServer } from '../../scripts/serve/serve.js';
 import { CHROMIUM_ONLY, markProblem, runsIn } from './marks.js';
 
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
@@ -105,15 +105,15 @@ export function note(what) {
   console.log(`  [${ENGINE}] ${what}`);
 }
 
-/** The page's browser packages (web/vendor), copied by scripts/vendor.js when missing. */
+/** The page's browser packages (web/vendor), copied by scripts/build/vendor.js when missing. */
 export function ensureVendored() {
   if (existsSync(path.join(repoRoot, 'web', 'vendor', 'compromise-three.mjs')) && existsSync(path.join(repoRoot, 'web', 'vendor', 'katex', 'katex.mjs'))) return;
-  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'vendor.js')], { encoding: 'utf8' });
-  assert.equal(run.status, 0, `scripts/vendor.js failed: ${run.stderr}`);
+  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'build', 'vendor.js')], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `scripts/build/vendor.js failed: ${run.stderr}`);
 }
 
 // ---------------------------------------------------------------------------------------------
-// The test server: scripts/serve.js, plus the probe for engines that need it.
+// The test server: scripts/serve/serve.js, plus the probe for engines that need it.
 
 const PROBE_PATH = '/__driver/probe.js';
 /** A blank page of the test server's origin (with the probe in WebKit), for tests that need only
@@ -123,7 +123,7 @@ export const BLANK_PAGE = '__driver/blank.html';
 let pendingInitScripts = [];
 
 /**
- * Serve root like scripts/serve.js ({ root, port: 0, headers }), and BLANK_PAGE; resolves to { url, close }.
+ * Serve root like scripts/serve/serve.js ({ root, port: 0, headers }), and BLANK_PAGE; resolves to { url, close }.
  * `faults: { '/path': 'missing' | 'damaged' }` answers 404, or the file with its middle byte
  * flipped, for those paths (a server of its own is an origin of its own: an empty cache).
  */
@@ -220,7 +220,7 @@ function probeSource(initScripts) {
  */
 export async function startWeb({ needs = ['web/lib/wasm/mha_core.wasm'], headers } = {}) {
   for (const file of needs) {
-    const command = file.startsWith('web/models/') ? 'node scripts/build-model.js' : 'npm run build';
+    const command = file.startsWith('web/models/') ? 'node scripts/build/build-model.js' : 'npm run build';
     assert.ok(existsSync(path.join(repoRoot, file)), `expected ${file}: run "${command}" first`);
   }
   ensureVendored();
@@ -244,7 +244,7 @@ export async function stopWeb({ server, browser } = {}) {
 
 /** Launch this engine's browser; resolves to a Browser with newPage(options) and close(). */
 export async function launch(options = {}) {
-  assert.ok(existsSync(BINARIES[ENGINE]), `expected the ${ENGINE} binary at ${BINARIES[ENGINE]} (node scripts/setup.js test installs it as root)`);
+  assert.ok(existsSync(BINARIES[ENGINE]), `expected the ${ENGINE} binary at ${BINARIES[ENGINE]} (node scripts/build/setup.js test installs it as root)`);
   if (ENGINE === 'chromium') return launchChromium(options);
   if (ENGINE === 'firefox') return launchFirefox(options);
   return launchWebKit(options);

@@ -25,7 +25,7 @@ const modelRequests = [];
 
 before(async () => {
   for (const file of ['web/lib/wasm/mha_encoder.wasm', 'web/models/use-lite/model-f16.safetensors']) {
-    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" and "node scripts/build-model.js" first`);
+    assert.ok(existsSync(path.join(root, file)), `expected ${file}: run "npm run build" and "node scripts/build/build-model.js" first`);
   }
   const encoder = await loadEncoder({ dtype: 'float16' });
   node = encoder.encode(SENTENCE);

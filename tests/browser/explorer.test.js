@@ -1,5 +1,5 @@
 // The explorer page in a real browser (each engine of tests/browser/driver.js), served by
-// scripts/serve.js on a free port. Checks: no console errors; the heatmaps and statistics the
+// scripts/serve/serve.js on a free port. Checks: no console errors; the heatmaps and statistics the
 // page shows equal what the JS API computes for the same weights and input; every designed
 // head's label holds by its weights on every example sentence and on typed text; keyboard,
 // hover, sources of weights, free text (as text, never HTML), timing. Screenshots go to
@@ -357,7 +357,7 @@ test('the example sentences were tagged at build time exactly as the tagger tags
       .filter(([text, stored]) => JSON.stringify(tagText(nlp, text)) !== JSON.stringify(stored))
       .map(([text]) => text);
   });
-  assert.deepEqual(mismatches, [], 'web/sources/examples.tagged.js is out of date: run node scripts/tag-examples.js');
+  assert.deepEqual(mismatches, [], 'web/sources/examples.tagged.js is out of date: run node scripts/build/tag-examples.js');
 });
 
 const FREE_TEXTS = [

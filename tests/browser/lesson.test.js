@@ -1,5 +1,5 @@
 // The lesson below the explorer, in a real browser (each engine of tests/browser/driver.js),
-// served by scripts/serve.js on a free port, one page for the file. Every interactive piece is
+// served by scripts/serve/serve.js on a free port, one page for the file. Every interactive piece is
 // driven and its numbers are compared with what the JS API computes in the same page with a
 // fresh module; each export is downloaded and its content compared with the core's map. No
 // console errors. Screenshots of every section (light and dark) go to

@@ -9,8 +9,8 @@
 // list of every test are in tests/browser/README.md, written from these marks by
 // `node tests/browser/marks.js --readme` (and checked by tests/js/browser-marks.test.js).
 //
-// Read statically, from the files' text: scripts/test.js picks each engine's files with it before
-// any browser starts, and it runs before `npm ci` (Node.js built-ins only).
+// Read statically, from the files' text: scripts/test/test.js picks each engine's files with it
+// before any browser starts, and it runs before `npm ci` (Node.js built-ins only).
 
 import fs from 'node:fs';
 import path from 'node:path';

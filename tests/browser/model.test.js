@@ -3,7 +3,7 @@
 // export picked the same way, the page's example model fetched from a URL, and <mha-explorer
 // model-url> (the example, and a BERT and a nanoGPT export served from another origin). Checks:
 // the ids, every layer's attention weights (the model view's maps) and head importance equal
-// the PyTorch goldens of tests/golden/models (scripts/hf_reference.py) within 1e-5 / 1e-4; the
+// the PyTorch goldens of tests/golden/models (scripts/reference/hf_reference.py) within 1e-5 / 1e-4; the
 // predictions panel is the softmax of the golden logits; a click in the model view opens that
 // layer and head; switching a head off changes the predictions shown; bad files get a message
 // naming the file, and the page keeps working. Screenshots: build/screenshots/<engine>/.

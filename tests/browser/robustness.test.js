@@ -1,5 +1,5 @@
 // The page holds against what students type and load (each engine of tests/browser/driver.js,
-// scripts/serve.js):
+// scripts/serve/serve.js):
 //   - typed text holding HTML or script stays text: nothing runs, no element is made from it;
 //   - a weights file that is malformed, truncated, mis-shaped, non-finite or huge gives a
 //     message in the page, and the page keeps working (and still loads a good file after);

@@ -1,5 +1,5 @@
 // The explorer's "trained" source in a real browser (each engine of tests/browser/driver.js),
-// served by scripts/serve.js on a free port, one page for the file. In every engine: picking it
+// served by scripts/serve/serve.js on a free port, one page for the file. In every engine: picking it
 // shows the grammar's sentences, and the maps the page draws for the first one equal what
 // web/lib/train.js returns for the same sentence (to 1e-6), its statistics are the core's
 // headStatistics of those maps; leaving it brings the other sources back unchanged; no console

@@ -1,7 +1,7 @@
 // Two whole training steps against PyTorch (tests/golden/train/two_steps.txt, written by
-// scripts/gen_train_golden.py): the loss, every gradient, the clipped norm and the weights after
-// each AdamW step. The float model (what the trainer runs) must match to 1e-4 relative; the
-// double model to 1e-8, which only exact agreement of the math reaches.
+// scripts/reference/gen_train_golden.py): the loss, every gradient, the clipped norm and the
+// weights after each AdamW step. The float model (what the trainer runs) must match to 1e-4
+// relative; the double model to 1e-8, which only exact agreement of the math reaches.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,7 +27,7 @@ using Records = std::map<std::string, std::vector<double>>;
 Records ReadGolden(const std::string& path) {
   Records records;
   std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot open " << path << " (run /usr/bin/python3 scripts/gen_train_golden.py)";
+  EXPECT_TRUE(in.good()) << "cannot open " << path << " (run /usr/bin/python3 scripts/reference/gen_train_golden.py)";
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;

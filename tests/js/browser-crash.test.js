@@ -1,8 +1,8 @@
-// scripts/browser-crash.js: a browser-test file is run once more only when its failures include a
-// crash of the browser's page process, and only when every failing file's do.
+// scripts/test/browser-crash.js: a browser-test file is run once more only when its failures
+// include a crash of the browser's page process, and only when every failing file's do.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { crashedFiles } from '../../scripts/browser-crash.js';
+import { crashedFiles } from '../../scripts/test/browser-crash.js';
 
 const root = '/repo';
 const failure = (n, file, error, name = 'WebDriverError', url = true) => [

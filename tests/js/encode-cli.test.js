@@ -1,8 +1,8 @@
-// `npm run encode -- --json` (scripts/encode.js) on sentences of the golden cases, through its
-// standard input and output as a user runs it: one JSON line per sentence, in order, with the
+// `npm run encode -- --json` (scripts/commands/encode.js) on sentences of the golden cases, through
+// its standard input and output as a user runs it: one JSON line per sentence, in order, with the
 // ids of the reference tokenizer, each layer's weights as [head][query][key] within 1e-5 of the
-// TF.js graph and the embedding within 1e-4. (scripts/check_encode.js runs the same comparison
-// against the live reference on any sentences.)
+// TF.js graph and the embedding within 1e-4. (scripts/reference/check_encode.js runs the same
+// comparison against the live reference on any sentences.)
 //
 //   node --test tests/js/encode-cli.test.js
 import assert from 'node:assert/strict';
@@ -15,7 +15,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const golden = loadEncoderGolden();
 
 function encodeCli(lines, args = ['--json']) {
-  const r = spawnSync(process.execPath, ['scripts/encode.js', ...args], {
+  const r = spawnSync(process.execPath, ['scripts/commands/encode.js', ...args], {
     cwd: root, input: lines.map((l) => `${l}\n`).join(''), encoding: 'utf8', maxBuffer: 1 << 28, timeout: 10 * 60_000,
   });
   return { status: r.status, lines: r.stdout.split('\n').filter(Boolean), stderr: r.stderr };

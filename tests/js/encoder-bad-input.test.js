@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadEncoder, loadEncoderCore } from '../../web/lib/encoder.js';
 import { parseSafetensors, toSafetensors } from '../../web/lib/safetensors.js';
-import { startServer } from '../../scripts/serve.js';
+import { startServer } from '../../scripts/serve/serve.js';
 
 const modelDir = fileURLToPath(new URL('../../web/models/use-lite/', import.meta.url));
 const SENTENCE = 'The cat sat on the mat because it was tired.';

@@ -3,7 +3,7 @@
 //    ids equal, attention weights within 1e-5, embedding within 1e-4, float32 weights;
 //  - float16 weights against float32 (what the page downloads): the errors printed, and bounded;
 //  - what the API returns: shapes, pieces and words, ids in, truncation, ablation, W_O.
-// Needs web/models/use-lite (node scripts/build-model.js) and the WebAssembly build.
+// Needs web/models/use-lite (node scripts/build/build-model.js) and the WebAssembly build.
 //
 //   node --test tests/js/encoder.test.js
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 // The golden runners must fail what is wrong: broken copies of committed cases go through
-// `npm run golden` (scripts/golden.js: the native runner and the WebAssembly runner with both
-// cores) and each must FAIL, while the untouched copy passes. npm test has built the engines.
+// `npm run golden` (scripts/commands/golden.js: the native runner and the WebAssembly runner with
+// both cores) and each must FAIL, while the untouched copy passes. npm test has built the engines.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const casesDir = path.join(repoRoot, 'tests/golden/cases');
-// scripts/golden.js runs every case on the native core and on both WebAssembly cores.
+// scripts/commands/golden.js runs every case on the native core and on both WebAssembly cores.
 const ENGINES = ['native', 'wasm', 'wasm-threads'];
 
 function loadCase(name) {
@@ -19,7 +19,7 @@ function loadCase(name) {
 }
 
 function runGolden(dir) {
-  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts/golden.js'), '--no-build', dir], {
+  const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts/commands/golden.js'), '--no-build', dir], {
     cwd: repoRoot, encoding: 'utf8', maxBuffer: 1 << 26, timeout: 15 * 60_000,
   });
   const lines = run.stdout.split('\n').filter((l) => /^(PASS|FAIL) /.test(l));
@@ -137,7 +137,7 @@ test('broken cases fail on every engine; the untouched case passes', () => {
   }
   const failures = names.filter((n) => expectations[n] === 'FAIL').length * ENGINES.length;
   assert.match(result.stdout, new RegExp(`^${names.length * ENGINES.length - failures} passed, ${failures} failed$`, 'm'));
-  assert.notEqual(result.status, 0, 'scripts/golden.js must exit non-zero when a case fails');
+  assert.notEqual(result.status, 0, 'scripts/commands/golden.js must exit non-zero when a case fails');
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { CASES_FILE, MODELS_DIR, TEXTS, buildCases } from '../../scripts/hf_tokenizer_cases.js';
+import { CASES_FILE, MODELS_DIR, TEXTS, buildCases } from '../../scripts/reference/hf_tokenizer_cases.js';
 
 const committed = JSON.parse(fs.readFileSync(CASES_FILE, 'utf8'));
 

@@ -1,9 +1,9 @@
 // Hugging Face checkpoints in WebAssembly (web/lib/models.js, mha_models.wasm): the golden
-// models of scripts/hf_reference.py give PyTorch's attention weights (within 1e-5) and logits
-// (within 1e-4) for every dtype's file, and GPT-2's head importance (within 1e-4); the C++ tokenizers in the module give the reference's
-// ids (@huggingface/tokenizers, tests/golden/models/tokenizer_cases.json) on every case; bad
-// files are refused with messages naming the file and the field; npm run model prints one
-// JSON object per line.
+// models of scripts/reference/hf_reference.py give PyTorch's attention weights (within 1e-5) and
+// logits (within 1e-4) for every dtype's file, and GPT-2's head importance (within 1e-4); the C++
+// tokenizers in the module give the reference's ids (@huggingface/tokenizers,
+// tests/golden/models/tokenizer_cases.json) on every case; bad files are refused with messages
+// naming the file and the field; npm run model prints one JSON object per line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -195,7 +195,7 @@ test('weights larger than the module\'s memory so far load (the memory grows und
 });
 
 test('npm run model -- --json prints one object per text', () => {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'model.js'), '--json', '--no-build', '--model', path.join(DIR, 'gpt2-tied')], {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'commands', 'model.js'), '--json', '--no-build', '--model', path.join(DIR, 'gpt2-tied')], {
     input: 'the king follows himself.\nAt dawn each woman helps herself.\n', encoding: 'utf8',
   });
   assert.equal(r.status, 0, r.stderr);
@@ -214,7 +214,7 @@ test('npm run model -- --json prints one object per text', () => {
     const V = 377, last = golden[i].logits.slice(2 * V, 3 * V);
     assert.equal(line.next[0][0], last.indexOf(Math.max(...last)));
   });
-  const bert = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'model.js'), '--json', '--no-build', '--model', path.join(DIR, 'bert-mlm')], {
+  const bert = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'commands', 'model.js'), '--json', '--no-build', '--model', path.join(DIR, 'bert-mlm')], {
     input: 'the [MASK] follows himself.\n', encoding: 'utf8',
   });
   assert.equal(bert.status, 0, bert.stderr);

@@ -1,4 +1,4 @@
-// scripts/nanogpt_data.py writes nanoGPT's character-level dataset as
+// scripts/export/nanogpt_data.py writes nanoGPT's character-level dataset as
 // data/shakespeare_char/prepare.py does: ids in sorted-character order, the first 90% of the
 // text in train.bin and the rest in val.bin (uint16, little-endian), and meta.pkl's vocab_size,
 // itos and stoi; the repo's annotated JSON gives the 'text' of each entry, one a line; bad
@@ -18,7 +18,7 @@ const python = spawnSync('python3', ['--version']).status === 0 ? 'python3' : nu
 const dir = mkdtempSync(path.join(tmpdir(), 'nanogpt-data-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const run = (...args) => spawnSync(python, [path.join(root, 'scripts', 'nanogpt_data.py'), ...args], { encoding: 'utf8' });
+const run = (...args) => spawnSync(python, [path.join(root, 'scripts', 'export', 'nanogpt_data.py'), ...args], { encoding: 'utf8' });
 const ids = (file) => { const b = readFileSync(file); return Array.from({ length: b.length / 2 }, (_, i) => b.readUInt16LE(2 * i)); };
 const meta = (file) => JSON.parse(spawnSync(python, ['-c',
   'import json, pickle, sys; m = pickle.load(open(sys.argv[1], "rb")); print(json.dumps([m["vocab_size"], sorted(m["itos"].items()), sorted(m["stoi"].items())]))',

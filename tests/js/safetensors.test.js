@@ -1,5 +1,5 @@
-// Weights exported from PyTorch (scripts/export_weights.py) load from .safetensors and JSON and
-// reproduce PyTorch's output; malformed, truncated and mis-shaped files give errors that name
+// Weights exported from PyTorch (scripts/export/export_weights.py) load from .safetensors and JSON
+// and reproduce PyTorch's output; malformed, truncated and mis-shaped files give errors that name
 // the tensor and the shapes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

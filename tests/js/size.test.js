@@ -12,7 +12,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../chromium.js';
-import { startServer } from '../../scripts/serve.js';
+import { startServer } from '../../scripts/serve/serve.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const budget = JSON.parse(fs.readFileSync(path.join(root, 'tests/size-budget.json'), 'utf8'));

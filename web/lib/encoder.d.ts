@@ -36,8 +36,8 @@ export interface EncoderConfig {
 export interface LoadEncoderOptions {
   /**
    * The model folder (manifest.json, vocab.txt, model-f32/f16.safetensors, as
-   * `node scripts/build-model.js` writes them). Default: `../models/use-lite/` beside this module
-   * (web/models/use-lite/, which `npm start` serves at /models/use-lite/). In Node.js also a
+   * `node scripts/build/build-model.js` writes them). Default: `../models/use-lite/` beside this
+   * module (web/models/use-lite/, which `npm start` serves at /models/use-lite/). In Node.js also a
    * folder path; an http(s) URL is fetched there too.
    */
   modelUrl?: string | URL;

@@ -22,7 +22,7 @@ import { heapViews, instantiateWasmModule, readTensor } from './wasm-module.js';
 /** @typedef {import('./encoder.js').EncoderLayerResult} EncoderLayerResult */
 /** @typedef {import('./encoder.js').Tokens} Tokens */
 /**
- * What a model file's __metadata__ config holds (scripts/build-model.js), as modelConfig checked it.
+ * What a model file's __metadata__ config holds (scripts/build/build-model.js), as modelConfig checked it.
  * @typedef {{ vocab_size: number, embedding_rows: number, max_tokens: number, layer_norm_eps: number, output_dim: number,
  *             model?: string, layers: { embed_dim: number, num_heads: number, out_dim: number, ffn_dim: number }[] }} ModelConfig
  */
@@ -92,7 +92,7 @@ function modelConfig(metadata, file) {
   try {
     config = JSON.parse(metadata.config);
   } catch {
-    throw modelFileError(file, 'its __metadata__ has no "config" JSON: this is not a model file of scripts/build-model.js');
+    throw modelFileError(file, 'its __metadata__ has no "config" JSON: this is not a model file of scripts/build/build-model.js');
   }
   const numbers = (/** @type {any} */ o, /** @type {string[]} */ keys) => o !== null && typeof o === 'object' && keys.every((k) => typeof o[k] === 'number');
   const ok = numbers(config, ['vocab_size', 'embedding_rows', 'max_tokens', 'layer_norm_eps', 'output_dim']) &&

@@ -1,4 +1,4 @@
-// The files of a pretrained model folder (what scripts/build-model.js writes): manifest.json
+// The files of a pretrained model folder (what scripts/build/build-model.js writes): manifest.json
 // first, then the files it lists, each checked against the manifest's size and SHA-256. In the
 // browser they are fetched (same origin by default) with progress, and kept in the Cache
 // Storage where there is one, so that a second visit loads them offline; in Node.js a folder is
@@ -8,7 +8,7 @@ import { MhaError } from './errors.js';
 import { isNode } from './wasm-module.js';
 
 const CACHE_NAME = 'mha-explorer-models';
-const BUILD_HINT = 'build it with `node scripts/build-model.js` (npm start and npm test do)';
+const BUILD_HINT = 'build it with `node scripts/build/build-model.js` (npm start and npm test do)';
 
 /** @param {string} file @param {string} message */
 export function modelFileError(file, message) {

@@ -1,6 +1,6 @@
 // Measure a model's heads on sentences with evaluate.js's rule: the pretrained encoder on the
 // annotated data or a corpus file, the trained model on its grammar's sentences. The page, the
-// element and `npm run roles` (scripts/roles.js) all call these.
+// element and `npm run roles` (scripts/commands/roles.js) all call these.
 import { measureHead, evaluateHeads } from './evaluate.js';
 import { dataSentences, onPieces, corpusSentence } from './sentences.js';
 

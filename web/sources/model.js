@@ -1,7 +1,7 @@
 // The heads of a model the user brings: a GPT-2- or BERT-family checkpoint in Hugging Face layout
 // (config.json, model.safetensors, tokenizer.json; a nanoGPT checkpoint through
-// scripts/export_nanogpt.py), opened by web/lib/models.js and run end to end by the core. Every
-// layer's weights come from one run of the model per sentence; the next-token panel and head
+// scripts/export/export_nanogpt.py), opened by web/lib/models.js and run end to end by the core.
+// Every layer's weights come from one run of the model per sentence; the next-token panel and head
 // importance come from its LM head; head names only from the one rule of web/roles/, measured
 // on demand on the model's own tokens.
 import { loadModel, loadWorkerModel } from '../lib/models.js';

@@ -9,7 +9,7 @@ const loadCompromise = loadOnce(async () => {
   try {
     return (await import('../vendor/compromise-three.mjs')).default;
   } catch (error) {
-    throw new Error(`The part-of-speech tagger (web/vendor/compromise-three.mjs; run "node scripts/vendor.js") could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`The part-of-speech tagger (web/vendor/compromise-three.mjs; run "node scripts/build/vendor.js") could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
   }
 });
 

@@ -1,5 +1,6 @@
 // The data of Unicode normalisation form NFKC (nfkc_tables.cpp, written by
-// scripts/gen_nfkc_tables.js from Node.js's String.prototype.normalize). Read by nfkc.cpp only.
+// scripts/tables/gen_nfkc_tables.js from Node.js's String.prototype.normalize). Read by nfkc.cpp
+// only.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // Unicode's punctuation and symbol code points (categories P* and S*), as ranges
-// (punctuation_table.cpp, written by scripts/gen_punctuation_table.js). Read by tokenizer.cpp.
+// (punctuation_table.cpp, written by scripts/tables/gen_punctuation_table.js). Read by
+// tokenizer.cpp.
 #pragma once
 
 #include <cstddef>

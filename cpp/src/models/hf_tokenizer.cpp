@@ -238,7 +238,7 @@ struct HfTokenizer::Builder {
                     HfTokenizer* t) {
     if (!normalizer.is_null()) return bad(file, "field 'normalizer' is '" + type_of(normalizer) + "': not supported for BPE (null is)");
     // ByteLevel (GPT-2), or none: the text as one word of code points (a character-level
-    // vocabulary, as scripts/export_nanogpt.py writes one)
+    // vocabulary, as scripts/export/export_nanogpt.py writes one)
     if (!pre.is_null() && type_of(pre) != "ByteLevel") {
       return bad(file, "field 'pre_tokenizer' is '" + type_of(pre) + "': not supported for BPE (ByteLevel or null is)");
     }

@@ -1,4 +1,4 @@
-// Unicode data of the Hugging Face tokenizers, generated (scripts/gen_hf_unicode_tables.js)
+// Unicode data of the Hugging Face tokenizers, generated (scripts/tables/gen_hf_unicode_tables.js)
 // from Node.js's RegExp properties, toLowerCase and normalize('NFD'): what the reference
 // tokenizer in JavaScript sees.
 #pragma once

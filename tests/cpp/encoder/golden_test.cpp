@@ -1,6 +1,6 @@
 // The encoder against the model's own TF.js graph and tokenizer (tests/golden/encoder, written
-// by scripts/gen_encoder_golden.js), float32 weights: ids equal, attention weights within 1e-5,
-// embedding within 1e-4. Prints the largest errors beside the tolerances.
+// by scripts/reference/gen_encoder_golden.js), float32 weights: ids equal, attention weights within
+// 1e-5, embedding within 1e-4. Prints the largest errors beside the tolerances.
 #include <gtest/gtest.h>
 
 #include <algorithm>

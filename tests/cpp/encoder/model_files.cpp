@@ -14,7 +14,7 @@ namespace mha::testing {
 namespace {
 
 Status missing(const std::string& file, const std::string& why) {
-  return Status(StatusCode::kInvalidArgument, file + ": " + why + " (make it with: node scripts/build-model.js)");
+  return Status(StatusCode::kInvalidArgument, file + ": " + why + " (make it with: node scripts/build/build-model.js)");
 }
 
 bool read_file(const std::string& file, std::string* bytes) {

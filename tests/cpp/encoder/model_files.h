@@ -1,5 +1,5 @@
-// The pretrained model as `node scripts/build-model.js` writes it (web/models/use-lite/), read
-// for the tests: vocab.txt into a Tokenizer, a .safetensors file (F32 or F16) into an Encoder
+// The pretrained model as `node scripts/build/build-model.js` writes it (web/models/use-lite/),
+// read for the tests: vocab.txt into a Tokenizer, a .safetensors file (F32 or F16) into an Encoder
 // configured from the file's __metadata__ config.
 #pragma once
 

@@ -1,8 +1,9 @@
-// GPT-2 and BERT in Hugging Face layout against the PyTorch reference (scripts/hf_reference.py):
-// every golden case's per-layer attention weights (H, T, T) within 1e-5 and logits within 1e-4
-// (BERT without a head: the last hidden state and the pooler's output within 1e-4), for each
-// dtype's file (F32, F16, BF16; the reference ran on the same rounded weights); GPT-2's head
-// importance (the mean drop in log p(next token) per head switched off) within 1e-4.
+// GPT-2 and BERT in Hugging Face layout against the PyTorch reference
+// (scripts/reference/hf_reference.py): every golden case's per-layer attention weights (H, T, T)
+// within 1e-5 and logits within 1e-4 (BERT without a head: the last hidden state and the pooler's
+// output within 1e-4), for each dtype's file (F32, F16, BF16; the reference ran on the same rounded
+// weights); GPT-2's head importance (the mean drop in log p(next token) per head switched off)
+// within 1e-4.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -114,9 +115,9 @@ INSTANTIATE_TEST_SUITE_P(Models, GoldenModel,
                            return n;
                          });
 
-// The model scripts/hf_reference.py trained on the repo's sentences predicts held-out grammar
-// sentences as PyTorch does: the same ids from the C++ tokenizer, the same top-1 accuracy of
-// the next token, far above chance.
+// The model scripts/reference/hf_reference.py trained on the repo's sentences predicts held-out
+// grammar sentences as PyTorch does: the same ids from the C++ tokenizer, the same top-1 accuracy
+// of the next token, far above chance.
 TEST(TrainedModel, PredictsHeldOutSentences) {
   const nlohmann::json golden = read_json(models_file("gpt2-trained.golden.json"));
   const nlohmann::json& training = golden.at("training");

@@ -12,7 +12,7 @@ std::string models_file(const std::string& name) { return std::string(MHA_SOURCE
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    ADD_FAILURE() << path << " cannot be read (written by scripts/hf_reference.py)";
+    ADD_FAILURE() << path << " cannot be read (written by scripts/reference/hf_reference.py)";
     return "";
   }
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

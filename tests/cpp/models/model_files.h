@@ -1,4 +1,5 @@
-// The golden models of scripts/hf_reference.py (tests/golden/models/), read for the tests.
+// The golden models of scripts/reference/hf_reference.py (tests/golden/models/), read for the
+// tests.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,7 @@
 // The tokenizers of tokenizer.json against the reference's ids (tests/golden/models/
-// tokenizer_cases.json, written by scripts/hf_tokenizer_cases.js with @huggingface/tokenizers):
-// every case of every tokenizer exact; and the bad tokenizer.json files refused by name.
+// tokenizer_cases.json, written by scripts/reference/hf_tokenizer_cases.js with
+// @huggingface/tokenizers): every case of every tokenizer exact; and the bad tokenizer.json files
+// refused by name.
 #include <gtest/gtest.h>
 
 #include <string>

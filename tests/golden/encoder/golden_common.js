@@ -1,5 +1,5 @@
-// Reading the encoder's golden cases (tests/golden/encoder, scripts/gen_encoder_golden.js):
-// cases.json and the float32 values of cases.f32.
+// Reading the encoder's golden cases (tests/golden/encoder,
+// scripts/reference/gen_encoder_golden.js): cases.json and the float32 values of cases.f32.
 import fs from 'node:fs';
 
 const dir = new URL('./', import.meta.url);

@@ -1,5 +1,5 @@
 // KaTeX, loaded only when a formula comes near the screen: the stylesheet and the module are
-// vendored into web/vendor/katex/ by scripts/vendor.js (no CDN).
+// vendored into web/vendor/katex/ by scripts/build/vendor.js (no CDN).
 
 const KATEX_DIR = new URL('../../vendor/katex/', import.meta.url);
 /** @typedef {{ render(tex: string, node: HTMLElement, options: object): void }} Katex */
@@ -35,7 +35,7 @@ async function renderNow(node) {
     // Keep the TeX source readable and say why it is not typeset.
     node.textContent = tex;
     node.classList.add('math-failed');
-    node.title = `KaTeX could not be loaded (run "node scripts/vendor.js"): ${error instanceof Error ? error.message : String(error)}`;
+    node.title = `KaTeX could not be loaded (run "node scripts/build/vendor.js"): ${error instanceof Error ? error.message : String(error)}`;
   }
 }
 

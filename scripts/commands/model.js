@@ -1,0 +1,94 @@
+// `npm run model -- --json --model DIR`: a GPT-2- or BERT-family checkpoint in Hugging Face
+// layout (DIR holds config.json, model.safetensors in float32, float16 or bfloat16, and
+// tokenizer.json) on the texts of standard input, one per line, computed by the WebAssembly
+// core in Node.js (web/lib/models.js). Builds the WebAssembly modules first, as `npm start`
+// does; those messages go to standard error.
+//
+//   echo 'the king follows' | npm run model -- --json --model tests/golden/models/gpt2-tied
+//     {"text": …, "ids": [..], "layers": [{"weights": [head][query][key]}, ..], "next": [[id, probability], ..]}
+//     one line per text, in order; "next": the 5 most probable tokens at the last position, for
+//     models with a causal LM head (GPT-2); a masked-LM (BERT) gives "masked": the 5 most
+//     probable at each [MASK], as [{"position", "top": [[id, probability], ..]}]
+//   npm run model -- --model DIR       the tokens of each text and the next-token guesses, one line each
+//   --top K                            K predictions instead of 5
+// A text that cannot be run gives {"text", "error": {"code", "message"}} on its line, and the
+// exit code is 1 at the end; a folder that cannot be opened is one message and exit code 1.
+import path from 'node:path';
+import { float32Number, nested, readStdin, step } from './cli.js';
+
+function usage(message) {
+  console.error(`${message}\nusage: npm run model -- [--json] [--top K] --model DIR  (texts on standard input, one per line)`);
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const options = { json: false, top: 5, model: null, build: true };
+  for (let i = 0; i < argv.length; ++i) {
+    const a = argv[i];
+    if (a === '--json') options.json = true;
+    else if (a === '--no-build') options.build = false;
+    else if (a === '--model') options.model = argv[++i];
+    else if (a === '--top') options.top = Number(argv[++i]);
+    else usage(`unknown option ${a}`);
+  }
+  if (!options.model) usage('--model DIR is required');
+  if (!Number.isInteger(options.top) || options.top < 1) usage('--top: expected a whole number >= 1');
+  return options;
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  if (options.build) {
+    step('model', 'scripts/build/setup.js', ['start']);
+    step('model', 'scripts/build/build.js', ['--wasm']);
+  }
+  const { loadModel } = await import('../../web/lib/models.js');
+  let model;
+  try {
+    model = await loadModel(path.resolve(options.model));
+  } catch (error) {
+    if (error?.name !== 'MhaError') throw error;
+    console.error(`[model] ${error.message}`);
+    process.exit(1);
+  }
+  const maskId = model.tokenizer === 'wordpiece' ? model.encode('[MASK]').find((id) => model.tokens([id])[0] === '[MASK]') : undefined;
+  const causal = model.config.family === 'gpt2' && model.config.lmHead;
+  const lines = await readStdin();
+  let failed = 0;
+  const out = [];
+  for (const text of lines) {
+    let line;
+    try {
+      const r = model.run(text);
+      const next = causal ? model.top(r, options.top).map(([id, p]) => [id, float32Number(Math.fround(p))]) : undefined;
+      const masked = !causal && r.logits && maskId !== undefined
+        ? r.ids.flatMap((id, position) => (id === maskId
+          ? [{ position, top: model.top(r, options.top, position).map(([i, p]) => [i, float32Number(Math.fround(p))]) }] : []))
+        : undefined;
+      if (options.json) {
+        line = JSON.stringify({
+          text, ids: r.ids, layers: r.layers.map((layer) => ({ weights: nested(layer.weights) })),
+          ...(next ? { next } : {}), ...(masked ? { masked } : {}),
+        });
+      } else {
+        const guesses = next ? ` → ${next.map(([id, p]) => `${JSON.stringify(model.tokens([id])[0])} ${p.toFixed(3)}`).join(', ')}` : '';
+        line = `${r.ids.length} tokens: ${model.tokens(r.ids).join(' ')}${guesses}`;
+      }
+    } catch (error) {
+      if (error?.name !== 'MhaError') throw error;
+      failed += 1;
+      line = options.json ? JSON.stringify({ text, error: { code: error.code, message: error.message } }) : `error: ${error.message}`;
+    }
+    out.push(line);
+    if (out.length >= 64) process.stdout.write(`${out.splice(0).join('\n')}\n`);
+  }
+  if (out.length) process.stdout.write(`${out.join('\n')}\n`);
+  model.dispose();
+  if (failed) console.error(`[model] ${failed} of ${lines.length} texts could not be run (their lines say why)`);
+  process.exitCode = failed ? 1 : 0;
+}
+
+main().catch((error) => {
+  console.error(`[model] ${error?.message ?? error}`);
+  process.exit(1);
+});
