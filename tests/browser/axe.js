@@ -17,6 +17,7 @@ export async function runAxe(page, label) {
       document.head.append(script);
     }, AXE_SOURCE);
   }
+  const started = Date.now();
   const result = await page.evaluate(async (tags) => {
     // every rule with one of these tags, the experimental ones too (label-content-name-mismatch)
     const rules = window.axe.getRules(tags).map((rule) => rule.ruleId);
@@ -30,7 +31,7 @@ export async function runAxe(page, label) {
     };
   }, WCAG_TAGS);
   const count = result.violations.reduce((n, v) => n + v.nodes.length, 0);
-  console.log(`  [${ENGINE}] ${label}: ${result.rules} WCAG 2.0/2.1 A/AA rules, ${result.violations.length} violated (${count} nodes)`);
+  console.log(`  [${ENGINE}] ${label}: ${result.rules} WCAG 2.0/2.1 A/AA rules, ${result.violations.length} violated (${count} nodes), ${Date.now() - started} ms`);
   for (const v of result.violations) {
     console.log(`    ${v.id} (${v.impact}): ${v.help}; ${v.nodes.length} node(s)`);
     for (const node of v.nodes.slice(0, 6)) console.log(`      ${node}`);

@@ -891,7 +891,9 @@ class WebKitPage extends BasePage {
     const target = selector || (fullPage || clip ? 'html' : null);
     let restore = null;
     if (target) {
-      const height = await this.evaluate((s) => Math.ceil(s === 'html' ? document.documentElement.scrollHeight : document.querySelector(s).getBoundingClientRect().height), target);
+      // a clip needs the window down to its bottom edge only
+      const height = clip && !selector ? Math.ceil(clip.y + clip.height)
+        : await this.evaluate((s) => Math.ceil(s === 'html' ? document.documentElement.scrollHeight : document.querySelector(s).getBoundingClientRect().height), target);
       if (height > this.viewport.height) {
         restore = { ...this.viewport };
         const win = this.driver.manage().window();

@@ -192,7 +192,7 @@ test('the page loads, becomes interactive, and shows eight heads', { engines: 'a
   assert.equal(await page.text('h1'), 'Multi-Head Attention Comparison');
   const tabText = await page.texts('#head-tabs [role="tab"]');
   console.log(`tabs: ${tabText.join(' | ')}`);
-  await page.screenshot('explorer-light.png', { fullPage: true });
+  await page.screenshot('explorer-light.png', { selector: '#explorer' });
   // an overview: the tokens, the coreference head and all heads side by side
   await page.click('#head-tab-4');
   await page.evaluate(() => window.scrollTo(0, 0));
@@ -591,7 +591,7 @@ test('recompute and redraw time at lesson size', { engines: 'chromium', why: 'ti
 test('dark theme and a device pixel ratio of 2', { engines: 'all', why: 'layout' }, async () => {
   await page.click('#theme-toggle');
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
-  await page.screenshot('explorer-dark.png', { fullPage: true });
+  await page.screenshot('explorer-dark.png', { selector: '#explorer' });
   await page.click('#theme-toggle');
   // a page of its own: the device pixel ratio is set when a page opens
   const hi = await newPage({ width: 1280, height: 900 }, { deviceScaleFactor: 2 });
