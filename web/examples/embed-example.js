@@ -29,15 +29,17 @@ onElement('mha-computed', (event, id) => {
 onElement('mha-head-selected', (event, id) => note(`#${id} head-selected: ${event.detail.name}`));
 onElement('mha-error', (event, id) => note(`#${id} error: ${event.detail.message}`));
 
-// A counter driven by requestAnimationFrame: it stalls if the main thread is blocked.
+// A counter driven by requestAnimationFrame while the wide model computes: it stalls if the main
+// thread is blocked, and stops (and stops drawing) once the model is shown.
 const ticker = $('ticker');
 let frames = 0;
+let ticking = false;
 const tick = () => {
+  if (!ticking) return;
   frames += 1;
   ticker.textContent = String(frames);
   requestAnimationFrame(tick);
 };
-requestAnimationFrame(tick);
 
 $('big-start').addEventListener('click', () => {
   const slot = $('big-slot');
@@ -45,6 +47,15 @@ $('big-start').addEventListener('click', () => {
   big.id = 'big';
   for (const [name, value] of Object.entries({ heads: 'random:1', 'd-model': '2048', 'num-heads': '16', view: 'grid', worker: 'auto' })) {
     big.setAttribute(name, value);
+  }
+  const stop = () => { ticking = false; };
+  big.addEventListener('mha-computed', stop, { once: true });
+  big.addEventListener('mha-error', stop, { once: true });
+  frames = 0;
+  ticker.textContent = '0';
+  if (!ticking) {
+    ticking = true;
+    requestAnimationFrame(tick);
   }
   slot.replaceChildren(big);
 });
