@@ -15,7 +15,7 @@
 //   view           single | grid | compare                                        default single
 //   theme          light | dark | auto                                             default auto
 //   height         CSS height (a number means px); content scrolls inside          default: content
-//   worker         auto | always | never: compute in a Web Worker (auto: large inputs)
+//   worker         auto | always | never: compute in a Web Worker (auto: large inputs and models; never: none)
 // Events (bubbling, composed): mha-head-selected { head, index, name }, mha-computed { … },
 // mha-error { message }; the first two also as head-selected and computed, the names of 0.1.
 //
