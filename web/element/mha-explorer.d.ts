@@ -50,9 +50,12 @@ export interface MhaExplorerEventMap extends HTMLElementEventMap {
  */
 export declare class MhaExplorerElement extends HTMLElement {
   static readonly observedAttributes: string[];
-  /** Attribute `sentence`: the text; example sentences are pre-tagged, other text loads the tagger. */
+  /**
+   * Attribute `sentence`: the text; example sentences are pre-tagged, other text loads the tagger.
+   * Without the attribute, the text shown: the first example of the heads' sentences.
+   */
   sentence: string;
-  /** Attribute `heads`: `designed` | `random` | `random:SEED` | URL of a .safetensors or .json state_dict. */
+  /** Attribute `heads`: `designed` | `random` | `random:SEED` | `trained` | `pretrained` | `model` | URL of a .safetensors or .json state_dict. */
   heads: string;
   /** Attribute `view`. */
   view: 'single' | 'grid' | 'compare';

@@ -4,8 +4,8 @@
 //   <mha-explorer sentence="The cat sat on the mat because it was tired." view="grid"></mha-explorer>
 //
 // Attributes (all optional; docs/element.md):
-//   sentence       the text (the example sentences are pre-tagged; other text loads the tagger)
-//   heads          designed | random | random:SEED | trained | pretrained | URL of a state_dict (.safetensors or .json)
+//   sentence       the text (the example sentences are pre-tagged; other text loads the tagger)   default the heads' first example
+//   heads          designed | random | random:SEED | trained | pretrained | model | URL of a state_dict (.safetensors or .json)
 //   layer          0-based layer of a model with several (trained, pretrained)     default 0
 //   model-url      where the pretrained model's files are (a folder URL)            default the package's
 //   d-model        model width (random heads; designed heads are 64 wide)        default 64
@@ -15,7 +15,7 @@
 //   view           single | grid | compare                                        default single
 //   theme          light | dark | auto                                             default auto
 //   height         CSS height (a number means px); content scrolls inside          default: content
-//   worker         auto | always | never: compute in a Web Worker (auto: large inputs)
+//   worker         auto | always | never: compute in a Web Worker (auto: large inputs and models; never: none)
 // Events (bubbling, composed): mha-head-selected { head, index, name }, mha-computed { … },
 // mha-error { message }; the first two also as head-selected and computed, the names of 0.1.
 //
@@ -131,7 +131,8 @@ export class MhaExplorerElement extends HTMLElement {
 
   // -- attributes as properties ----------------------------------------------------------------
 
-  get sentence() { return this.getAttribute('sentence') ?? EXAMPLES[0].text; }
+  /** The attribute; without it, the text shown (the first example of the heads' own sentences). */
+  get sentence() { return this.getAttribute('sentence') ?? this.#explorer.sentence?.text ?? EXAMPLES[0].text; }
   set sentence(v) { this.setAttribute('sentence', v); }
   get heads() { return this.getAttribute('heads') ?? 'designed'; }
   set heads(v) { this.setAttribute('heads', v); }
@@ -321,12 +322,16 @@ export class MhaExplorerElement extends HTMLElement {
     }
   }
 
-  /** What the attributes ask the explorer for. @returns {import('../explorer/controller.js').WantedState} */
+  /**
+   * What the attributes ask the explorer for; without a sentence, the first example of the
+   * source's own sentences (the trained model reads only its grammar's words).
+   * @returns {import('../explorer/controller.js').WantedState}
+   */
   #wanted() {
     return {
       source: specFromAttributes((name) => this.getAttribute(name), document.baseURI),
       layer: layerAttribute(this.getAttribute('layer')),
-      sentence: this.sentence,
+      sentence: this.getAttribute('sentence') ?? 0,
     };
   }
 
@@ -343,6 +348,7 @@ export class MhaExplorerElement extends HTMLElement {
       const problem = problems.find((p) => p.field !== 'view' && p.field !== 'worker');
       if (problem || !explorer.result) throw new Error(problem ? problemText(problem) : 'nothing was computed');
       this.#error = null;
+      this.#ui.input.value = this.sentence;
       this.#setStatus('ready', elementStatus(explorer));
       this.#showHeads();
       this.#emit('computed', this.result);

@@ -54,9 +54,10 @@ const messageOf = (error) => {
 export class Explorer extends EventTarget {
   /**
    * @param {{ views?: string[], worker?: 'never' | 'auto' | 'always' | (() => string), fallback?: SourceSpec | null }} [options]
-   *   views: the names setState accepts for `view`; worker: where forward passes run (auto: large
-   *   ones in a worker; a function is asked each time); fallback: the spec shown when a source
-   *   cannot be loaded (null: none, the explorer is then in error)
+   *   views: the names setState accepts for `view`; worker: where the work runs (auto: large
+   *   forward passes, and every model opened, in a worker; never: all of it on the page's thread;
+   *   a function is asked each time); fallback: the spec shown when a source cannot be loaded
+   *   (null: none, the explorer is then in error)
    */
   constructor({ views = [], worker = 'never', fallback = { id: 'designed' } } = {}) {
     super();
@@ -232,7 +233,9 @@ export class Explorer extends EventTarget {
       const problems = [];
       let { spec, source } = this;
       // the source (with its layer), or the fallback when it cannot be loaded
-      if (want.source && (specKey(want.source) !== specKey(this.spec) || !source)) {
+      // a source with a worker of its own is loaded again when the worker option now asks for the other place
+      const moved = source && source.ownWorker != null && source.ownWorker !== (this.#mode() !== 'never');
+      if (want.source && (specKey(want.source) !== specKey(this.spec) || !source || moved)) {
         const loaded = await this.#loadSource(want.source, problems);
         if (run !== this.#generation) {
           if (loaded && loaded.source !== this.source) loaded.source.dispose();
@@ -304,7 +307,12 @@ export class Explorer extends EventTarget {
 
   /** @param {SourceSpec} spec */
   async #make(spec) {
-    return createSource(spec, { onProgress: (p) => { if (this.loading) this.#update({ progress: p }); } });
+    return createSource(spec, { onProgress: (p) => { if (this.loading) this.#update({ progress: p }); }, worker: this.#mode() });
+  }
+
+  /** The worker option now: 'never', 'auto' or 'always'. */
+  #mode() {
+    return typeof this.#workerMode === 'function' ? this.#workerMode() : this.#workerMode;
   }
 
   /** @param {HeadSource} source @param {WantedState} want @param {Problem[]} problems */
@@ -408,7 +416,7 @@ export class Explorer extends EventTarget {
 
   /** @param {HeadSource} source @param {Sentence} sentence */
   #wantsWorker(source, sentence) {
-    const mode = typeof this.#workerMode === 'function' ? this.#workerMode() : this.#workerMode;
+    const mode = this.#mode();
     if (mode === 'never' || !source.runsInWorker) return false;
     if (mode === 'always') return true;
     const L = sentence.tokens.length;
@@ -473,7 +481,7 @@ export class Explorer extends EventTarget {
     try {
       this.#update({ loading: { spec: { id: 'model' }, note: 'Reading the model\'s files…' } });
       const { openModelFiles } = await import('../sources/model.js');
-      opened = await openModelFiles(files, name);
+      opened = await openModelFiles(files, name, this.#mode() !== 'never');
     } catch (error) {
       this.#update({ loading: null });
       this.#setError('source', messageOf(error));

@@ -122,12 +122,14 @@ export function specKey(spec) {
 }
 
 /**
- * The HeadSource a spec names, not loaded yet; a SpecError when the spec is not one.
+ * The HeadSource a spec names, not loaded yet; a SpecError when the spec is not one. `worker`:
+ * the explorer's worker option; 'never' keeps every source on the page's thread (a model is
+ * otherwise opened in a worker of its own; the others compute where the explorer says).
  * @param {SourceSpec} spec
- * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void }} [options]
+ * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void, worker?: string }} [options]
  * @returns {Promise<HeadSource>}
  */
-export async function createSource(spec, { onProgress } = {}) {
+export async function createSource(spec, { onProgress, worker = 'auto' } = {}) {
   switch (spec?.id) {
     case 'designed': {
       const { DesignedSource } = await import('../sources/designed.js');
@@ -158,7 +160,7 @@ export async function createSource(spec, { onProgress } = {}) {
     case 'model': {
       if (!spec.opened && !spec.url) throw new SpecError('Open a model folder first (config.json, model.safetensors and tokenizer.json).');
       const { ModelSource } = await import('../sources/model.js');
-      return new ModelSource({ opened: spec.opened, url: spec.url, onProgress });
+      return new ModelSource({ opened: spec.opened, url: spec.url, onProgress, inWorker: worker !== 'never' });
     }
     default:
       throw new SpecError(`There is no source of heads called "${/** @type {{ id?: unknown } | undefined} */ (spec)?.id}" (expected one of ${SOURCE_IDS.join(', ')}).`);

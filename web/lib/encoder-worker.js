@@ -4,6 +4,10 @@
 // come back as transferred buffers (no copy) (rpc.js).
 import { MhaError } from './errors.js';
 import { connectWorker } from './rpc.js';
+import { onOtherOrigin, startModuleWorker, workerScriptName } from './start-worker.js';
+
+/** The worker's script beside this module (a name, not a literal URL: bundlers leave it alone). */
+const WORKER_ENTRY = './encoder-worker-entry.js';
 
 /**
  * URLs the worker should see as the page does (a worker resolves relative URLs against itself).
@@ -28,14 +32,16 @@ export async function createWorkerEncoder(options = {}) {
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new MhaError('INVALID_ARGUMENT', 'createWorkerEncoder: onProgress must be a function');
   }
-  // Written out as `new Worker(new URL('./…', import.meta.url), …)` so that bundlers bundle it.
-  const worker = workerUrl
-    ? new Worker(absolute(workerUrl), { type: 'module', name: 'mha-encoder' })
+  // Written out as `new Worker(new URL('./…', import.meta.url), …)` so that bundlers bundle it;
+  // from another origin than the page (a CDN), through a trampoline (start-worker.js).
+  const entry = workerUrl ? absolute(workerUrl) : new URL(WORKER_ENTRY, import.meta.url);
+  const worker = workerUrl || onOtherOrigin(import.meta.url)
+    ? startModuleWorker(entry, { name: 'mha-encoder' })
     : new Worker(new URL('./encoder-worker-entry.js', import.meta.url), { type: 'module', name: 'mha-encoder' });
   worker.addEventListener('message', (event) => {
     if (event.data && event.data.progress) onProgress?.(event.data.progress);
   });
-  const rpc = connectWorker(worker, "the encoder's worker (encoder-worker-entry.js)");
+  const rpc = connectWorker(worker, `the encoder's worker (${workerScriptName(entry)})`);
   let disposed = false;
   const request = (/** @type {string} */ op, /** @type {unknown[]} */ args) => (disposed ? Promise.reject(new MhaError('DISPOSED', 'this encoder has been disposed')) : rpc.request(op, ...args));
 

@@ -3,6 +3,7 @@
 import { MhaError, statusCodes } from './errors.js';
 import { loadOnce } from './load-once.js';
 import { heapViews, instantiateWasmModule, isNode, readTensor } from './wasm-module.js';
+import { onOtherOrigin } from './start-worker.js';
 import { ablateArg, describe, flag, maskArg, optionalInteger, positiveInteger, same, tensorArg } from './tensors.js';
 
 /** @typedef {import('./index.js').MhaModule} MhaModule */
@@ -54,8 +55,10 @@ export function loadMha(options = {}) {
   }
   if (threads === true && !threadsAvailable()) {
     return Promise.reject(new MhaError('INVALID_ARGUMENT',
-      'loadMha: threads: true needs SharedArrayBuffer and workers: Node.js, or a page served crossOriginIsolated ' +
-      '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp); this one is not'));
+      globalThis.crossOriginIsolated === true && onOtherOrigin(import.meta.url)
+        ? `loadMha: threads: true needs the package's files on this page's origin (the pthreads core starts its worker threads from ${new URL('./wasm/threads/', import.meta.url).href}, another origin); threads: 'auto' loads the single-thread core here`
+        : 'loadMha: threads: true needs SharedArrayBuffer and workers: Node.js, or a page served crossOriginIsolated ' +
+          '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp); this one is not'));
   }
   // wasmBinary / wasmUrl name the single-thread module's bytes: 'auto' then keeps to it.
   const ownBinary = options.wasmBinary !== undefined || options.wasmUrl !== undefined;
@@ -69,13 +72,14 @@ export function loadMha(options = {}) {
 
 /**
  * Whether the pthreads core can run here: in Node.js, and in pages (and their workers) that are
- * crossOriginIsolated, where SharedArrayBuffer exists. Elsewhere loadMha() loads the
- * single-thread core.
+ * crossOriginIsolated, where SharedArrayBuffer exists, with these files on the page's origin
+ * (the core starts its worker threads from the URL of its script, which a page cannot do for a
+ * script elsewhere, e.g. on a CDN). Elsewhere loadMha() loads the single-thread core.
  */
 export function threadsAvailable() {
   if (typeof SharedArrayBuffer !== 'function' || typeof WebAssembly !== 'object') return false;
   if (isNode()) return true;
-  return globalThis.crossOriginIsolated === true && typeof Worker === 'function';
+  return globalThis.crossOriginIsolated === true && typeof Worker === 'function' && !onOtherOrigin(import.meta.url);
 }
 
 /** @param {LoadOptions} options @returns {Promise<MhaModule>} */

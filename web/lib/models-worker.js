@@ -6,6 +6,10 @@
 import { MhaError } from './errors.js';
 import { connectWorker } from './rpc.js';
 import { topTokens } from './top-tokens.js';
+import { onOtherOrigin, startModuleWorker, workerScriptName } from './start-worker.js';
+
+/** The worker's script beside this module (a name, not a literal URL: bundlers leave it alone). */
+const WORKER_ENTRY = './models-worker-entry.js';
 
 /** A scheme of two letters or more: `C:\models` is a path, `https://…` and `file:///…` are URLs. */
 const URL_PATTERN = /^[a-z][a-z0-9+.-]+:/i;
@@ -89,14 +93,16 @@ export async function loadWorkerModel(files, options = {}) {
   signal?.throwIfAborted();
   const { input, transfer } = toMessage(files);
   const base = globalThis.location?.href;
-  // Written out as `new Worker(new URL('./…', import.meta.url), …)` so that bundlers bundle it.
-  const worker = workerUrl
-    ? new Worker(new URL(workerUrl, base).href, { type: 'module', name: 'mha-models' })
+  // Written out as `new Worker(new URL('./…', import.meta.url), …)` so that bundlers bundle it;
+  // from another origin than the page (a CDN), through a trampoline (start-worker.js).
+  const entry = workerUrl ? new URL(workerUrl, base) : new URL(WORKER_ENTRY, import.meta.url);
+  const worker = workerUrl || onOtherOrigin(import.meta.url)
+    ? startModuleWorker(entry, { name: 'mha-models' })
     : new Worker(new URL('./models-worker-entry.js', import.meta.url), { type: 'module', name: 'mha-models' });
   worker.addEventListener('message', (event) => {
     if (event.data && event.data.progress) onProgress?.(event.data.progress);
   });
-  const rpc = connectWorker(worker, "the models' worker (models-worker-entry.js)");
+  const rpc = connectWorker(worker, `the models' worker (${workerScriptName(entry)})`);
 
   /** @type {{ config: import('./models.js').ModelConfig, tokenizer: 'bpe' | 'wordpiece' | null }} */
   let opened;

@@ -5,6 +5,10 @@
 // keeps them).
 import { MhaError } from './errors.js';
 import { connectWorker, workerError } from './rpc.js';
+import { onOtherOrigin, startModuleWorker, workerScriptName } from './start-worker.js';
+
+/** The worker's script beside this module (a name, not a literal URL: bundlers leave it alone). */
+const WORKER_ENTRY = './worker-entry.js';
 
 /**
  * Start a worker with the WebAssembly core. Resolves once the core is loaded there.
@@ -16,11 +20,13 @@ export async function createWorkerMha(options = {}) {
     throw workerError('createWorkerMha needs Web Workers (a browser); in Node.js use loadMha()');
   }
   // Written out as `new Worker(new URL('./worker-entry.js', import.meta.url), …)` so that
-  // bundlers which know the pattern (Vite, webpack 5) bundle the worker with its imports.
-  const worker = options.workerUrl
-    ? new Worker(new URL(options.workerUrl, globalThis.location?.href), { type: 'module', name: 'mha-explorer' })
+  // bundlers which know the pattern (Vite, webpack 5) bundle the worker with its imports; these
+  // files on another origin than the page (a CDN) start it through a trampoline (start-worker.js).
+  const entry = options.workerUrl ? new URL(options.workerUrl, globalThis.location?.href) : new URL(WORKER_ENTRY, import.meta.url);
+  const worker = options.workerUrl || onOtherOrigin(import.meta.url)
+    ? startModuleWorker(entry, { name: 'mha-explorer' })
     : new Worker(new URL('./worker-entry.js', import.meta.url), { type: 'module', name: 'mha-explorer' });
-  const rpc = connectWorker(worker, options.workerUrl ? String(options.workerUrl) : 'worker-entry.js');
+  const rpc = connectWorker(worker, workerScriptName(entry));
   const request = rpc.request;
 
   await request('load', options.wasmUrl ? { wasmUrl: new URL(options.wasmUrl, globalThis.location?.href).href } : {});

@@ -98,21 +98,24 @@ export function modelWords(pieces, kind, special) {
 
 /**
  * Open a model where the page stays responsive: in a Web Worker where there are workers (the
- * weights are read and every run made there), else on this thread (Node.js).
+ * weights are read and every run made there), else on this thread (Node.js, or inWorker false:
+ * an element with worker="never").
  * @param {import('../lib/models.js').ModelFiles} files
  * @param {import('../lib/models.js').LoadModelOptions} [options]
+ * @param {boolean} [inWorker]
  * @returns {Promise<Model>}
  */
-export function openModel(files, options) {
-  return typeof Worker === 'function' && !isNode() ? loadWorkerModel(files, options) : loadModel(files, options);
+export function openModel(files, options, inWorker = true) {
+  return inWorker && typeof Worker === 'function' && !isNode() ? loadWorkerModel(files, options) : loadModel(files, options);
 }
 
 export class ModelSource {
   /**
-   * @param {{ opened?: OpenedModel, url?: string, onProgress?: (p: { loaded: number, total: number, file: string }) => void }} o
-   *   opened: a model the page opened (the source does not own it); url: a folder to fetch (owned)
+   * @param {{ opened?: OpenedModel, url?: string, onProgress?: (p: { loaded: number, total: number, file: string }) => void, inWorker?: boolean }} o
+   *   opened: a model the page opened (the source does not own it); url: a folder to fetch (owned);
+   *   inWorker: open that folder in a Web Worker (false: on the page's thread)
    */
-  constructor({ opened, url, onProgress }) {
+  constructor({ opened, url, onProgress, inWorker = true }) {
     /** @type {'model'} */
     this.id = 'model';
     this.opened = opened ?? null;
@@ -130,6 +133,12 @@ export class ModelSource {
     /** @type {'lesson'} the lesson's sentences: any text goes through the model's tokenizer */
     this.sentenceSet = 'lesson';
     this.runsInWorker = false;
+    this.inWorker = inWorker;
+  }
+
+  /** Whether the model it fetches is opened in a worker of its own; null for a model the page opened. */
+  get ownWorker() {
+    return this.opened ? null : this.inWorker;
   }
 
   get config() {
@@ -153,7 +162,7 @@ export class ModelSource {
     this.mha = mha;
     if (!this.model) {
       if (!this.url) throw new Error('No model to show: open a model folder first.');
-      this.model = await openModel(this.url, { onProgress: this.onProgress });
+      this.model = await openModel(this.url, { onProgress: this.onProgress }, this.inWorker);
     }
     try {
       if (!this.model.tokenizer) {
@@ -351,11 +360,12 @@ export class ModelSource {
  * Open a model from the files of a folder (picked or dropped) and name it by the folder.
  * @param {Iterable<File> | Map<string, any> | Record<string, any>} files
  * @param {string} [name]
+ * @param {boolean} [inWorker]  in a Web Worker (false: on the page's thread)
  * @returns {Promise<OpenedModel>}
  */
-export async function openModelFiles(files, name) {
+export async function openModelFiles(files, name, inWorker = true) {
   const list = files instanceof Map || !(Symbol.iterator in Object(files)) ? null : [.../** @type {Iterable<File>} */ (files)];
   const folder = list?.map((f) => /** @type {{ webkitRelativePath?: string }} */ (f).webkitRelativePath?.split('/')[0]).find(Boolean);
-  const model = await openModel(list ?? files);
+  const model = await openModel(list ?? files, undefined, inWorker);
   return { name: name ?? folder ?? model.config.architecture, stamp: `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, model };
 }

@@ -165,6 +165,11 @@ export interface HeadSource {
   readonly sentenceSet: 'lesson' | 'grammar';
   /** Whether its forward passes may run in a Web Worker's core (one attention layer). */
   readonly runsInWorker: boolean;
+  /**
+   * For a source that opens its own work in a worker of its own (a model fetched from a URL):
+   * whether it did. The explorer loads it again when its `worker` option asks for the other place.
+   */
+  readonly ownWorker?: boolean | null;
   /** The MultiHeadAttention holding its weights, for a download; null before load. */
   readonly attention?: AnyAttention | null;
   /** Its heads measured over a corpus; null before load. */

@@ -1,9 +1,14 @@
 // Section: the code. The lesson's PyTorch snippet beside the same call through this project's
 // JavaScript API. The JavaScript shown is the source text of `snippet` below
 // (Function.prototype.toString), and the page runs that very function: what you read is what ran.
+// It prints with console.log, so that pasted into this page's console it runs as shown; the page
+// hands it a console of its own whose lines go to the output box.
 
-import { el, section, shapeText } from './dom.js';
+import { el, section } from './dom.js';
 import { loadMha } from '../../lib/index.js';
+
+/** The JS API's entry as a URL a browser's console can import: this page's copy. */
+const API_URL = new URL('../../lib/index.js', import.meta.url).href;
 
 export const PYTORCH_SNIPPET = `import torch
 import torch.nn as nn
@@ -26,13 +31,13 @@ print(64 // 8)               # 8: d_k per head`;
 /** @typedef {import('../../lib/index.js').ForwardResult} ForwardResult */
 /** @typedef {import('../../lib/index.js').MultiHeadAttention} MultiHeadAttention */
 /**
- * The snippet: `print` writes a line to the output box; shapes print as tuples.
+ * The snippet: the page's `console.log` writes a line to the output box.
  * @param {() => Promise<{ MultiHeadAttention: new (config: AttentionConfig) => Omit<MultiHeadAttention, 'forward'>
  *           & { forward(input: ForwardInput): ForwardResult & { weights: import('../../lib/index.js').Tensor } } }>} loadMha
  *   the API's loadMha, whose forward passes return weights (needWeights is true by default)
- * @param {(value: unknown) => void} print
+ * @param {{ log: (...values: unknown[]) => void }} console
  */
-async function snippet(loadMha, print) {
+async function snippet(loadMha, console) {
   const mha = await loadMha();
   const multiheadAttn = new mha.MultiHeadAttention({
     embedDim: 64, numHeads: 8, batchFirst: true,
@@ -45,21 +50,30 @@ async function snippet(loadMha, print) {
   const { output, weights } = multiheadAttn.forward({
     query: x, key: x, value: x,   // self-attention
   });
-  print(output.shape);    // (1, 10, 64)
-  print(weights.shape);   // (1, 10, 10): averaged over the heads
+  console.log(output.shape);    // [1, 10, 64]
+  console.log(weights.shape);   // [1, 10, 10]: averaged over the heads
 
   // Each of the 8 heads works in 64 / 8 = 8 dimensions
-  print(multiheadAttn.headDim);   // 8: d_k per head
+  console.log(multiheadAttn.headDim);   // 8: d_k per head
   multiheadAttn.dispose();        // frees the WebAssembly memory
 }
 
-/** The body of `snippet` as readable source, with the import a user of the package writes. */
+/**
+ * The body of `snippet` as readable source, after an import a browser's console runs (a dynamic
+ * import of this page's copy of the API; top-level await), with the one a package user writes.
+ */
 export function snippetSource() {
   const text = snippet.toString();
   const body = text.slice(text.indexOf('{') + 1, text.lastIndexOf('}')).replace(/^\n/, '').replace(/\s+$/, '');
   const lines = body.split('\n');
   const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => /** @type {RegExpMatchArray} */ (l.match(/^ */))[0].length));
-  return `import { loadMha } from 'mha-explorer';\n\n${lines.map((l) => l.slice(indent)).join('\n')}`;
+  return `// In a project: import { loadMha } from 'mha-explorer';\nconst { loadMha } = await import('${API_URL}');\n\n${lines.map((l) => l.slice(indent)).join('\n')}`;
+}
+
+/** A value as a console shows it, on one line: arrays as [1, 10, 64]. @param {unknown} value @returns {string} */
+function logText(value) {
+  if (Array.isArray(value) || ArrayBuffer.isView(value)) return `[${Array.from(/** @type {ArrayLike<unknown>} */ (value), logText).join(', ')}]`;
+  return typeof value === 'string' ? value : String(value);
 }
 
 export function codeSection() {
@@ -68,9 +82,11 @@ export function codeSection() {
   async function run() {
     /** @type {string[]} */
     const lines = [];
-    const print = (/** @type {unknown} */ value) => {
-      lines.push(Array.isArray(value) ? shapeText(value) : String(value));
-      outputBox.textContent = lines.join('\n');
+    const console = {
+      log: (/** @type {unknown[]} */ ...values) => {
+        lines.push(values.map(logText).join(' '));
+        outputBox.textContent = lines.join('\n');
+      },
     };
     outputBox.textContent = '';
     outputBox.classList.remove('error');
@@ -78,7 +94,7 @@ export function codeSection() {
     const started = performance.now();
     try {
       // its types say what the snippet relies on: weights are returned (needWeights by default)
-      await snippet(/** @type {Parameters<typeof snippet>[0]} */ (/** @type {unknown} */ (loadMha)), print);
+      await snippet(/** @type {Parameters<typeof snippet>[0]} */ (/** @type {unknown} */ (loadMha)), console);
       lines.push(`// ran in this page in ${(performance.now() - started).toFixed(1)} ms`);
       outputBox.textContent = lines.join('\n');
       outputBox.dataset.runs = String(Number(outputBox.dataset.runs || 0) + 1);
@@ -92,7 +108,7 @@ export function codeSection() {
   }
   runButton.addEventListener('click', run);
   const node = section('lesson-code', 'The code',
-    el('p', { text: 'In PyTorch one module does all of it. The same call through this project\'s JavaScript API runs in this page, on the WebAssembly core, and prints the same shapes.' }),
+    el('p', { text: 'In PyTorch one module does all of it. The same call through this project\'s JavaScript API runs in this page, on the WebAssembly core, and prints the same shapes; pasted into this page\'s console (the browser\'s developer tools), it runs there as shown.' }),
     el('div', { class: 'code-pair' },
       el('figure', { class: 'code-card' }, el('figcaption', { text: 'PyTorch' }), el('pre', { class: 'code' }, el('code', { text: PYTORCH_SNIPPET }))),
       el('figure', { class: 'code-card' }, el('figcaption', {}, 'JavaScript, live in this page ', runButton),

@@ -59,11 +59,6 @@ export function bytes(value) {
   return `${v.toFixed(digits)} ${units[u]}`;
 }
 
-/** Shape as PyTorch prints a tuple: (1, 10, 64). @param {ArrayLike<number>} shape */
-export function shapeText(shape) {
-  return `(${Array.from(shape).join(', ')})`;
-}
-
 export { themeColors } from '../../views/theme.js';
 
 /** Call fn whenever the page's theme (data-theme on <html>) changes. @param {(theme: import('../../views/theme.js').Theme) => void} fn */
