@@ -239,7 +239,7 @@ export class PretrainedSource {
   woNote() {
     const { embedDim, outDim } = this.loaded.encoder.config.layers[this.layer];
     return outDim === embedDim
-      ? 'This W_O is exactly nn.MultiheadAttention\'s out_proj: it mixes all four heads into every output number.'
+      ? `This W_O is exactly nn.MultiheadAttention's out_proj: it mixes all ${this.numHeads} heads into every output number.`
       : `This layer's W_O maps the ${embedDim} numbers of the concatenation to ${outDim}: the model widens its residual stream here (a separate dense projection widens the residual itself).`;
   }
 
