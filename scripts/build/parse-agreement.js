@@ -4,21 +4,21 @@
 // agreeing with it. These are the relations the designed heads' features are built from; the
 // page quotes the figures beside each check (web/sources/parse-agreement.js, written by
 // scripts/build/tag-examples.js; tests/js/parse-limits.test.js checks it is current).
-import { analyseTokens, tagText } from '../../web/sources/tokens.js';
+import { analyseTokens } from '../../web/sources/tokens.js';
 import { agreeingNouns } from '../../web/sources/label-checks.js';
 
 const MODIFIER_RELATIONS = new Set(['determinerNoun', 'adjectiveNoun', 'possessiveNoun']);
 
 /**
- * @param {(text: string) => any} nlp  compromise's default export
+ * @param {(text: string) => { text: string, tags: string[], unknown?: boolean }[]} tag  a text's tagged tokens (tokens.js tagText with compromise)
  * @param {import('../../web/roles/sentences.js').RelationData} relations
  * @param {import('../../web/roles/sentences.js').PronounData} pronouns
  */
-export function measureParseAgreement(nlp, relations, pronouns) {
+export function measureParseAgreement(tag, relations, pronouns) {
   const count = () => ({ right: 0, total: 0 });
   const out = { sentences: 0, skipped: 0, longest: 0, verbSubject: count(), modifierNoun: count(), pronounAgreement: count() };
   const parsed = (/** @type {{ text: string, words: string[] }} */ s) => {
-    const raw = tagText(nlp, s.text);
+    const raw = tag(s.text);
     if (raw.length !== s.words.length || raw.some((t, i) => t.text.toLowerCase() !== s.words[i].toLowerCase())) {
       out.skipped += 1;
       return null;

@@ -148,7 +148,7 @@ export function notVisibleText(table) {
       const n = /** @type {{ n: number }} */ (table.rule.relations[r].notVisible).n;
       return `${n} of ${labelName(r)}`;
     });
-    parts.push(`Left out for the same reason, their key after the query: test items ${items.join(', ')}.`);
+    parts.push(`For the same reason, the test items whose key comes after the query are left out: ${items.join(', ')}.`);
   }
   return parts.length ? parts.join(' ') : null;
 }
