@@ -58,11 +58,11 @@ export class DesignedSource extends TokenFeatureSource {
    * with nothing to find (read from the map, so that it is true of the map shown).
    * @param {number} h
    * @param {import('../lib/index.js').HeadStatistics} _s
-   * @param {import('./token-features.js').FeatureSentence} [sentence]
-   * @param {Float32Array} [map]
+   * @param {import('./token-features.js').FeatureSentence} sentence
+   * @param {Float32Array} map
    */
   describe(h, _s, sentence, map) {
-    const here = sentence && map ? rowsWithNothingToFind(h, map, sentence.tokens) : '';
+    const here = rowsWithNothingToFind(h, map, sentence.tokens);
     return { focus: `This head focuses on ${HEADS[h].focus}${here ? ` ${here}` : ''}`, typical: `Typical function: ${HEADS[h].typical}`, how: HEADS[h].how };
   }
 

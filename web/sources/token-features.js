@@ -241,9 +241,11 @@ export class TokenFeatureSource {
   /**
    * @param {number} h
    * @param {HeadStatistics} s
+   * @param {FeatureSentence} [_sentence]  the sentence shown (a source that reads its map says what it does there)
+   * @param {Float32Array} [_map]  the head's (L, L) map on it
    * @returns {{ focus: string, typical?: string, how?: string }}
    */
-  describe(h, s) {
+  describe(h, s, _sentence, _map) {
     return {
       focus: `This head focuses on ${describeByStatistics(s)}.`,
       typical: 'Typical function: in trained models, heads specialise during training (previous-token, syntactic, coreference and sink heads are all found in BERT and GPT-2); what these weights were shaped for is not known here, so their function is read from the statistics above.',

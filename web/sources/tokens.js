@@ -309,7 +309,7 @@ export function tagText(nlp, text) {
 
 /**
  * Turn a tagged-token list into the plain, serialisable record the page stores.
- * @param {{ text: string, tags: string[] }[]} tokens
+ * @param {{ text: string, tags: string[], unknown?: boolean }[]} tokens
  */
 export function rawTokensOf(tokens) {
   return tokens.map((t) => ({ text: t.text, tags: t.tags, ...(t.unknown ? { unknown: /** @type {true} */ (true) } : {}) }));
