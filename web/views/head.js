@@ -160,7 +160,7 @@ export function renderHeadInfo(box, o) {
     q('label-check-title').textContent = c.title ?? LABEL_CHECK_TITLE;
     if (c.followsParse) {
       check.textContent = c.holds === null ? `${c.text}.` : `${c.holds ? 'Follows the parse' : '✗ Does not follow the parse'}: ${c.text}.`;
-      check.className = c.holds === false ? 'bad' : 'guess';
+      check.className = c.holds === null ? '' : c.holds ? 'guess' : 'bad';
     } else {
       check.textContent = c.holds === null ? c.text : `${c.holds ? '✓ Holds' : '✗ Does not hold'}: ${c.text}.`;
       check.className = c.holds === null ? '' : (c.holds ? 'ok' : 'bad');
