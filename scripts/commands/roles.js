@@ -9,6 +9,10 @@
 //      "heads": [{"layer", "head", "label", "roles": {ID: {"score", "ci": [lo, hi]}},
 //                 "relations": {ID: {"score", "ci": [lo, hi], "n", "baseline": {"name", "score"}}}}]}
 //   npm run roles -- --source trained             the trained model (web/sources/weights/trained-seed1.bin)
+//   npm run roles -- --model DIR                  a model folder as the page opens it (config.json,
+//                                                 model.safetensors, tokenizer.json); a causal one's
+//                                                 relations whose key comes after the query are listed
+//                                                 as not visible, as the page lists them
 //   npm run roles -- --corpus FILE                the pretrained model's pronounAntecedent on JSON lines
 //                                                 {"text", "pronoun", "antecedent"} (odd lines dev, even test)
 //   npm run roles -- --write                      also write the table of docs/pretrained.md (or, with
@@ -25,25 +29,33 @@ const SOURCES = ['pretrained', 'trained'];
 export const PRETRAINED_TABLE = 'web/data/roles/pretrained-roles.json';
 /** The docs page whose table `--write` replaces, per source. */
 export const DOCS = { pretrained: 'docs/pretrained.md', trained: 'docs/training.md' };
-const USAGE = 'usage: npm run roles -- [--json] [--source pretrained|trained] [--corpus FILE] [--write]';
+const USAGE = 'usage: npm run roles -- [--json] [--source pretrained|trained | --model DIR] [--corpus FILE] [--write]';
 
 class UsageError extends Error {}
 
 export function parseArgs(args) {
-  const o = { json: false, source: 'pretrained', corpus: null, write: false };
+  const o = { json: false, source: 'pretrained', corpus: null, write: false, model: null };
+  let sourceGiven = false;
   for (let i = 0; i < args.length; i += 1) {
     const a = args[i];
     if (a === '--json') o.json = true;
     else if (a === '--write') o.write = true;
-    else if (a === '--source' || a === '--corpus') {
+    else if (a === '--source' || a === '--corpus' || a === '--model') {
       const value = args[i + 1];
       if (value === undefined || value.startsWith('--')) throw new UsageError(`${a}: expected a value, got ${value === undefined ? 'nothing' : value}`);
       if (a === '--source') {
         if (!SOURCES.includes(value)) throw new UsageError(`--source: expected one of ${SOURCES.join(', ')}, got "${value}"`);
         o.source = value;
-      } else o.corpus = value;
+        sourceGiven = true;
+      } else if (a === '--model') o.model = value;
+      else o.corpus = value;
       i += 1;
-    } else throw new UsageError(`unknown option "${a}": expected --json, --source, --corpus or --write`);
+    } else throw new UsageError(`unknown option "${a}": expected --json, --source, --model, --corpus or --write`);
+  }
+  if (o.model) {
+    if (sourceGiven) throw new UsageError(`--model: measures the model in ${o.model}; expected no --source with it, got --source ${o.source}`);
+    if (o.corpus || o.write) throw new UsageError(`--model: measures a model on the annotated data and writes nothing; expected no ${o.corpus ? '--corpus' : '--write'} with it`);
+    o.source = 'model';
   }
   if (o.corpus && o.source !== 'pretrained') throw new UsageError(`--corpus: expected the pretrained source (its tokenizer reads any text), got --source ${o.source}`);
   if (o.corpus && o.write) throw new UsageError('--write: writes the table of the annotated data; expected no --corpus with it');
@@ -59,7 +71,7 @@ function step(script, args) {
 /** The wasm modules and the model files, built when missing or stale (the build scripts skip what is up to date). */
 function ensureBuilt(source) {
   const wasm = path.join(root, 'web/lib/wasm');
-  const need = source === 'trained' ? ['mha_train.js', 'mha_train.wasm'] : ['mha_encoder.js', 'mha_encoder.wasm'];
+  const need = { trained: ['mha_train.js', 'mha_train.wasm'], model: ['mha_models.js', 'mha_models.wasm'] }[source] ?? ['mha_encoder.js', 'mha_encoder.wasm'];
   if (!need.every((f) => fs.existsSync(path.join(wasm, f)))) {
     step('scripts/build/setup.js', ['start']);
     step('scripts/build/build.js', ['--wasm']);
@@ -68,8 +80,27 @@ function ensureBuilt(source) {
 }
 
 /** The table a source's heads get, computed by the core's maps and web/roles/. */
-export async function computeRoles({ source = 'pretrained', corpus = null } = {}, { evidence = false } = {}) {
+export async function computeRoles({ source = 'pretrained', corpus = null, model = null } = {}, { evidence = false } = {}) {
   const measure = await import('../../web/roles/measure.js');
+  const read = async (name) => JSON.parse(fs.readFileSync(path.join(root, 'web/data/roles', name), 'utf8'));
+  if (source === 'model') {
+    // the page's model source, on this thread: the same reading of the text and the same rule
+    const [{ loadMha }, { loadModel }, { ModelSource }] = await Promise.all([
+      import('../../web/lib/index.js'), import('../../web/lib/models.js'), import('../../web/sources/model.js')]);
+    let opened;
+    try {
+      opened = await loadModel(path.resolve(model));
+    } catch (error) {
+      throw new UsageError(`--model: expected a model folder (config.json, model.safetensors, tokenizer.json), got ${model}: ${error.message}`);
+    }
+    const shown = new ModelSource({ opened: { name: path.basename(path.resolve(model)), stamp: 'cli', model: opened } });
+    try {
+      await shown.load(await loadMha());
+      return await shown.measureRoles(undefined, read);
+    } finally {
+      opened.dispose();
+    }
+  }
   if (source === 'trained') {
     const { loadTrainer } = await import('../../web/lib/train.js');
     const trainer = await loadTrainer({ seed: 1 });
@@ -97,7 +128,6 @@ export async function computeRoles({ source = 'pretrained', corpus = null } = {}
       const result = await measure.measurePretrained(encoder, items, { corpus: true, tagged, evidence });
       return { source: 'pretrained', ...result, corpus: { ...result.corpus, file: corpus } };
     }
-    const read = async (name) => JSON.parse(fs.readFileSync(path.join(root, 'web/data/roles', name), 'utf8'));
     return await measure.pretrainedRoles(encoder, read, { evidence });
   } finally {
     encoder.dispose();

@@ -9,17 +9,18 @@
 // naming the file, and the page keeps working. Screenshots: build/screenshots/<engine>/.
 // axe-core finds 0 WCAG 2.1 A/AA violations with a model open (light and dark).
 //
-// In every engine: the GPT-2 picked as files with one golden sentence, axe and the screenshot
-// with its head importance shown, the model view's click and arrow keys, one bad file (no
-// model.safetensors), the example from a URL with <mha-explorer model-url>, and one layer of a
-// BERT in the element from another origin, and a course page on an origin of its own whose
-// element comes from a CDN-like server (Access-Control-Allow-Origin: *) with a model from a third
-// origin, under the Content-Security-Policy docs/element.md gives, with and without worker="never"
-// (its workers start through blob: trampolines; a crossOriginIsolated page keeps to the
-// single-thread core). In Chromium only (the numbers do not depend on the
-// engine): the other golden sentences and head importance against PyTorch, heads switched off,
-// the roles measurement, BERT and nanoGPT from files, every other bad file, and every other layer
-// of the models from another origin.
+// In every engine: the GPT-2 picked as files with one golden sentence (and the note saying where
+// its files came from), axe and the screenshot with its head importance shown, the model view's
+// click and arrow keys, its heads measured by the roles rule (the relations a causal model cannot
+// see shown as not visible), one bad file (no model.safetensors), the example from a URL with
+// <mha-explorer model-url>, one layer of a BERT in the element from another origin, and a course
+// page on an origin of its own whose element comes from a CDN-like server
+// (Access-Control-Allow-Origin: *) with a model from a third origin, under the
+// Content-Security-Policy docs/element.md gives, with and without worker="never" (its workers start
+// through blob: trampolines; a crossOriginIsolated page keeps to the single-thread core). In
+// Chromium only (the numbers do not depend on the engine): the other golden sentences and head
+// importance against PyTorch, heads switched off, BERT and nanoGPT from files, every other bad
+// file, and every other layer of the models from another origin.
 //
 //   node --test tests/browser/model.test.js
 
@@ -134,6 +135,9 @@ test('a GPT-2 picked as files: the ids and every layer of a sentence as PyTorch 
   await page.setInputFiles('#model-files', files('gpt2-trained'));
   await waitForExplorer(page, () => window.explorer.source?.id === 'model' && window.explorer.busy === 0, null, 60000);
   assert.equal(await page.evaluate(() => document.querySelector('input[name="source"][value="model"]').checked), true);
+  // where its files came from, and what is shown
+  assert.match(await page.text('#source-note'), /Its files were read in this page from the files you opened \(config\.json, model\.safetensors, tokenizer\.json\); nothing was uploaded\./);
+  assert.match(await page.text('#status'), /^Ready: 4 heads × \d+ tokens of “.+”, d_model 32, GPT-2-family model “[^”]+”, layer 0:/);
   await checkRun(golden('gpt2-trained')[0]);
 });
 
@@ -195,7 +199,7 @@ test('the model view opens a layer and head; the arrow keys move between its map
   assert.equal(await page.evaluate(() => document.activeElement?.dataset.layer + ':' + document.activeElement?.dataset.head), '0:2');
 });
 
-test('a head switched off moves the predictions; the GPT-2\'s heads measured by the roles rule', { engines: 'chromium', why: 'computation', timeout: 120000 }, async () => {
+test('a head switched off moves the predictions', { engines: 'chromium', why: 'computation', timeout: 120000 }, async () => {
   await showModel();
   await showSentence(golden('gpt2-trained').at(-1).text);
   await page.selectOption('#layer', '1');
@@ -214,17 +218,36 @@ test('a head switched off moves the predictions; the GPT-2\'s heads measured by 
   assert.ok(moved, 'switching off all of layer 1 changed the top prediction');
   assert.match(await page.text('#predictions-view'), /With heads 1, 2, 3, 4 of layer 1 off/);
   await page.evaluate(() => window.explorer.setAblated([]));
+});
+
+test('a causal model\'s heads measured by the roles rule: relations whose key comes after the query are not visible to it, not failures', { engines: 'all', why: 'end-to-end', timeout: 300000 }, async () => {
+  await showModel();
   // its heads measured by the roles rule on the annotated sentences, read by its own tokenizer
   assert.equal(await page.evaluate(() => document.getElementById('roles-panel').hidden), false);
+  assert.match(await page.text('#roles-measure-status'), /each read by the model's own tokenizer/);
+  const started = Date.now();
   await page.click('#roles-measure');
-  await page.waitForFunction(() => !!window.explorer.source.roles && !!document.querySelector('#roles-view table'), null, { timeout: 120000 });
+  await page.waitForFunction(() => !!window.explorer.source.roles && !!document.querySelector('#roles-view table'), null, { timeout: 280000 });
   const measured = await page.evaluate(() => {
     const { roles } = window.explorer.source;
-    return { heads: roles.heads.length, sentences: roles.corpus.sentences, skipped: roles.corpus.skipped.length };
+    return {
+      heads: roles.heads.length, sentences: roles.corpus.sentences, skipped: roles.corpus.skipped.length, notVisible: Object.keys(roles.rule.notVisible ?? {}),
+      columns: [...document.querySelectorAll('#roles-table thead th')].map((th) => th.textContent),
+    };
   });
+  console.log(`measured in ${((Date.now() - started) / 1000).toFixed(1)} s: ${measured.sentences} sentences; not visible: ${measured.notVisible.join(', ')}; columns ${measured.columns.join(' | ')}`);
   assert.equal(measured.heads, 8);
   assert.ok(measured.sentences > 700, `${measured.sentences} sentences measured (${measured.skipped} left out: longer than the context)`);
+  assert.deepEqual(measured.notVisible, ['determinerNoun', 'adjectiveNoun', 'prepositionObject', 'possessiveNoun']);
+  // shown as not visible, apart from what its heads do not do; not a column of failures
+  const hidden = await page.text('#roles-not-visible');
+  assert.match(hidden, /^Not visible to a causal model: determiner → noun, adjective → noun, preposition → object, possessive → noun\. Their key comes after the query/);
+  assert.doesNotMatch(await page.text('#roles-summary'), /determiner → noun|adjective → noun|preposition → object/);
+  assert.ok(!measured.columns.some((c) => /determiner|adjective|preposition/.test(c)), measured.columns.join(' | '));
+  assert.match(await page.text('#roles-measure-status'), /Measured in this page from the weights of the GPT-2-family model/);
   assert.match(await page.text('#head-tabs'), /H1/);
+  await page.evaluate(() => document.getElementById('roles-view').scrollIntoView());
+  await page.screenshot('model-roles-causal.png', { selector: '#roles-panel' });
 });
 
 test('a model without model.safetensors gets a message naming the file, and the page keeps working', { engines: 'all', why: 'files', timeout: 60000 }, async () => {
@@ -298,6 +321,10 @@ test('the example model from a URL, and <mha-explorer model-url>', { engines: 'a
   await page.click('#model-example');
   await waitForExplorer(page, () => window.explorer.source?.id === 'model' && !!window.explorer.source.url && window.explorer.busy === 0, null, 60000);
   assert.match(await page.text('#model-name'), /gpt2-lesson/);
+  // fetched from the page's server, not read from the user's files
+  const note = await page.text('#source-note');
+  assert.ok(note.includes(`Its files were fetched from ${server.url}examples/models/gpt2-lesson/.`), note);
+  assert.doesNotMatch(note, /your files|files you opened|nothing was uploaded/);
   await page.evaluate(async () => {
     await import('/element/mha-explorer.js');
     const element = document.createElement('mha-explorer');

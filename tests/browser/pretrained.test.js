@@ -101,6 +101,12 @@ test('picking the pretrained model loads it with a progress bar and its roles pa
   assert.match(progress, /MB/);
   assert.ok(!(await page.visible('#source-progress')), 'the progress bar goes once the model is loaded');
   assert.ok(await page.evaluate(() => !document.getElementById('roles-panel').hidden && !!document.getElementById('roles-table')), 'the roles panel shows the heads\' table');
+  // the status line says what is shown: its four heads, its tokens, the sentence, the source
+  const status = await page.text('#status');
+  const { T, text } = await page.evaluate(() => ({ T: window.explorer.result.weights.shape[1], text: window.explorer.sentence.text }));
+  console.log(`status: ${status}`);
+  assert.ok(status.startsWith(`Ready: 4 heads × ${T} tokens of “${text.slice(0, 20)}`), status);
+  assert.match(status, /, d_model 256, Universal Sentence Encoder lite, layer 0: [\d.]+ ms in the WebAssembly core\.$/);
   checkViews(await compareWithApi(), 0);
   await page.screenshot('explorer-pretrained.png', { selector: '#explorer' });
 });

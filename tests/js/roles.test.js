@@ -1,9 +1,10 @@
 // The rule that names heads (web/roles/): synthetic maps that must not be named by a relation
 // (a head on the first noun, a head on the previous word) and maps that must (a head on the
-// true antecedent); the bootstrap is seeded and reproducible; `npm run roles` prints one JSON
-// object of the promised shape, for the pretrained model, the trained model and a corpus file,
-// and refuses bad input by name; the committed table and the docs' tables are what the command
-// computes.
+// true antecedent); a causal model's relations whose key comes after the query are listed as not
+// visible, not scored; the bootstrap is seeded and reproducible; `npm run roles` prints one JSON
+// object of the promised shape, for the pretrained model, the trained model, a model folder and a
+// corpus file, and refuses bad input by name; the committed table and the docs' tables are what
+// the command computes.
 //
 //   node --test tests/js/roles.test.js
 
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { bootstrapIndices, evaluateHeads, labelOf, measureHead, prng, ratioInterval, wordTexts } from '../../web/roles/evaluate.js';
 import { dataSentences, onPieces } from '../../web/roles/sentences.js';
 import { LABELS, ROLES, RELATIONS } from '../../web/roles/vocabulary.js';
-import { docsTable, markdownTables } from '../../web/roles/table.js';
+import { docsTable, markdownTables, textTable } from '../../web/roles/table.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (name) => JSON.parse(fs.readFileSync(path.join(root, 'web/data/roles', name), 'utf8'));
@@ -143,6 +144,45 @@ test('the bootstrap is seeded and reproducible', () => {
   assert.deepEqual(evaluateHeads(sentences, heads()), evaluateHeads(sentences, heads()));
 });
 
+test('a causal model: relations whose key comes after the query are not visible to it, not failures; the rest is measured on what it sees', () => {
+  // a decoder's head that weighs the first word before each row, masked as a decoder is
+  const causalMap = (s) => {
+    const T = s.tokens.length;
+    const map = new Float32Array(T * T);
+    for (let i = 0; i < T; i += 1) map[i * T + (i > 0 ? i - 1 : 0)] = 1;
+    return map;
+  };
+  const heads = [{ layer: 0, head: 0, measured: sentences.map((s) => measureHead(causalMap(s), s, true)) }];
+  const result = evaluateHeads(sentences, heads, { causal: true });
+  const later = (relation, split) => sentences.filter((s) => s.split === split)
+    .flatMap((s) => s.instances.filter((x) => x.relation === relation && x.keys.every((k) => k > x.query))).length;
+  const all = (relation) => sentences.flatMap((s) => s.instances.filter((x) => x.relation === relation)).length;
+  // the key always after the query: listed as not visible, with its instances, and not scored
+  const hidden = ['determinerNoun', 'adjectiveNoun', 'prepositionObject', 'possessiveNoun'];
+  assert.deepEqual(Object.keys(result.rule.notVisible), hidden);
+  for (const r of hidden) {
+    assert.ok(!(r in result.rule.relations) && !(r in result.heads[0].relations), `${r} is not scored`);
+    assert.deepEqual(result.rule.notVisible[r], { n: later(r, 'test'), nDev: later(r, 'dev') });
+    assert.equal(result.rule.notVisible[r].n + result.rule.notVisible[r].nDev, all(r), `every ${r} instance has its key after the query`);
+  }
+  // the key before the query, mostly: scored on the instances it can see, the others counted
+  assert.deepEqual(result.rule.relations.verbSubject.notVisible, { n: later('verbSubject', 'test'), nDev: later('verbSubject', 'dev') });
+  assert.equal(result.rule.relations.verbSubject.n + later('verbSubject', 'test'), sentences.filter((s) => s.split === 'test')
+    .flatMap((s) => s.instances.filter((x) => x.relation === 'verbSubject')).length);
+  assert.ok(!('notVisible' in result.rule.relations.pronounAntecedent), 'every antecedent comes before its pronoun');
+  // said in words, apart from what the heads do not do
+  const summary = markdownTables(result).split('\n')[0];
+  console.log(summary);
+  assert.match(summary, /Not visible to a causal model: determiner → noun, adjective → noun, preposition → object, possessive → noun\./);
+  assert.doesNotMatch(summary.split('Not visible')[0], /determiner → noun|adjective → noun|preposition → object/);
+  assert.match(summary, new RegExp(`${later('verbSubject', 'test')} of verb → subject`));
+  // an encoder sees them all: the same maps measured without the mask's reading list nothing as hidden
+  const encoder = evaluateHeads(sentences, [{ layer: 0, head: 0, measured: sentences.map((s) => measureHead(causalMap(s), s)) }]);
+  assert.equal(encoder.rule.notVisible, undefined);
+  assert.ok(hidden.every((r) => r in encoder.rule.relations));
+  assert.doesNotMatch(markdownTables(encoder), /Not visible/);
+});
+
 test('labelOf: the widest margin wins; nothing cleared is broad or mixed', () => {
   const roles = { self: { threshold: 0.5 } };
   const rel = (lo, base) => ({ score: lo + 0.05, ci: [lo, lo + 0.1], n: 10, baseline: { name: 'b', score: base } });
@@ -234,6 +274,26 @@ test('npm run roles -- --corpus FILE: pronoun → antecedent on JSON lines, with
   fs.writeFileSync(file, 'not json\n');
   assert.match(roles(['--json', '--corpus', file]).stderr, /line 1: expected a JSON object \{"text", "pronoun", "antecedent"\}, got "not json"/);
   fs.rmSync(dir, { recursive: true });
+});
+
+test('npm run roles -- --model DIR: a GPT-2 read as the page reads it, by the same rule; its later-key relations are not visible', { timeout: 300_000 }, () => {
+  const r = roles(['--json', '--model', path.join(root, 'tests/golden/models/gpt2-trained')]);
+  assert.equal(r.status, 0, r.stderr);
+  const result = JSON.parse(r.stdout);
+  checkShape(result, 'model');
+  assert.equal(result.heads.length, 8, 'two layers of four heads');
+  console.log(`gpt2-trained: ${result.corpus.sentences} sentences; not visible: ${Object.entries(result.rule.notVisible).map(([k, v]) => `${k} (${v.n} test items)`).join(', ')}; labels ${result.heads.map((e) => e.label).join(' ')}`);
+  assert.deepEqual(Object.keys(result.rule.notVisible), ['determinerNoun', 'adjectiveNoun', 'prepositionObject', 'possessiveNoun']);
+  assert.ok(['verbSubject', 'objectVerb', 'pronounAntecedent'].every((id) => id in result.rule.relations));
+  // the table it prints without --json says so under its first line
+  assert.match(textTable(result).split('\n')[1], /^Not visible to a causal model: determiner → noun/);
+  // what it cannot take
+  const both = roles(['--model', 'x', '--source', 'trained']);
+  assert.equal(both.status, 2);
+  assert.match(both.stderr, /--model: measures the model in x; expected no --source with it, got --source trained/);
+  const missing = roles(['--model', path.join(root, 'tests/golden/models/no-such-model')]);
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.stderr, /--model: expected a model folder \(config\.json, model\.safetensors, tokenizer\.json\), got .*no-such-model/);
 });
 
 test('npm run roles: an unknown source or option is named', () => {

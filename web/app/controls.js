@@ -108,10 +108,16 @@ export function showSourceControls() {
       const measure = source.remeasure ?? source.measureRoles;
       renderRolesTable(view, {
         table, layer: source.layer, measure: measure ? (onProgress) => measure.call(source, onProgress) : null,
-        note: source.remeasure ? undefined : 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.',
+        note: source.remeasure ? undefined : measuredNote(source),
       });
     }
   }
+}
+
+/** What a table measured in the page was measured from. @param {HeadSource} source */
+function measuredNote(source) {
+  const from = source.id === 'model' ? `the weights of the ${source.name}` : 'the weights of your file';
+  return `Measured in this page from ${from}; measure it again to check that the same table comes out.`;
 }
 
 /** @type {WeakMap<HTMLElement, { table?: import('../sources/source.js').HeadRoles, layer?: number, pending?: HeadSource }>} */
@@ -129,7 +135,8 @@ function showMeasureRoles(source) {
   rolesShown.set(view, { pending: source });
   $('roles-count').textContent = '388';
   $('roles-what').textContent = 'hand-annotated sentences, once measured';
-  const status = el('p', { class: 'note', role: 'status', id: 'roles-measure-status', text: 'These heads are not named yet: measure them on the hand-annotated sentences, each tagged and embedded as this page does it, by the rule every source with learned heads goes through.' });
+  const read = source.id === 'model' ? 'each read by the model\'s own tokenizer' : 'each tagged and embedded as this page does it';
+  const status = el('p', { class: 'note', role: 'status', id: 'roles-measure-status', text: `These heads are not named yet: measure them on the hand-annotated sentences, ${read}, by the rule every source with learned heads goes through.` });
   const button = el('button', { type: 'button', id: 'roles-measure', text: 'Measure its heads' });
   button.addEventListener('click', async () => {
     button.disabled = true;
@@ -139,7 +146,7 @@ function showMeasureRoles(source) {
       $('roles-count').textContent = String(table.corpus.split.test);
       $('roles-what').textContent = 'hand-annotated sentences';
       rolesShown.set(view, { table, layer: source.layer });
-      renderRolesTable(view, { table, layer: source.layer, measure: (onProgress) => source.measureRoles(onProgress), note: 'Measured in this page from the weights of your file; measure it again to check that the same table comes out.' });
+      renderRolesTable(view, { table, layer: source.layer, measure: (onProgress) => source.measureRoles(onProgress), note: measuredNote(source) });
     } catch (error) {
       status.textContent = `Could not measure: ${error instanceof Error ? error.message : String(error)}`;
       button.disabled = false;

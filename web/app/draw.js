@@ -12,7 +12,7 @@ import { renderFollow } from '../views/follow.js';
 import { renderModelGrid } from '../views/model-grid.js';
 import { renderPredictions } from '../views/predictions.js';
 import { headMaps } from '../sources/source.js';
-import { LAYOUT } from '../sources/embeddings.js';
+import { D_MODEL, LAYOUT } from '../sources/embeddings.js';
 import { headText, concatFormula } from '../explorer/present.js';
 import { explorer } from './explorer.js';
 
@@ -224,7 +224,11 @@ export async function renderHeadWeights() {
   const blocks = await source.headWeightRows(h);
   const groups = Object.entries(LAYOUT).map(([name, [start, width]]) => ({ name, start, width }));
   headWeightsLayout = drawHeadWeights(/** @type {HTMLCanvasElement} */ ($('head-weights')), { blocks, embedDim: source.embedDim, groups, theme });
-  $('head-weights').setAttribute('aria-label', `${titleOf(h)}: its rows of W_Q, W_K and W_V against the 64 token features`);
+  const E = source.embedDim;
+  const inputs = `the ${E} ${E === D_MODEL ? 'token features' : 'inputs (the token features, projected)'}`;
+  $('head-weights').setAttribute('aria-label', `${titleOf(h)}: its rows of W_Q, W_K and W_V against ${inputs}`);
+  // the designed heads' fallback on the first token is a query bias (designed-heads.js)
+  $('head-weights-caption').textContent = `This head's rows of W_Q, W_K and W_V (${blocks[0][1].length / E} each) against ${inputs}, read back from the core, each on its own colour scale. Purple negative, orange positive; hover for a feature's name and value.${source.id === 'designed' ? ' (The first-token fallback lives in the query bias, not shown.)' : ''}`;
 }
 /** @type {import('../views/wo.js').HeadWeightsLayout | null} */
 let headWeightsLayout = null;

@@ -90,11 +90,17 @@ function wireControls() {
   watchDpr();
 }
 
+/** The status line: what the explorer shows, loads or computes now. */
+function showStatus() {
+  $('status').textContent = pageStatus(explorer);
+}
+
 /** What each change of the explorer draws again. @param {Event} event */
 function onChange(event) {
   const { keys } = /** @type {CustomEvent<{ keys: string[] }>} */ (event).detail;
   const has = (/** @type {string[]} */ ...names) => names.some((k) => keys.includes(k));
   if (has('source', 'spec', 'layer', 'loading', 'progress', 'file')) showSourceControls();
+  if (has('result', 'status', 'loading', 'errors')) showStatus();
   if (has('sentence', 'source')) showSentenceControls();
   if (has('errors')) showErrors();
   if (has('result')) {
@@ -127,13 +133,12 @@ async function main() {
   drawLegend(/** @type {HTMLCanvasElement} */ ($('legend')), false, 200, 12);
   explorer.addEventListener('change', onChange);
   await startFromLink();
+  showStatus();
   if (explorer.status === 'error') {
-    $('status').textContent = pageStatus(explorer);
     $('status').classList.add('error');
     document.body.dataset.status = 'error';
     return;
   }
-  $('status').textContent = pageStatus(explorer);
   document.body.dataset.status = 'ok';
   // The lesson text, when it is installed, mounts itself on <section id="lesson">.
   import('./lesson/index.js').then((lesson) => {

@@ -58,6 +58,8 @@ button:hover { border-color: var(--mha-accent); }
 .ok { color: #1a7f37; }
 :host(.dark) .ok { color: #56d364; }
 .bad { color: var(--mha-bad); }
+.guess { font-weight: 600; }
+.caution { border-left: 3px solid var(--mha-highlight); padding-left: 0.5rem; }
 .grid { display: grid; grid-template-columns: repeat(var(--mha-columns, 4), minmax(0, 1fr)); gap: 0.5rem; }
 .multiple { display: flex; flex-direction: column; align-items: flex-start; justify-content: flex-start; gap: 0.2rem; padding: 0.35rem; text-align: left; }
 .multiple[aria-pressed="true"] { border-color: var(--mha-highlight); box-shadow: 0 0 0 1px var(--mha-highlight); }

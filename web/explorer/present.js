@@ -33,7 +33,7 @@ export function headText(explorer, h) {
   const { source, sentence, result } = explorer.shown();
   const stats = result.stats[h];
   const map = /** @type {Float32Array} */ (explorer.map(h));
-  const text = source.describe(h, stats, sentence);
+  const text = source.describe(h, stats, sentence, map);
   return {
     title: source.title(h),
     short: source.short(h),
@@ -53,18 +53,35 @@ export function progressText({ file, loaded, total }) {
   return `${file}: ${(loaded / 1e6).toFixed(1)} of ${total ? (total / 1e6).toFixed(1) : '?'} MB`;
 }
 
-/** The page's status line once the explorer has computed. @param {Explorer} explorer */
-export function pageStatus(explorer) {
-  if (explorer.errors.core) return `The WebAssembly core could not be loaded: ${explorer.errors.core}. Build it with "npm run build".`;
-  return `Ready: the WebAssembly core computed ${explorer.numHeads} heads in ${explorer.timings.lastComputeMs.toFixed(1)} ms.`;
+/** A sentence in a status line: quoted, cut after about 40 characters. @param {string} text */
+function quoted(text) {
+  return text.length > 40 ? `“${text.slice(0, 38).trimEnd()}…”` : `“${text}”`;
 }
 
-/** The element's status line for what it shows. @param {Explorer} explorer  with a result */
+/**
+ * What is shown, in one line, from the result itself: the heads and tokens of the weights the
+ * core returned, the sentence, the source (and its layer), and the time and place of the compute.
+ * The page's and the element's status lines.
+ * @param {Explorer} explorer  with a result
+ */
 export function elementStatus(explorer) {
-  const { source, result } = explorer.shown();
+  const { source, sentence, result } = explorer.shown();
   const [H, L] = result.weights.shape;
   const layer = source.numLayers > 1 ? `, layer ${source.layer}` : '';
-  return `${H} heads × ${L} tokens, d_model ${source.embedDim}, ${source.name}${layer}: ${explorer.timings.lastComputeMs.toFixed(1)} ms in the WebAssembly core${explorer.worker ? ' (in a Web Worker)' : ''}.`;
+  return `${H} heads × ${L} tokens of ${quoted(sentence.text)}, d_model ${source.embedDim}, ${source.name}${layer}: ${explorer.timings.lastComputeMs.toFixed(1)} ms in the WebAssembly core${explorer.worker ? ' (in a Web Worker)' : ''}.`;
+}
+
+/**
+ * The page's status line for the explorer's state, worked out again on every change: what loads
+ * (the source's own note), what is computing, or what is shown (elementStatus).
+ * @param {Explorer} explorer
+ */
+export function pageStatus(explorer) {
+  if (explorer.errors.core) return `The WebAssembly core could not be loaded: ${explorer.errors.core}. Build it with "npm run build".`;
+  if (explorer.loading) return explorer.loading.note || 'Loading…';
+  if (!explorer.result) return 'Loading the WebAssembly attention core…';
+  if (explorer.status === 'computing') return `Computing… (shown: ${elementStatus(explorer)})`;
+  return `Ready: ${elementStatus(explorer)}`;
 }
 
 /** The lesson page's opening line, for the heads shown. @param {Explorer} explorer */

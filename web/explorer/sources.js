@@ -147,7 +147,7 @@ export async function createSource(spec, { onProgress, worker = 'auto' } = {}) {
       if (spec.file) return new FileSource({ file: spec.file });
       if (!spec.url) throw new SpecError('Load a state_dict file first.');
       const bytes = await fetchWeights(spec.url);
-      return new FileSource({ file: { name: spec.url, ...readWeightsFile(bytes, spec.url, { numHeads: spec.numHeads }) } });
+      return new FileSource({ file: { name: spec.url, url: spec.url, ...readWeightsFile(bytes, spec.url, { numHeads: spec.numHeads }) } });
     }
     case 'trained': {
       const { TrainedSource } = await import('../sources/trained.js');

@@ -15,6 +15,12 @@
 //     max(ROLE_FLOOR, ROLE_UNIFORM_FACTOR × the share uniform attention gives), on dev.
 //   the others: broad (mean normalised row entropy above BROAD_ENTROPY) or mixed.
 //
+// Causal models (a decoder's mask: a row sees its own token and the ones before it): an instance
+// counts only where one of its keys comes before its query. The others are not visible to the
+// model, not failures: they are counted apart, and a relation with no visible instance at all
+// (determiner → noun, adjective → noun, preposition → object: the key always comes after) is
+// listed as not visible instead of scored.
+//
 // Intervals: a percentile bootstrap over test sentences (RESAMPLES resamples from a seeded
 // PRNG; the same resamples for every head and figure).
 import { ROLES, RELATIONS, labelName } from './vocabulary.js';
@@ -196,6 +202,12 @@ export function measureHead(map, s, causal = false) {
   return { roles, chosen, entropy: /** @type {[number, number]} */ ([entropySum, entropyRows]) };
 }
 
+/**
+ * Whether a causal model can see an instance at all: one of its keys comes before its query.
+ * @param {Sentence['instances'][number]} inst
+ */
+export const visibleToCausal = (inst) => inst.keys.some((k) => k < inst.query);
+
 /** Whether key word b may be picked for a query word a. */
 const pickable = (/** @type {number} */ b, /** @type {number} */ a, /** @type {number} */ W, /** @type {boolean} */ causal) => b >= 0 && b < W && b !== a && (!causal || b < a);
 
@@ -247,18 +259,27 @@ export function evaluateHeads(sentences, heads, options = {}) {
   sentences.forEach((s, i) => (s.split === 'test' ? test : dev).push(i));
   const resamples = bootstrapIndices(test.length, R, seed);
 
-  // relations present, their instances on each half, and the baselines
-  const relationIds = Object.keys(RELATIONS).filter((r) => sentences.some((s) => s.instances.some((x) => x.relation === r)));
+  // relations present, their instances on each half (causal: those it can see), and the baselines
+  const present = Object.keys(RELATIONS).filter((r) => sentences.some((s) => s.instances.some((x) => x.relation === r)));
   /** @typedef {{ si: number, k: number, inst: Sentence['instances'][number] }} Item  instance k of sentence si */
+  const on = (/** @type {string} */ r, /** @type {number[]} */ half) => half.flatMap((si) => sentences[si].instances.map((inst, k) => ({ si, k, inst })).filter((x) => x.inst.relation === r));
+  const seen = (/** @type {Item[]} */ items) => (causal ? items.filter((x) => visibleToCausal(x.inst)) : items);
+  /** @type {Record<string, { n: number, nDev: number }>} instances a causal model cannot see, per relation */
+  const hidden = {};
+  for (const r of present) {
+    const n = on(r, test).length - seen(on(r, test)).length;
+    const nDev = on(r, dev).length - seen(on(r, dev)).length;
+    if (n || nDev) hidden[r] = { n, nDev };
+  }
+  const relationIds = present.filter((r) => seen(on(r, [...dev, ...test])).length > 0);
   /**
    * @type {Record<string, { n: number, nDev: number, baselines: { id: string, name: string, dev: number, score: number }[],
    *                          strongest: { name: string, score: number }, testItems: Item[] }>}
    */
   const relations = {};
   for (const r of relationIds) {
-    const on = (/** @type {number[]} */ half) => half.flatMap((si) => sentences[si].instances.map((inst, k) => ({ si, k, inst })).filter((x) => x.inst.relation === r));
-    const devItems = on(dev);
-    const testItems = on(test);
+    const devItems = seen(on(r, dev));
+    const testItems = seen(on(r, test));
     const hit = (/** @type {Item} */ x, /** @type {number} */ b) => b >= 0 && x.inst.keys.includes(b);
     const accuracy = (/** @type {Item[]} */ items, /** @type {(x: Item) => number} */ pick) => (items.length ? items.filter((x) => hit(x, pick(x))).length / items.length : 0);
     const W = (/** @type {Item} */ x) => sentences[x.si].words.length;
@@ -349,7 +370,11 @@ export function evaluateHeads(sentences, heads, options = {}) {
       relations: Object.fromEntries(relationIds.map((r) => [r, {
         n: relations[r].n, nDev: relations[r].nDev, strongest: relations[r].strongest,
         baselines: relations[r].baselines.map(({ name, dev: d, score }) => ({ name, dev: d, score })),
+        ...(hidden[r] ? { notVisible: hidden[r] } : {}),
       }])),
+      ...(present.length > relationIds.length
+        ? { notVisible: Object.fromEntries(present.filter((r) => !relationIds.includes(r)).map((r) => [r, hidden[r]])) }
+        : {}),
     },
     heads: table,
   };

@@ -23,10 +23,11 @@ export const PRETRAINED_ROLES_URL = new URL('../data/roles/pretrained-roles.json
  * Encode each sentence with the pretrained encoder (web/lib/encoder.js) and measure every head.
  * @param {{ encode(text: string): Promise<Encoding> | Encoding }} encoder  loadEncoder's result, or a model's reading of a text
  * @param {(import('./sentences.js').DataSentence | import('./sentences.js').CorpusItem)[]} sentences  dataSentences' (no tokens yet), or corpus items (with `corpus`)
- * @param {{ corpus?: boolean, tagged?: (text: string) => Promise<import('../sources/tokens.js').Token[] | null>, onProgress?: MeasureProgress, evidence?: boolean }} [o]
+ * @param {{ corpus?: boolean, tagged?: (text: string) => Promise<import('../sources/tokens.js').Token[] | null>, onProgress?: MeasureProgress, evidence?: boolean, causal?: boolean }} [o]
+ *   causal: the model's rows see only the tokens up to their own (a decoder), which the rule takes into account
  * @returns {Promise<HeadRoles>}
  */
-export async function measurePretrained(encoder, sentences, { corpus = false, tagged, onProgress, evidence = false } = {}) {
+export async function measurePretrained(encoder, sentences, { corpus = false, tagged, onProgress, evidence = false, causal = false } = {}) {
   /** @type {Sentence[]} */
   const kept = [];
   /** @type {string[]} */
@@ -47,11 +48,11 @@ export async function measurePretrained(encoder, sentences, { corpus = false, ta
     for (const entry of heads) {
       const w = layers[entry.layer];
       const T = w.shape[1];
-      entry.measured.push(measureHead(w.data.subarray(entry.head * T * T, (entry.head + 1) * T * T), s, false));
+      entry.measured.push(measureHead(w.data.subarray(entry.head * T * T, (entry.head + 1) * T * T), s, causal));
     }
     onProgress?.({ done: i + 1, total: sentences.length });
   }
-  const result = evaluateHeads(kept, heads ?? [], { evidence });
+  const result = evaluateHeads(kept, heads ?? [], { evidence, causal });
   result.corpus.skipped = skipped;
   return result;
 }
@@ -71,15 +72,16 @@ export async function annotatedSentences(read) {
 }
 
 /**
- * The pretrained model's table on the annotated data, the way `npm run roles` writes it.
+ * A model's table on the annotated data, the way `npm run roles` writes it for the pretrained model.
  * @param {Parameters<typeof measurePretrained>[0]} encoder
  * @param {DataReader} read
- * @param {{ onProgress?: MeasureProgress, evidence?: boolean }} [options]
+ * @param {{ onProgress?: MeasureProgress, evidence?: boolean, causal?: boolean, source?: 'pretrained' | 'model' }} [options]
+ *   causal: a decoder's heads (see measurePretrained); source: what the table says measured it
  * @returns {Promise<HeadRoles>}
  */
-export async function pretrainedRoles(encoder, read, { onProgress, evidence = true } = {}) {
+export async function pretrainedRoles(encoder, read, { onProgress, evidence = true, causal = false, source = 'pretrained' } = {}) {
   const sentences = await annotatedSentences(read);
-  return { source: 'pretrained', ...(await measurePretrained(encoder, sentences, { onProgress, evidence })) };
+  return { source, ...(await measurePretrained(encoder, sentences, { onProgress, evidence, causal })) };
 }
 
 /** The trained model's sentences: its grammar's, from these seeds (even seeds dev, odd test). */
@@ -124,7 +126,7 @@ export function grammarSentence(grammar, categories, seed) {
   for (const link of grammar.links) {
     if (link.relation === 'previous') continue;
     const query = link.query + (ASKED_AT[link.relation] ?? 0);
-    if (query <= link.key) continue;
+    if (query <= link.key) continue; // asked at the key itself: the rule never picks a query's own word
     const k = `${link.relation} ${query}`;
     let inst = byQuery.get(k);
     if (!inst) byQuery.set(k, (inst = { relation: link.relation, query, keys: [] }));

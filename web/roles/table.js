@@ -62,7 +62,8 @@ export function docsTable(docs) {
 export function textTable(result) {
   const rel = relationIds(result);
   const roles = roleIds(result);
-  const out = [`${result.source}: ${result.corpus.sentences} sentences (dev ${result.corpus.split.dev}, test ${result.corpus.split.test}); figures on test, 95% bootstrap intervals`, ''];
+  const visibility = notVisibleText(result);
+  const out = [`${result.source}: ${result.corpus.sentences} sentences (dev ${result.corpus.split.dev}, test ${result.corpus.split.test}); figures on test, 95% bootstrap intervals`, ...(visibility ? [visibility] : []), ''];
   const pad = (/** @type {unknown} */ s, /** @type {number} */ n) => String(s).padEnd(n);
   for (const e of result.heads) {
     out.push(`${pad(headName(e), 7)} ${labelName(e.label)}`);
@@ -95,8 +96,12 @@ export function evidenceText(entry, rule) {
     : 'mixed: no role or relation clears its bar';
 }
 
-/** What the heads do and do not do, in a few sentences, from the table. @param {HeadRoles} table */
-export function rolesSummary(table) {
+/**
+ * What the heads do and do not do, in a few sentences, from the table.
+ * @param {HeadRoles} table
+ * @param {{ visibility?: boolean }} [options]  visibility: end with what a causal mask hides (notVisibleText)
+ */
+export function rolesSummary(table, { visibility = true } = {}) {
   const rel = Object.keys(RELATIONS).filter((r) => table.rule.relations[r]);
   const heads = table.heads.filter(named);
   const does = heads.map((e) => {
@@ -114,10 +119,36 @@ export function rolesSummary(table) {
     return `${labelName(r)} (${table.rule.relations[r].strongest.name} ${f2(table.rule.relations[r].strongest.score)}; the best head, ${headName(best)}, ${f2(best.relations[r].score)})`;
   });
   const parts = [does.length ? `What this model's heads measurably do: ${does.join('; ')}.` : 'No head of this model clears any bar.'];
-  parts.push(notBeaten.length
-    ? `What they do not do: no head beats the strongest baseline with the low end of its interval on ${notBeaten.join('; ')}.`
-    : 'Every relation has a head above its strongest baseline.');
+  if (rel.length) {
+    parts.push(notBeaten.length
+      ? `What they do not do: no head beats the strongest baseline with the low end of its interval on ${notBeaten.join('; ')}.`
+      : 'Every relation has a head above its strongest baseline.');
+  }
+  const hidden = visibility ? notVisibleText(table) : null;
+  if (hidden) parts.push(hidden);
   const rest = table.heads.filter((e) => !named(e));
   if (rest.length) parts.push(`${rest.map(headName).join(', ')}: ${rest.map((e) => e.label).every((l) => l === 'broad') ? 'broad' : 'broad or mixed'}, named by nothing.`);
   return parts.join(' ');
+}
+
+/**
+ * What a causal model's mask hides from the rule, in words (null when nothing): the relations
+ * whose key always comes after the query, and the instances left out of the others.
+ * @param {HeadRoles} table
+ */
+export function notVisibleText(table) {
+  const hidden = Object.keys(RELATIONS).filter((r) => table.rule.notVisible?.[r]);
+  const partly = Object.keys(RELATIONS).filter((r) => table.rule.relations[r]?.notVisible?.n);
+  const parts = [];
+  if (hidden.length) {
+    parts.push(`Not visible to a causal model: ${hidden.map((r) => labelName(r)).join(', ')}. Their key comes after the query, and a decoder's mask hides every later token from a row, so they are not measured (not failures).`);
+  }
+  if (partly.length) {
+    const items = partly.map((r) => {
+      const n = /** @type {{ n: number }} */ (table.rule.relations[r].notVisible).n;
+      return `${n} of ${labelName(r)}`;
+    });
+    parts.push(`For the same reason, the test items whose key comes after the query are left out: ${items.join(', ')}.`);
+  }
+  return parts.length ? parts.join(' ') : null;
 }

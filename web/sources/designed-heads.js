@@ -22,13 +22,13 @@ export const SHARPNESS = {
 export const HEADS = [
   {
     short: 'Previous token', name: 'Position-based: previous token',
-    focus: 'the token just before each word (position i − 1). The first token has no previous token, so its row is left spread out.',
+    focus: 'the token just before each word (position i − 1).',
     how: `W_K copies the sinusoidal position code of each token. W_Q copies the same code but rotates each cos/sin pair back by one step (angle −ω per pair), so q_i equals the code of position i − 1 and q_i·k_j = Σ cos(ω (i − 1 − j)) peaks at j = i − 1. The four frequencies are chosen so that every other offset up to 63 scores at most 0.48 of a match; with S = ${SHARPNESS.position} that is a gap of at least ${(SHARPNESS.position * 0.52).toFixed(1)} logits. W_V copies the part of speech (folded into 8 numbers): each word learns what kind of word came before it.`,
     typical: 'in trained models, previous-token heads appear in the first layers of almost every transformer; they feed "induction heads" that copy what followed an earlier occurrence of the current token.',
   },
   {
     short: 'Next token', name: 'Position-based: next token',
-    focus: 'the token just after each word (position i + 1). The last token has no next token, so its row is left spread out.',
+    focus: 'the token just after each word (position i + 1).',
     how: 'The same construction as head 1 with the rotation turned the other way (angle +ω per pair): q_i is the code of position i + 1. W_V copies the part of speech of the next word.',
     typical: 'in trained encoders (BERT), heads that attend to the next token are as common as previous-token heads; they let a word see what it leads into, e.g. a determiner sees its noun.',
   },
@@ -40,19 +40,19 @@ export const HEADS = [
   },
   {
     short: 'Verb → subject', name: 'Syntactic: verb → its subject',
-    focus: 'the subject of each verb (the head noun of the subject\'s chunk). Tokens that are not verbs have nothing to find and rest on the first token.',
+    focus: 'the subject of each verb (the head noun of the subject\'s chunk), as the tagger\'s parse gives it.',
     how: `The tagger's parse gives every noun chunk an id; its head noun carries the id as a 6-number code (noun id), and each verb carries the code of its subject\'s chunk (subject id). W_Q reads a verb\'s subject id, W_K reads every token\'s noun id: the dot product is 1 for the right noun and at most 0.44 for any other, times S = ${SHARPNESS.subject}. A query bias paired with the first-token flag in W_K gives every row a fallback of ${SHARPNESS.fallbackSink} logits on the first token, so rows with nothing to find rest there. W_V copies the subject's number and gender (and whether it is a person, animal or thing): what a verb needs for agreement.`,
     typical: 'in trained models, e.g. BERT, individual heads track subjects of verbs, direct objects and other dependency relations with high accuracy (Clark et al., 2019), although no one told them what syntax is.',
   },
   {
     short: 'Pronoun → noun', name: 'Coreference: pronoun → noun',
-    focus: 'the noun each third-person pronoun (it, she, him, their …) stands for: a noun of matching gender and number, preferably a subject. Other tokens rest on the first token.',
+    focus: 'the noun each third-person pronoun (it, she, him, their …) stands for: a noun of matching gender and number, preferably a subject.',
     how: `Nouns carry their gender and number in one block (noun agreement), third-person pronouns in another (pronoun agreement). W_Q reads the pronoun block, W_K the noun block: a noun scores +${SHARPNESS.agreement} when its number matches, +${SHARPNESS.agreement} when its gender matches and −${SHARPNESS.genderMismatch} when it has another gender ("they" has none, so only number counts). A second query dimension, fed by the pronoun's number, meets the subject flag in W_K (+${SHARPNESS.subjectBonus} logits), so "it" goes to "the cat" (the subject) rather than "the mat". Other rows fall back to the first token (${SHARPNESS.fallbackSink} logits). W_V copies the noun's semantic class: the pronoun learns what it stands for.`,
     typical: 'in trained models, coreference heads link pronouns to their antecedents; they are found in the middle layers of BERT and GPT-2 and are one reason the model "knows" who "she" is.',
   },
   {
     short: 'Modifier → noun', name: 'Syntactic: modifier → noun',
-    focus: 'the noun that each determiner, adjective, number or possessive describes; a predicative adjective ("was tired") looks at the subject. Other tokens rest on the first token.',
+    focus: 'the noun that each determiner, adjective, number or possessive describes, as the tagger\'s parse gives it; a predicative adjective ("was tired") looks at the subject.',
     how: 'The same keys as head 4 (the noun id on each head noun), a different query: W_Q reads the modified id, which the parse gives to each modifier. Two heads sharing keys but asking different questions is exactly what W_Q is for. W_V copies the noun\'s semantic class.',
     typical: 'in trained models, heads that join determiners and adjectives to their nouns (and possessives to the possessed) are among the most reliable syntactic heads.',
   },

@@ -75,7 +75,10 @@ export async function stateDictToJson(attention, description) {
 }
 
 export class FileSource extends TokenFeatureSource {
-  /** @param {{ file: { name: string } & ReturnType<typeof readWeightsFile> }} o  file: readWeightsFile's result and the file's name */
+  /**
+   * @param {{ file: { name: string, url?: string } & ReturnType<typeof readWeightsFile> }} o  file: readWeightsFile's result,
+   *   the file's name, and the URL it was fetched from (none: a file the user picked)
+   */
   constructor({ file }) {
     super({ config: file.config });
     /** @type {'file'} */
@@ -105,12 +108,13 @@ export class FileSource extends TokenFeatureSource {
 
   /** @param {number} h @param {import('../lib/index.js').HeadStatistics} s */
   describe(h, s) {
-    return { ...super.describe(h, s), how: 'These weights come from your file; the page cannot know what they were trained for.' };
+    return { ...super.describe(h, s), how: `These weights come from ${this.file.url ? this.file.url : 'the file you picked'}; the page cannot know what they were trained for.` };
   }
 
   note() {
     const { config } = this;
-    return `Weights from ${this.file.name}: ${config.numHeads} heads of ${config.embedDim / config.numHeads} dimensions, applied to this page's ${config.embedDim}-dimensional token embeddings. Head names are not known for them; the descriptions are read from the statistics.${this.file.note}`;
+    const from = this.file.url ? `Weights fetched from ${this.file.url}` : `Weights from ${this.file.name}, the file you picked (read in this page; nothing was uploaded)`;
+    return `${from}: ${config.numHeads} heads of ${config.embedDim / config.numHeads} dimensions, applied to this page's ${config.embedDim}-dimensional token embeddings. Head names are not known for them; the descriptions are read from the statistics.${this.file.note}`;
   }
 
   woNote() {

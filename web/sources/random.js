@@ -18,12 +18,13 @@ export class RandomSource extends TokenFeatureSource {
   describe(h, s) {
     return {
       ...super.describe(h, s),
+      typical: 'Typical function: in trained models, heads specialise during training (previous-token, syntactic, coreference and sink heads are all found in BERT and GPT-2); random weights have not been shaped at all, so what this head does is read from the statistics above.',
       how: 'These weights are random (uniform Xavier initialisation for W_Q, W_K, W_V, as in PyTorch). Random query and key vectors give small scores of similar size, so the softmax stays close to uniform.',
     };
   }
 
   note() {
-    return `PyTorch's default initialisation from seed ${this.seed}. Untrained heads have not learned anything: their maps are diffuse and look alike, which is exactly why the designed (or trained) weights matter.`;
+    return `PyTorch's default initialisation from seed ${this.seed}. Untrained heads have learned nothing: their maps are usually diffuse and alike (each head's statistics and the divergences say how much, on the sentence shown), which is why the designed (or trained) weights matter.`;
   }
 
   woNote() {

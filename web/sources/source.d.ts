@@ -113,7 +113,7 @@ export interface HeadRoleEntry {
 /** What each head does (web/roles/evaluate.js evaluateHeads): the roles table. */
 export interface HeadRoles {
   /** Which source measured it (the table files and the page say). */
-  source?: 'pretrained' | 'trained' | 'file';
+  source?: 'pretrained' | 'trained' | 'file' | 'model';
   /** skipped: the ids of sentences whose tokens did not line up with their words. */
   corpus: { sentences: number; split: { dev: number; test: number }; skipped?: string[] };
   rule: {
@@ -129,7 +129,11 @@ export interface HeadRoles {
       nDev: number;
       strongest: { name: string; score: number };
       baselines: { name: string; dev: number; score: number }[];
+      /** A causal model's: the instances whose keys all come after the query, left out (test and dev). */
+      notVisible?: { n: number; nDev: number };
     }>;
+    /** A causal model's: relations whose keys always come after the query, which its mask hides; not scored. */
+    notVisible?: Record<string, { n: number; nDev: number }>;
   };
   heads: HeadRoleEntry[];
   /** Per relation, the test instances ([sentence, query, ...keys]) and the word each head picked. */
@@ -186,10 +190,17 @@ export interface HeadSource {
   title(head: number): string;
   /** "previous". */
   short(head: number): string;
-  /** What the head does, in words: focus (from its statistics or its design), typical, how. */
-  describe(head: number, stats: HeadStatistics, sentence: Sentence): { focus: string; typical?: string; how?: string };
-  /** Whether the head's label holds on this sentence; holds is null where there is nothing to check. */
-  check(head: number, map: Float32Array, sentence: Sentence, stats: HeadStatistics): { holds: boolean | null; text: string } | undefined;
+  /** What the head does, in words: focus (from its statistics, its design and its map on this sentence), typical, how. */
+  describe(head: number, stats: HeadStatistics, sentence: Sentence, map: Float32Array): { focus: string; typical?: string; how?: string };
+  /**
+   * Whether the head's label holds on this sentence; holds is null where there is nothing to
+   * check. followsParse: checked against the tagger's parse its features come from (then guess:
+   * the parse's relations on the rows checked; limits: why the text is likely outside what the
+   * tagger reads; note: how far the parse is right); title: the question the check answers.
+   */
+  check(head: number, map: Float32Array, sentence: Sentence, stats: HeadStatistics): {
+    holds: boolean | null; text: string; title?: string; followsParse?: boolean; guess?: string; limits?: string[]; note?: string;
+  } | undefined;
   /** What these heads are, in a sentence or two. */
   note(): string;
   dispose(): void;

@@ -7,6 +7,7 @@ import { EXAMPLES } from './examples.js';
 import { tagSentence } from './tagger.js';
 import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
+import { parseLimits } from './parse-limits.js';
 
 /** @typedef {import('./source.js').HeadSource} HeadSource */
 /** @typedef {import('./source.js').AnyMhaModule} AnyMhaModule */
@@ -62,7 +63,11 @@ function withDisplay(tokens) {
   }));
 }
 
-/** The tagger's shallow parse in words: what the designed heads' features encode. @param {import('./tokens.js').Token[]} t */
+/**
+ * The tagger's shallow parse in words: what the token features encode, as the tagger's guess,
+ * with why the text is likely outside what it reads, where it is (parse-limits.js).
+ * @param {import('./tokens.js').Token[]} t
+ */
 export function parseSummary(t) {
   const subjects = t.filter((x) => x.pos === 'VERB' && x.subject >= 0).map((x) => `${x.text} → ${t[x.subject].text}`);
   const modifiers = t.filter((x) => x.modifies >= 0).map((x) => `${x.text} → ${t[x.modifies].text}`);
@@ -74,11 +79,12 @@ export function parseSummary(t) {
   const classes = SEMANTIC_CLASSES.filter((c) => c !== 'function')
     .map((c) => /** @type {[string, string[]]} */ ([c, t.filter((x) => x.cls === c).map((x) => x.text)])).filter(([, words]) => words.length)
     .map(([c, words]) => `${c}: ${words.join(', ')}`);
-  return `What the tagger's parse gives the designed heads as token features. ${[
+  return `The tagger's parse, a guess, which the token features are built from. ${[
     `Subjects: ${subjects.join('; ') || 'none found'}.`,
     `Modifiers: ${modifiers.join('; ') || 'none'}.`,
     `Third-person pronouns: ${pronouns.join('; ') || 'none'}.`,
     `Classes: ${classes.join('; ')}.`,
+    ...parseLimits(t).map((l) => l.text),
   ].join(' ')}`;
 }
 
@@ -235,12 +241,14 @@ export class TokenFeatureSource {
   /**
    * @param {number} h
    * @param {HeadStatistics} s
+   * @param {FeatureSentence} [_sentence]  the sentence shown (a source that reads its map says what it does there)
+   * @param {Float32Array} [_map]  the head's (L, L) map on it
    * @returns {{ focus: string, typical?: string, how?: string }}
    */
-  describe(h, s) {
+  describe(h, s, _sentence, _map) {
     return {
       focus: `This head focuses on ${describeByStatistics(s)}.`,
-      typical: 'Typical function: in trained models, heads specialise during training (previous-token, syntactic, coreference and sink heads are all found in BERT and GPT-2); these weights have not been shaped that way, so their function is read from the statistics above.',
+      typical: 'Typical function: in trained models, heads specialise during training (previous-token, syntactic, coreference and sink heads are all found in BERT and GPT-2); what these weights were shaped for is not known here, so their function is read from the statistics above.',
     };
   }
 

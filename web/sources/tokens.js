@@ -65,12 +65,19 @@ const CLAUSE_OPENERS = new Set(['because', 'although', 'though', 'while', 'when'
 const PREPOSITIONS = new Set('over under above below across through into onto off near behind beside beyond past around along inside outside'.split(' '));
 
 /**
+ * compromise's confidence in a tag it fell back on: no lexicon entry, suffix, pattern or
+ * neighbour told it anything about the word, so it called it a noun.
+ */
+export const FALLBACK_CONFIDENCE = 0.1;
+
+/**
  * Split compromise's terms into tokens: words keep their text; punctuation written before or
- * after a word becomes tokens of its own (a possessive apostrophe stays with its word).
- * @param {Array<{text:string, pre:string, post:string, tags:string[]}>} terms
+ * after a word becomes tokens of its own (a possessive apostrophe stays with its word). A word
+ * the tagger knew nothing about is marked `unknown`.
+ * @param {Array<{text:string, pre:string, post:string, tags:string[], confidence?: number}>} terms
  */
 export function splitTerms(terms) {
-  /** @type {{ text: string, tags: string[] }[]} */
+  /** @type {{ text: string, tags: string[], unknown?: true }[]} */
   const tokens = [];
   const pushPunctuation = (/** @type {string} */ chunk) => {
     // "..." and "?!" stay whole; ", " and "." split on spaces.
@@ -86,7 +93,7 @@ export function splitTerms(terms) {
       continue;
     }
     if (/^['’]/.test(post)) { text += post[0]; post = post.slice(1); }
-    tokens.push({ text, tags: term.tags.slice() });
+    tokens.push({ text, tags: term.tags.slice(), ...(term.confidence !== undefined && term.confidence <= FALLBACK_CONFIDENCE ? { unknown: /** @type {true} */ (true) } : {}) });
     if (post.trim()) pushPunctuation(post.trim());
   }
   return tokens;
@@ -145,7 +152,7 @@ const isNominal = (/** @type {string} */ pos) => pos === 'NOUN' || pos === 'PROP
 
 /**
  * Tag tokens and parse them shallowly.
- * @param {Array<{text:string, tags:string[]}>} rawTokens from splitTerms
+ * @param {Array<{text:string, tags:string[], unknown?: boolean}>} rawTokens from splitTerms
  * @returns {Token[] & { chunks: Chunk[] }}
  */
 export function analyseTokens(rawTokens) {
@@ -157,7 +164,7 @@ export function analyseTokens(rawTokens) {
       index, text: raw.text, tags: raw.tags, pos, cls: 'function', number: null, gender: null,
       isFirst: index === 0, isPunct: pos === 'PUNCT', possessive: false,
       pronoun: null, chunk: -1, isHead: false, isSubject: false,
-      subjectOf: [], subject: -1, modifies: -1, boundary: false,
+      subjectOf: [], subject: -1, modifies: -1, boundary: false, unknown: !!raw.unknown,
     };
     token.cls = semanticClass(lower, pos, raw.tags);
     if (isNominal(pos)) {
@@ -302,10 +309,10 @@ export function tagText(nlp, text) {
 
 /**
  * Turn a tagged-token list into the plain, serialisable record the page stores.
- * @param {{ text: string, tags: string[] }[]} tokens
+ * @param {{ text: string, tags: string[], unknown?: boolean }[]} tokens
  */
 export function rawTokensOf(tokens) {
-  return tokens.map((t) => ({ text: t.text, tags: t.tags }));
+  return tokens.map((t) => ({ text: t.text, tags: t.tags, ...(t.unknown ? { unknown: /** @type {true} */ (true) } : {}) }));
 }
 
 /**
@@ -328,6 +335,7 @@ export function rawTokensOf(tokens) {
  * @property {boolean} boundary  opens or closes a clause (a relative word, a clause opener, punctuation)
  * @property {number} subject  verbs: token index of the subject's head, else -1
  * @property {number} modifies  modifiers: token index of the noun described, else -1
+ * @property {boolean} unknown  the tagger knew nothing of the word and fell back on calling it a noun
  */
 
 /**

@@ -162,7 +162,7 @@ export class TrainedSource {
   }
 
   woMissing() {
-    return 'The trained model has two layers, each with its own W_O mixing its 8 heads into d_model = 64, followed by an MLP; its head outputs are not exposed to this view. The W_O step is drawn for the designed, random and loaded sources.';
+    return `The trained model has ${this.numLayers} layers, each with its own W_O mixing its ${this.numHeads} heads into d_model = ${this.embedDim}, followed by an MLP; its head outputs are not exposed to this view. The W_O step is drawn for the designed, random and loaded sources.`;
   }
 
   /** What the free-text box says while this source is shown. */
@@ -222,7 +222,7 @@ export class TrainedSource {
   }
 
   note() {
-    return `A 2-layer, 8-head transformer (d_model 64, context 32) trained by the core on the grammar (npm run train -- --seed 1, float16 weights). ${this.layerSummary()} A head is named only where the low end of its 95% interval (test half of ${this.loaded.roles.corpus.sentences} sentences) beats the strongest baseline, or clears a role's threshold.`;
+    return `A ${this.numLayers}-layer, ${this.numHeads}-head transformer (d_model ${this.embedDim}, context ${this.maxTokens}) trained by the core on the grammar (npm run train -- --seed 1, float16 weights). ${this.layerSummary()} A head is named only where the low end of its 95% interval (test half of ${this.loaded.roles.corpus.sentences} sentences) beats the strongest baseline, or clears a role's threshold.`;
   }
 
   /** The core's mean weights of head h on every relation, best first. @param {number} h */

@@ -115,6 +115,17 @@ export function followPointer(canvas, tooltip, o) {
   });
 }
 
+const LABEL_CHECK_TITLE = 'Does the label hold on this sentence?';
+
+/**
+ * A head's check on the sentence shown (HeadSource.check): holds (null: nothing to check), the
+ * verdict in words; followsParse: checked against the tagger's parse its features come from, so
+ * the verdict is no tick of approval: with the parse's guess, the limits of the text the tagger
+ * is likely outside of, and a note on how far the parse is right.
+ * @typedef {{ holds: boolean | null, text: string, title?: string, followsParse?: boolean, guess?: string,
+ *             limits?: string[], note?: string }} HeadCheck
+ */
+
 /** @param {HTMLElement} box */
 function build(box) {
   box.replaceChildren(
@@ -124,7 +135,8 @@ function build(box) {
       el('h5', { id: 'stats-title' }, 'Statistics ', el('span', { class: 'note', text: '(from the WebAssembly core)' })),
       el('dl', { id: 'head-stats', class: 'stats' })),
     el('section', { class: 'label-check-section', 'aria-labelledby': 'label-check-title' },
-      el('h5', { id: 'label-check-title', text: 'Does the label hold on this sentence?' }), el('p', { id: 'label-check' })),
+      el('h5', { id: 'label-check-title', text: LABEL_CHECK_TITLE }), el('p', { id: 'label-check' }),
+      el('p', { id: 'label-check-guess' }), el('div', { id: 'label-check-limits' }), el('p', { id: 'label-check-note', class: 'note' })),
     el('section', { class: 'typical-section', 'aria-labelledby': 'typical-title' },
       el('h5', { id: 'typical-title', text: 'In trained models' }), el('p', { id: 'head-typical' })));
 }
@@ -132,7 +144,7 @@ function build(box) {
 /**
  * @param {HTMLElement} box  the card is built here on first use
  * @param {{ title: string, focus: string, statistics: [string, string, string?][],
- *           check?: { holds: boolean|null, text: string }|null, typical?: string|null }} o
+ *           check?: HeadCheck | null, typical?: string|null }} o
  */
 export function renderHeadInfo(box, o) {
   if (!box.querySelector('#head-name')) build(box);
@@ -143,9 +155,23 @@ export function renderHeadInfo(box, o) {
   renderStatistics(/** @type {HTMLDListElement} */ (q('head-stats')), o.statistics);
   const check = q('label-check');
   /** @type {HTMLElement} */ (check.closest('section')).hidden = !o.check;
-  if (o.check) {
-    check.textContent = o.check.holds === null ? o.check.text : `${o.check.holds ? '✓ Holds' : '✗ Does not hold'}: ${o.check.text}.`;
-    check.className = o.check.holds === null ? '' : (o.check.holds ? 'ok' : 'bad');
+  const c = o.check;
+  if (c) {
+    q('label-check-title').textContent = c.title ?? LABEL_CHECK_TITLE;
+    if (c.followsParse) {
+      check.textContent = c.holds === null ? `${c.text}.` : `${c.holds ? 'Follows the parse' : '✗ Does not follow the parse'}: ${c.text}.`;
+      check.className = c.holds === null ? '' : c.holds ? 'guess' : 'bad';
+    } else {
+      check.textContent = c.holds === null ? c.text : `${c.holds ? '✓ Holds' : '✗ Does not hold'}: ${c.text}.`;
+      check.className = c.holds === null ? '' : (c.holds ? 'ok' : 'bad');
+    }
+    const guess = q('label-check-guess');
+    guess.textContent = c.guess ?? '';
+    guess.hidden = !c.guess;
+    q('label-check-limits').replaceChildren(...(c.limits ?? []).map((text) => el('p', { class: 'caution', text })));
+    const note = q('label-check-note');
+    note.textContent = c.note ?? '';
+    note.hidden = !c.note;
   }
   const typical = q('head-typical');
   /** @type {HTMLElement} */ (typical.closest('section')).hidden = !o.typical;

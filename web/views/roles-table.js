@@ -4,7 +4,7 @@
 // where it did not. A button measures the table again in the page and says whether it agrees.
 import { el } from './dom.js';
 import { labelName, ROLES, RELATIONS } from '../roles/vocabulary.js';
-import { rolesSummary } from '../roles/table.js';
+import { notVisibleText, rolesSummary } from '../roles/table.js';
 
 export { rolesSummary };
 
@@ -109,8 +109,10 @@ export function renderRolesTable(container, o) {
   const uniformRow = el('tr', { class: 'baseline' }, el('th', { scope: 'row', text: 'uniform attention' }),
     ...roles.map((r) => el('td', { text: f2(table.rule.roles[r].uniform.test) })));
   const { split } = table.corpus;
+  const hidden = notVisibleText(table);
   const children = [
-    el('p', { class: 'roles-summary', id: 'roles-summary', text: rolesSummary(table) }),
+    el('p', { class: 'roles-summary', id: 'roles-summary', text: rolesSummary(table, { visibility: false }) }),
+    ...(hidden ? [el('p', { class: 'note', id: 'roles-not-visible', text: hidden })] : []),
     el('div', { class: 'table-wrap', tabIndex: 0, role: 'region', 'aria-label': 'What each head does: relations' },
       el('table', { class: 'roles-table', id: 'roles-table' },
         el('caption', { text: `Relations, on the test half (${split.test} of ${table.corpus.sentences} ${table.source === 'trained' ? 'sentences of its grammar' : 'hand-annotated sentences'}): how often the word a head weights most (the query word's pieces averaged, a word's pieces summed, the query word itself aside) is the annotated one, with its 95% bootstrap interval (${table.rule.resamples} resamples over sentences). Marked: the low end beats the strongest baseline (best fixed offset and best position, chosen on the dev half; first noun; nearest noun before; nearest agreeing noun before). Click a score for its items.` }),
