@@ -130,9 +130,9 @@ let pairHover = null;
 /** A cell of the compared maps pointed at (or null): its row is followed like a hovered token. @param {{ row: number, col: number } | null} cell */
 function setPairHover(cell) {
   pairHover = { cell, result: explorer.result };
-  const row = cell ? cell.row : -1;
-  if (explorer.hoverToken !== row) setHoverToken(row); // redraws the maps with rows, the pair among them
-  else render(['measure', 'pair']);
+  // the compared maps at once, the other maps with rows at the next frame
+  render(['measure', 'pair']);
+  setHoverToken(cell ? cell.row : -1);
 }
 /** The cell under the pointer in the main map, or null. @param {{ row: number, col: number } | null} cell */
 export function setHoverCell(cell) { hoverCell = cell; }
