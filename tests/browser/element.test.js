@@ -221,6 +221,76 @@ test('theme and height', { engines: 'all', why: 'layout' }, async () => {
   assert.equal(r.darkHeight, 320);
 });
 
+test('a fixed height scrolls inside, under a status line nothing is drawn over: the README\'s iframe, a compare element of 520 px, a narrow single view of 430 px', { engines: 'all', why: 'layout' }, async () => {
+  const r = await page.evaluate(async () => {
+    const t = window[Symbol.for('test')];
+    const frames = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 50))));
+    // the README's snippet, as a course page embeds it
+    const iframe = document.createElement('iframe');
+    Object.assign(iframe, { src: '/embed.html?sentence=The%20dog%20chased%20the%20cat.&view=compare&selected-head=3', width: '100%', height: '520', title: 'Multi-head attention explorer' });
+    const loaded = new Promise((resolve) => iframe.addEventListener('load', resolve, { once: true }));
+    document.body.append(iframe);
+    const compare = t.add({ view: 'compare', height: '520', sentence: 'The dog chased the cat.', 'selected-head': '3', id: 'fixed-compare' });
+    // examples/embed.html's fixed-height demo, in a phone-wide column
+    const column = document.createElement('div');
+    column.style.width = '380px';
+    document.body.append(column);
+    const single = t.add({ view: 'single', height: '430', theme: 'dark', 'selected-head': '5', sentence: 'Mary gave John a book, and she smiled at him.', id: 'fixed-single' }, column);
+    await loaded;
+    const framed = iframe.contentDocument.querySelector('mha-explorer');
+    await t.until(() => framed.status === 'ready', 30000);
+    await Promise.all([t.settled(compare), t.settled(single)]);
+    await frames();
+    /** Points across the status line: what is on top at each, in the element's shadow root. */
+    const look = (e) => {
+      const root = e.shadowRoot;
+      const status = root.querySelector('.status');
+      const s = status.getBoundingClientRect();
+      const host = e.getBoundingClientRect();
+      const covered = [];
+      for (const fx of [0.02, 0.25, 0.5, 0.75, 0.98]) {
+        for (const fy of [0.25, 0.75]) {
+          const x = s.left + s.width * fx, y = s.top + s.height * fy;
+          const hit = root.elementFromPoint(x, y);
+          if (!hit || !(hit === status || status.contains(hit))) covered.push(`${hit ? `${hit.tagName.toLowerCase()}${hit.id ? `#${hit.id}` : ''}.${hit.className}` : 'nothing'} at (${Math.round(x - host.left)}, ${Math.round(y - host.top)})`);
+        }
+      }
+      return { covered, inside: s.top >= host.top - 0.5 && s.bottom <= host.bottom + 0.5, text: status.textContent };
+    };
+    const out = {};
+    for (const [name, e] of [['iframe', framed], ['compare', compare], ['single', single]]) {
+      (e.ownerDocument === document ? e : iframe).scrollIntoView({ block: 'center' });
+      await frames();
+      const box = e.shadowRoot.querySelector('.frame');
+      const top = look(e);
+      // scrolled to the end: the last of the views passes under the status line, not over it
+      box.scrollTop = box.scrollHeight;
+      await frames();
+      const end = look(e);
+      out[name] = { height: e.getBoundingClientRect().height, scrolls: box.scrollHeight > box.clientHeight + 1, content: box.scrollHeight, top, end };
+      box.scrollTop = 0;
+    }
+    iframe.remove();
+    return out;
+  });
+  for (const [name, o] of Object.entries(r)) {
+    console.log(`  ${name}: ${o.height} px high, its content ${o.content} px, scrolls inside: ${o.scrolls}; status "${o.top.text}"; covered at the top: ${o.top.covered.length}, at the end: ${o.end.covered.length}`);
+    assert.ok(o.scrolls, `${name}: the content (${o.content} px) scrolls inside the ${o.height} px element`);
+    for (const [where, seen] of [['top', o.top], ['end', o.end]]) {
+      assert.ok(seen.inside, `${name}, scrolled to the ${where}: the status line is inside the element`);
+      assert.deepEqual(seen.covered, [], `${name}, scrolled to the ${where}: drawn over the status line`);
+    }
+  }
+  assert.equal(r.iframe.height, 520);
+  assert.equal(r.compare.height, 520);
+  assert.equal(r.single.height, 430);
+  await page.scrollIntoView('#fixed-compare');
+  await page.screenshot('element-fixed-height-compare.png', { selector: '#fixed-compare' });
+  await page.scrollIntoView('#fixed-single');
+  await page.screenshot('element-fixed-height-single.png', { selector: '#fixed-single' });
+  await page.evaluate(() => { document.getElementById('fixed-compare').remove(); document.getElementById('fixed-single').parentElement.remove(); });
+});
+
 test('bad attributes give clear errors (and an error event); the element recovers', { engines: 'chromium', why: 'faults' }, async () => {
   const r = await page.evaluate(async () => {
     const t = window[Symbol.for('test')];

@@ -7,13 +7,17 @@
 // predictions panel is the softmax of the golden logits; a click in the model view opens that
 // layer and head; switching a head off changes the predictions shown; bad files get a message
 // naming the file, and the page keeps working. Screenshots: build/screenshots/<engine>/.
-// axe-core finds 0 WCAG 2.1 A/AA violations with a model open (light and dark).
+// axe-core finds 0 WCAG 2.1 A/AA violations with a model open (light and dark). At 390, 768
+// and 1280 px wide, with each source and then a model open (its predictions, every layer and
+// its head importance shown), the page is no wider than the window and no text is cut
+// (readable.js); a text of 128 pieces, the most the pretrained model reads, has every token
+// named on its map's axes or when its cell is pointed at.
 //
 // In every engine: the GPT-2 picked as files with one golden sentence (and the note saying where
 // its files came from), axe and the screenshot with its head importance shown, the model view's
 // click and arrow keys, its heads measured by the roles rule (the relations a causal model cannot
 // see shown as not visible), one bad file (no model.safetensors), the example from a URL with
-// <mha-explorer model-url>, one layer of a BERT in the element from another origin, and a course
+// <mha-explorer model-url>, one layer of a BERT in the element from another origin, the widths, and a course
 // page on an origin of its own whose element comes from a CDN-like server
 // (Access-Control-Allow-Origin: *) with a model from a third origin, under the
 // Content-Security-Policy docs/element.md gives, with and without worker="never" (its workers start
@@ -30,9 +34,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { BLANK_PAGE, ENGINE, serve, startWeb, stopWeb, test } from './driver.js';
-import { attachExplorer, resetExplorer, waitForExplorer } from './page-state.js';
+import { BLANK_PAGE, ENGINE, note, serve, startWeb, stopWeb, test } from './driver.js';
+import { attachExplorer, resetExplorer, settled, waitForExplorer } from './page-state.js';
 import { runAxe } from './axe.js';
+import { clippedText, tokensNamed } from './readable.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const models = path.join(root, 'tests', 'golden', 'models');
@@ -49,7 +54,7 @@ const consoleErrors = [];
 before(async () => {
   // the golden models served from a site of their own, as a course author may host them
   modelServer = await serve({ root: models, headers: { 'Access-Control-Allow-Origin': '*' } });
-  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_models.js', 'web/lib/wasm/mha_models.wasm'] }));
+  ({ server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_models.js', 'web/lib/wasm/mha_models.wasm', 'web/lib/wasm/mha_encoder.wasm', 'web/models/use-lite/manifest.json'] }));
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('consoleError', (text, url) => {
     if (/\/app\/lesson\/index\.js$/.test(url || '')) return;
@@ -172,6 +177,91 @@ test('the page with a GPT-2 open and its head importance shown: 0 axe violations
   await page.click('#theme-toggle');
   assert.deepEqual(await runAxe(page, 'the same, dark'), []);
   await page.click('#theme-toggle');
+});
+
+/** The window `width` CSS px wide, the page drawn again for it: what a reader cannot see there (readable.js). */
+async function atWidth(width) {
+  await page.setViewport({ width, height: 900 });
+  // the page redraws at the frame after a resize
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 50)))));
+  await settled(page, 60000);
+  return page.evaluate(clippedText, {});
+}
+
+/** Pick a source (the model source: the GPT-2 opened from files) and wait until it is shown. */
+async function pickSource(id) {
+  if (id === 'model') return showModel();
+  await page.check(`input[name="source"][value="${id}"]`);
+  await waitForExplorer(page, (want) => window.explorer.source?.id === want && window.explorer.busy === 0, id, 120000);
+}
+
+test('at 390, 768 and 1280 px wide, with each source and a model open: the page is no wider than the window, and no text is cut', { engines: 'all', why: 'layout', timeout: 600_000 }, async () => {
+  await page.waitForFunction(() => document.getElementById('lesson')?.dataset.ready === 'true', null, { timeout: 60000 });
+  // every formula of the lesson typeset now, not when it scrolls into view
+  await page.evaluate(async () => { await (await import('/app/lesson/math.js')).renderAllMath(); });
+  const problems = [];
+  try {
+    for (const source of ['designed', 'random', 'trained', 'pretrained', 'model']) {
+      await pickSource(source);
+      if (source === 'model') {
+        // every panel a model has: its predictions, every layer, and its head importance
+        await page.click('#importance-measure');
+        await page.waitForFunction(() => !!window.explorer.importance && window.explorer.busy === 0, null, { timeout: 60000 });
+      }
+      for (const width of [390, 768, 1280]) {
+        const r = await atWidth(width);
+        if (r.innerWidth > width) note(`${source}: asked for ${width} px, the window is ${r.innerWidth} px wide inside (its smallest)`);
+        console.log(`  [${ENGINE}] ${source} at ${r.innerWidth} px: the document is ${r.scrollWidth} px wide; ${r.clipped.length} texts cut`);
+        if (r.scrollWidth > r.innerWidth) problems.push(`${source} at ${r.innerWidth} px: the page is ${r.scrollWidth} px wide`);
+        for (const c of r.clipped) problems.push(`${source} at ${r.innerWidth} px: ${c.what} "${c.text}": ${c.why}`);
+        if (source === 'model') {
+          await page.evaluate(() => document.getElementById('predictions-panel').scrollIntoView());
+          await page.screenshot(`widths-model-${width}.png`);
+        }
+      }
+    }
+  } finally {
+    await page.setViewport({ width: 1280, height: 900 });
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('128 pieces, the most the pretrained model reads: every token is named on the map\'s axes or when its cell is pointed at, at 390 and 1280 px', { engines: 'all', why: 'input', timeout: 300_000 }, async () => {
+  await pickSource('pretrained');
+  // short words, added until one more would make the text longer than the model reads
+  const text = await page.evaluate(async () => {
+    const { encoder, maxTokens } = window.explorer.source;
+    const words = 'the cat sat on the mat and the dog ran to the park , but it was late .'.split(' ');
+    let text = '';
+    for (let k = 0; ; k += 1) {
+      const next = `${text} ${words[k % words.length]}`.trim();
+      if ((await encoder.tokenize(next)).totalTokens > maxTokens) return text;
+      text = next;
+    }
+  });
+  await page.evaluate((t) => window.explorer.selectSentence(t), text);
+  await waitForExplorer(page, (t) => window.explorer.sentence?.text === t && window.explorer.busy === 0, text, 60000);
+  assert.equal(await page.evaluate(() => window.explorer.sentence.tokens.length), 128);
+  try {
+    for (const width of [390, 1280]) {
+      await atWidth(width);
+      for (const [map, said] of [['main-heatmap', '#tooltip'], ['pair-map-a', '#pair-cell']]) {
+        await page.scrollIntoView(`#${map}`);
+        const named = await page.evaluate(tokensNamed, { map, said });
+        console.log(`  [${ENGINE}] ${map} at ${width} px: ${named.tokens} tokens in ${named.cell} px cells; labels drawn: ${named.rowsDrawn} rows, ${named.colsDrawn} columns at ${named.fontSize} px; `
+          + `${named.pointedAt} more pointed at, unnamed: ${named.unnamed.length}`);
+        assert.equal(named.tokens, 128);
+        assert.deepEqual(named.unnamed, [], `${map} at ${width} px: tokens not named`);
+      }
+    }
+    // a real pointer over the main map names the cell under it
+    await page.scrollIntoView('#main-heatmap');
+    await page.hover('#main-heatmap');
+    await page.waitForFunction(() => !document.getElementById('tooltip').hidden, null, { timeout: 10000 });
+    assert.match(await page.text('#tooltip'), /“.*” → “.*”: \d\.\d{3}/);
+  } finally {
+    await page.setViewport({ width: 1280, height: 900 });
+  }
 });
 
 test('the model view opens a layer and head; the arrow keys move between its maps', { engines: 'all', why: 'input', timeout: 60000 }, async () => {

@@ -3,9 +3,12 @@
 // it, a tap on a head selects it, a tap picks a source; the heatmaps stay readable: each map
 // either fits its box or scrolls inside it, with cells of at least 3 px and labels that do not
 // overlap. Firefox has no touch emulation here: it says so, and the small screen is checked
-// with the mouse instead. Screenshots: build/screenshots/<engine>/phone-*.png. Both tests run
-// in all three engines (layout and touch are the engine's), on one phone page opened first (a
-// touch screen is set when a page opens); the explorer is put back between them (resetExplorer).
+// with the mouse instead. A sentence of 64 tokens (the most the explorer takes): each token is
+// named on the axes of the single head's map and of the compared maps, or named when its cell is
+// tapped or pointed at (the labels drawn are read back with drawnOn). Screenshots:
+// build/screenshots/<engine>/phone-*.png. The tests run in all three engines (layout and touch
+// are the engine's), on one phone page opened first (a touch screen is set when a page opens);
+// the explorer is put back between them (resetExplorer).
 //
 //   MHA_BROWSER=webkit node --test tests/browser/touch.test.js
 
@@ -13,6 +16,7 @@ import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENGINE, limits, note, startWeb, stopWeb, test } from './driver.js';
 import { attachExplorer, resetExplorer, settled, waitForExplorer } from './page-state.js';
+import { tokensNamed } from './readable.js';
 
 const PHONE = { width: 390, height: 844 };
 // WebKitGTK under Xvfb has no touch screen (navigator.maxTouchPoints 0, touch actions give no
@@ -74,6 +78,46 @@ test('390 × 844: the page does not scroll sideways and every map fits or scroll
   }
   if (touch) assert.ok(longText.touchPoints > 0, 'the page sees a touch screen');
   await page.screenshot('phone-explorer.png');
+});
+
+// 64 tokens: words and punctuation marks each count as one
+const LONG_SENTENCE = 'The old farmer who lived near the river walked slowly to the market because he wanted to sell the apples that his daughter '
+  + 'had picked in the orchard, and when he arrived there, the merchants who knew him greeted him warmly and asked him about the harvest, '
+  + 'the weather, the roads and the price of bread in the town.';
+
+test('64 tokens on a phone: every token is named on the map\'s axes or when its cell is tapped, single head and compared heads', { engines: 'all', why: 'input', timeout: 120_000 }, async () => {
+  await resetExplorer(page);
+  await page.fill('#free-text', LONG_SENTENCE);
+  await page.press('#free-text', 'Enter');
+  await waitForExplorer(page, (t) => window.explorer.sentence.text === t, LONG_SENTENCE);
+  assert.equal(await page.evaluate(() => window.explorer.sentence.tokens.length), 64);
+  for (const [map, said] of [['main-heatmap', '#tooltip'], ['pair-map-a', '#pair-cell']]) {
+    // a tap (a click where there is no touch screen) on the map's middle names that cell's query and key
+    await page.scrollIntoView(`#${map}`);
+    await tap(`#${map}`);
+    const tapped = await page.evaluate(async ([id, selector]) => {
+      const { drawnOn } = await import('/views/heatmap.js');
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      const { named } = drawnOn(document.getElementById(id)).labels;
+      const tokens = window.explorer.shown().sentence.tokens.map((t) => t.text);
+      // the hovered cell's row is named last (after a highlighted row), its column alone
+      const row = named.rows.at(-1);
+      const [col] = named.cols;
+      return { row, col, query: tokens[row], key: tokens[col], said: document.querySelector(selector).textContent };
+    }, [map, said]);
+    console.log(`  [${ENGINE}] ${map}: tapped cell (${tapped.row}, ${tapped.col}): "${tapped.said}"`);
+    assert.ok(tapped.row >= 0 && tapped.col >= 0, `${map}: the tapped cell's row and column are named on its axes`);
+    assert.ok(tapped.said.includes(`“${tapped.query}”`) && tapped.said.includes(`“${tapped.key}”`), `${map}: "${tapped.said}" names “${tapped.query}” and “${tapped.key}”`);
+    const named = await page.evaluate(tokensNamed, { map, said });
+    console.log(`  [${ENGINE}] ${map}: ${named.tokens} tokens in ${named.cell} px cells; labels drawn: ${named.rowsDrawn} rows, ${named.colsDrawn} columns at ${named.fontSize} px; `
+      + `${named.pointedAt} more pointed at, unnamed: ${named.unnamed.length}`);
+    assert.equal(named.tokens, 64);
+    assert.deepEqual(named.unnamed, [], `${map}: tokens not named`);
+  }
+  await page.scrollIntoView('#main-heatmap');
+  await page.screenshot('phone-64-tokens.png');
+  await page.scrollIntoView('#pair-map-a');
+  await page.screenshot('phone-64-tokens-compared.png');
 });
 
 test('tap a token to follow it, tap a head, pick a source', { engines: 'all', why: 'input' }, async () => {

@@ -33,13 +33,17 @@ export function resetSizes() { sizes = null; }
 
 /** Widths the views lay out in. Read once and again only when a container is resized, so that
  *  an update never forces a layout of the whole page before drawing. */
-/** @typedef {{ main: number, grid: number, pair: number, layers: number }} Sizes */
+/** @typedef {{ main: number, panel: number, grid: number, pair: number, layers: number }} Sizes */
 /** @type {Sizes | null} */
 let sizes = null;
 /** @returns {Sizes} */
 function readSizes() {
+  // the map's column (the first of the head panel's tracks, whether the map spans both or not),
+  // and the whole panel
+  const column = parseFloat(getComputedStyle($('head-panel')).gridTemplateColumns);
   return {
-    main: /** @type {HTMLElement} */ ($('main-heatmap').parentElement).clientWidth || 600,
+    main: column || /** @type {HTMLElement} */ ($('main-heatmap').parentElement).clientWidth || 600,
+    panel: $('head-panel').clientWidth || 600,
     grid: $('small-multiples').clientWidth || 1000,
     pair: $('compare-view').clientWidth || 900,
     layers: $('model-grid').clientWidth || $('small-multiples').clientWidth || 1000,
@@ -83,6 +87,7 @@ const VIEWS = {
     maps: headMaps(explorer.shown().result.weights), length: explorer.shown().sentence.tokens.length, labels: labels(),
     a: explorer.pair.a, b: explorer.pair.b, similarity: explorer.shown().result.similarity, width: measured().pair, theme,
     highlightRow: highlightRow(), shortOf, titleOf, onChange: (a, b) => explorer.setPair(a, b),
+    hoverCell: pairHover && pairHover.result === explorer.result ? pairHover.cell : null, onHover: setPairHover,
   }),
   wo: () => renderWo(),
   follow: () => renderFollowed(),
@@ -119,11 +124,30 @@ function renderTabs() {
 
 /** @type {{ row: number, col: number } | null} */
 let hoverCell = null;
+/** The cell pointed at in the compared maps, and the result it belongs to.
+ *  @type {{ cell: { row: number, col: number } | null, result: unknown } | null} */
+let pairHover = null;
+/** A cell of the compared maps pointed at (or null): its row is followed like a hovered token. @param {{ row: number, col: number } | null} cell */
+function setPairHover(cell) {
+  pairHover = { cell, result: explorer.result };
+  // the compared maps at once, the other maps with rows at the next frame
+  render(['measure', 'pair']);
+  setHoverToken(cell ? cell.row : -1);
+}
 /** The cell under the pointer in the main map, or null. @param {{ row: number, col: number } | null} cell */
 export function setHoverCell(cell) { hoverCell = cell; }
+/** Cells this large (CSS px) name every token on both axes. */
+const LABELLED_CELL = 16;
+/** A sentence too long for the map's column to name every token there: the map takes the
+ *  panel's whole width, the head's card goes below it. */
 function renderMainHeatmap() {
+  const { main, panel } = measured();
+  const L = labels().length;
+  const room = L * LABELLED_CELL + 90;
+  const long = main < room && panel > main + 40;
+  $('head-panel').classList.toggle('long-map', long);
   renderHeadMap(/** @type {HTMLCanvasElement} */ ($('main-heatmap')), {
-    values: mapOf(explorer.selectedHead), labels: labels(), width: measured().main, theme, title: titleOf(explorer.selectedHead),
+    values: mapOf(explorer.selectedHead), labels: labels(), width: long ? Math.min(panel, room) : main, theme, title: titleOf(explorer.selectedHead),
     highlightRow: highlightRow(), hoverCell,
   });
 }

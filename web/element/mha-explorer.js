@@ -119,6 +119,9 @@ export class MhaExplorerElement extends HTMLElement {
   #darkQuery = null;
   /** @type {{ row: number, col: number } | null} */
   #hoverCell = null;
+  /** The cell pointed at in the compared maps, and the result it belongs to.
+   *  @type {{ cell: { row: number, col: number } | null, result: unknown } | null} */
+  #pairHover = null;
   #connected = false;
 
   constructor() {
@@ -463,9 +466,12 @@ export class MhaExplorerElement extends HTMLElement {
   /** @param {Views} views @param {Theme} theme @param {number} width */
   #renderCompare(views, theme, width) {
     const { sentence, result, source } = this.#explorer.shown();
+    const hover = this.#pairHover && this.#pairHover.result === result ? this.#pairHover.cell : null;
     views.renderCompare(this.#ui.compare, {
       maps: headMaps(result.weights), length: sentence.tokens.length, labels: sentence.tokens.map((t) => t.text),
       a: this.selectedHead - 1, b: this.compareHead - 1, similarity: result.similarity, width, theme,
+      hoverCell: hover, highlightRow: hover ? hover.row : -1,
+      onHover: (cell) => { this.#pairHover = { cell, result }; this.#scheduleRender(); },
       shortOf: (h) => source.short(h), titleOf: (h) => source.title(h),
       onChange: (a, b) => {
         if (a + 1 !== this.selectedHead) this.#selectHead(a + 1);

@@ -30,6 +30,9 @@ button, input, select { font: inherit; color: inherit; }
 select { background: var(--mha-bg); border: 1px solid var(--mha-border); border-radius: 6px; }
 :focus-visible { outline: 3px solid var(--mha-focus); outline-offset: 2px; }
 .frame { padding: 0.75rem; display: flex; flex-direction: column; gap: 0.6rem; min-height: 100%; max-height: 100%; overflow: auto; }
+/* in a fixed height, the parts keep their own heights and the frame scrolls: a part that shrank
+   below its content would draw that content over the parts after it */
+.frame > * { flex-shrink: 0; }
 .toolbar { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; justify-content: space-between; }
 .sentence-form { display: flex; gap: 0.4rem; flex: 1 1 16rem; min-width: 0; }
 .sentence-form input { flex: 1; min-width: 0; padding: 0.3rem 0.5rem; border: 1px solid var(--mha-border); border-radius: 6px; background: transparent; }
@@ -70,9 +73,11 @@ button:hover { border-color: var(--mha-accent); }
 .compare figcaption, .note { font-size: 0.85em; color: var(--mha-muted); }
 .legend { display: inline-flex; gap: 0.3rem; align-items: center; }
 .legend canvas { border: 1px solid var(--mha-border); }
-.jsd { margin: 0; flex-basis: 100%; }
+.jsd, .pair-cell { margin: 0; flex-basis: 100%; }
 canvas { display: block; max-width: 100%; }
-.status { min-height: 1.2em; margin: 0; font-size: 0.85em; color: var(--mha-muted); }
+/* the status line stays in view at the bottom of a fixed height while the views scroll above it */
+.status { min-height: 1.2em; margin: 0 -0.75rem -0.75rem; padding: 0.3rem 0.75rem 0.75rem; font-size: 0.85em; color: var(--mha-muted);
+  position: sticky; bottom: -0.75rem; background: var(--mha-bg); }
 .error { color: var(--mha-bad); }
 .progress { position: absolute; inset: 0; display: flex; flex-direction: column; align-items: center; justify-content: center; gap: 0.4rem;
   background: color-mix(in srgb, var(--mha-bg) 80%, transparent); font-size: 0.9em; }

@@ -1,11 +1,17 @@
 // Two heads compared: A, B and their difference A − B on one scale, the Jensen–Shannon
 // divergence between them, and the divergence between every pair of heads (all from the core).
+// Pointing at (or tapping) a cell of A, B or A − B names its query and key on all three maps
+// and writes the three weights below them.
 import { el } from './dom.js';
-import { drawHeatmap, drawLegend } from './heatmap.js';
+import { cellAt, drawHeatmap, drawLegend } from './heatmap.js';
 import { divergenceText } from './head-text.js';
 
-/** @type {WeakMap<HTMLElement, { onChange: (a: number, b: number) => void }>} */
+/** @typedef {{ row: number, col: number }} Cell */
+/** @typedef {{ onChange: (a: number, b: number) => void, onHover?: (cell: Cell | null) => void, hoverCell?: Cell | null }} Handlers */
+/** @type {WeakMap<HTMLElement, Handlers>} */
 const handlers = new WeakMap();
+const PAIR_MAPS = ['pair-map-a', 'pair-map-b', 'pair-map-diff'];
+const POINT_HINT = 'Point at a cell, or tap it, to name its query and key and read its weight in A and B.';
 
 /**
  * a − b, element by element (the difference map's values, in [-1, 1]).
@@ -26,7 +32,8 @@ function build(container) {
     el('div', { class: 'row pair-controls' },
       el('label', {}, 'Head A ', select('pair-a', 'Head A')),
       el('label', {}, 'Head B ', select('pair-b', 'Head B')),
-      el('p', { id: 'pair-jsd', class: 'pair-jsd jsd', 'aria-live': 'polite' })),
+      el('p', { id: 'pair-jsd', class: 'pair-jsd jsd', 'aria-live': 'polite' }),
+      el('p', { id: 'pair-cell', class: 'pair-cell note', text: POINT_HINT })),
     el('div', { class: 'pair-maps' },
       el('figure', {}, map('pair-map-a'), el('figcaption', { id: 'pair-caption-a' })),
       el('figure', {}, map('pair-map-b'), el('figcaption', { id: 'pair-caption-b' })),
@@ -35,6 +42,22 @@ function build(container) {
       el('figure', { class: 'similarity' }, map('similarity-map'),
         el('figcaption', { text: 'Jensen–Shannon divergence between every pair of heads (0 = same map, ln 2 ≈ 0.693 = nothing in common)' }))));
   drawLegend(/** @type {HTMLCanvasElement} */ (container.querySelector('.legend-diverging')), true, 120, 10);
+  for (const id of PAIR_MAPS) {
+    const canvas = /** @type {HTMLCanvasElement} */ (container.querySelector(`#${id}`));
+    const point = (/** @type {PointerEvent} */ event) => hovered(container, cellAt(canvas, event));
+    canvas.addEventListener('pointermove', point);
+    canvas.addEventListener('pointerdown', point);
+    // a tapped cell stays named after the finger lifts
+    canvas.addEventListener('pointerleave', (event) => { if (event.pointerType !== 'touch') hovered(container, null); });
+  }
+}
+
+/** The cell pointed at changed (or not): tell the owner, which draws the view again with it. @param {HTMLElement} container @param {Cell | null} cell */
+function hovered(container, cell) {
+  const o = handlers.get(container);
+  const now = o?.hoverCell ?? null;
+  if (!o?.onHover || (now === cell) || (now && cell && now.row === cell.row && now.col === cell.col)) return;
+  o.onHover(cell);
 }
 
 /** @param {HTMLElement} container */
@@ -63,8 +86,9 @@ function fillSelect(select, count, shortOf, value) {
  * @param {HTMLElement} container  the view builds its content here on first use
  * @param {{ maps: ArrayLike<number>[], length: number, labels: string[], a: number, b: number,
  *           similarity: ArrayLike<number>, width: number, theme: import('./theme.js').Theme, highlightRow?: number,
- *           shortOf: (h: number) => string, titleOf: (h: number) => string,
- *           onChange: (a: number, b: number) => void }} o  similarity: the core's H × H JS divergences
+ *           hoverCell?: Cell | null, shortOf: (h: number) => string, titleOf: (h: number) => string,
+ *           onChange: (a: number, b: number) => void, onHover?: (cell: Cell | null) => void }} o
+ *   similarity: the core's H × H JS divergences; hoverCell: the cell pointed at, which onHover reports
  */
 export function renderCompare(container, o) {
   if (!container.querySelector('#pair-map-a')) build(container);
@@ -79,10 +103,19 @@ export function renderCompare(container, o) {
   const mapB = o.maps[o.b];
   // three across when they fit; stacked on a narrow screen, each as wide as the column allows
   const width = o.width < 540 ? Math.min(300, o.width - 8) : Math.min(300, Math.max(160, (o.width - 40) / 3));
-  const common = { rows: o.length, cols: o.length, rowLabels: o.labels, colLabels: o.labels, width, maxCell: 22, highlightRow: o.highlightRow ?? -1, theme: o.theme };
+  const hover = o.hoverCell && o.hoverCell.row < o.length && o.hoverCell.col < o.length ? o.hoverCell : null;
+  const common = { rows: o.length, cols: o.length, rowLabels: o.labels, colLabels: o.labels, width, maxCell: 22, highlightRow: o.highlightRow ?? -1, hoverCell: hover, theme: o.theme };
+  const diff = differenceMap(mapA, mapB);
   drawHeatmap(canvas('pair-map-a'), { ...common, values: mapA });
   drawHeatmap(canvas('pair-map-b'), { ...common, values: mapB });
-  drawHeatmap(canvas('pair-map-diff'), { ...common, values: differenceMap(mapA, mapB), diverging: true });
+  drawHeatmap(canvas('pair-map-diff'), { ...common, values: diff, diverging: true });
+  if (hover) {
+    const k = hover.row * o.length + hover.col;
+    const signed = (/** @type {number} */ v) => (Math.abs(v) < 0.0005 ? '0.000' : `${v < 0 ? '−' : '+'}${Math.abs(v).toFixed(3)}`);
+    q('pair-cell').textContent = `Query “${o.labels[hover.row]}” (${hover.row + 1}) → key “${o.labels[hover.col]}” (${hover.col + 1}): A ${mapA[k].toFixed(3)}, B ${mapB[k].toFixed(3)}, A − B ${signed(diff[k])}.`;
+  } else {
+    q('pair-cell').textContent = POINT_HINT;
+  }
   const jsd = o.similarity[o.a * H + o.b];
   q('pair-caption-a').textContent = `A: ${o.titleOf(o.a)}`;
   q('pair-caption-b').textContent = `B: ${o.titleOf(o.b)}`;

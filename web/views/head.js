@@ -49,7 +49,8 @@ export function followPointer(canvas, tooltip, o) {
       tooltip.textContent = text;
       tooltip.hidden = false;
       const rect = canvas.getBoundingClientRect();
-      tooltip.style.left = `${Math.min(at.x + 14, rect.width - 180)}px`;
+      // beside the pointer, and inside the map's width
+      tooltip.style.left = `${Math.max(0, Math.min(at.x + 14, rect.width - tooltip.offsetWidth))}px`;
       tooltip.style.top = `${at.y + 14}px`;
     }
     if (!current || current.row !== cell.row || current.col !== cell.col) {
@@ -58,13 +59,16 @@ export function followPointer(canvas, tooltip, o) {
     }
     return { labels, value };
   };
-  canvas.addEventListener('pointermove', (event) => {
+  const point = (/** @type {PointerEvent} */ event) => {
     const cell = cellAt(canvas, event);
     if (!cell) { leave(); return; }
     const rect = canvas.getBoundingClientRect();
     show(cell, { x: event.clientX - rect.left, y: event.clientY - rect.top });
-  });
-  canvas.addEventListener('pointerleave', leave);
+  };
+  canvas.addEventListener('pointermove', point);
+  // a tap names a cell too, and it stays named after the finger lifts (until the next tap)
+  canvas.addEventListener('pointerdown', point);
+  canvas.addEventListener('pointerleave', (event) => { if (event.pointerType !== 'touch') leave(); });
 
   // The keyboard walk: a live region beside the map says where it is.
   canvas.tabIndex = 0;

@@ -91,16 +91,18 @@ function textColorOn(value, diverging) {
 const SIZE_STEP = 32;
 
 /** Size a canvas for CSS size (w, h) at the device pixel ratio; returns its 2D context. With
- *  `step`, the canvas is made up to SIZE_STEP px larger (transparent margin) to keep its size.
+ *  `step`, the canvas is made up to SIZE_STEP px larger (transparent margin) to keep its size,
+ *  but no wider than `room` (the width its box has) unless it needs to be.
  * @param {HTMLCanvasElement} canvas
  * @param {number} cssWidth
  * @param {number} cssHeight
  * @param {boolean} [step]
+ * @param {number} [room]
  */
-export function fitCanvas(canvas, cssWidth, cssHeight, step = false) {
+export function fitCanvas(canvas, cssWidth, cssHeight, step = false, room = Infinity) {
   const dpr = window.devicePixelRatio || 1;
   if (step) {
-    cssWidth = Math.ceil(cssWidth / SIZE_STEP) * SIZE_STEP;
+    cssWidth = Math.min(Math.ceil(cssWidth / SIZE_STEP) * SIZE_STEP, Math.max(cssWidth, room));
     cssHeight = Math.ceil(cssHeight / SIZE_STEP) * SIZE_STEP;
   }
   const width = Math.max(1, Math.round(cssWidth * dpr));
@@ -121,8 +123,30 @@ function shorten(label, max) {
   return label.length > max ? `${label.slice(0, max - 1)}…` : label;
 }
 
+/** Labels shrink to this size (CSS px) before some are left out. */
+const MIN_LABEL_FONT = 9;
+
 /**
- * Draw an (rows × cols) map.
+ * Which of n labels, `spacing` CSS px apart, are drawn so that none overlaps another: every
+ * step-th, and the named ones (a hovered or highlighted token), before which the others within
+ * reach give way.
+ * @param {number} n @param {number} spacing  between neighbours @param {number} room  one label needs
+ * @param {number[]} named
+ */
+function labelsShown(n, spacing, room, named) {
+  const step = Math.max(1, Math.ceil(room / spacing));
+  const near = (/** @type {number} */ i) => named.some((k) => k !== i && Math.abs(k - i) * spacing < room);
+  const shown = [];
+  for (let i = 0; i < n; i += 1) if (named.includes(i) || (i % step === 0 && !near(i))) shown.push(i);
+  return shown;
+}
+
+/**
+ * Draw an (rows × cols) map. Its token labels are as large as the cells allow (13 px down to
+ * 9 px); the column labels are turned by 45°, or upright (90°) where 45° would leave some out;
+ * where the cells are smaller still, every few tokens are named, and always the highlighted
+ * row and the hovered cell's row and column (in bold), so that any token is named by pointing
+ * at it.
  * @param {HTMLCanvasElement} canvas
  * @param {object} o
  * @param {ArrayLike<number>} o.values row-major
@@ -144,22 +168,34 @@ export function drawHeatmap(canvas, o) {
   const { values, rows, cols, theme } = o;
   const { rowLabels, colLabels } = o;
   const withLabels = !!(rowLabels && colLabels);
-  const fontSize = withLabels ? Math.max(10, Math.min(13, (o.maxCell || 40) * 0.4)) : 0;
   const maxChars = 11;
   let left = 2;
   let top = 2;
+  let fontSize = 0;
+  let angle = 45;
   let ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
+  const cellFor = (/** @type {number} */ l) => Math.max(3, Math.min(o.maxCell || 40, Math.floor((o.width - l - 8) / cols)));
+  let cell = cellFor(left);
+  let widestCol = 0;
   if (rowLabels && colLabels) {
-    ctx.font = `${fontSize}px ${theme.font}`;
-    const widest = Math.max(...rowLabels.map((l) => ctx.measureText(shorten(l, maxChars)).width), 10);
-    const widestCol = Math.max(...colLabels.map((l) => ctx.measureText(shorten(l, maxChars)).width), 10);
-    left = Math.ceil(widest) + 8;
-    top = Math.ceil(widestCol * 0.72) + 12; // column labels at −45°
+    const widest = (/** @type {string[]} */ labels) => Math.max(...labels.map((l) => ctx.measureText(shorten(l, maxChars)).width), 10);
+    const measure = (/** @type {number} */ size) => {
+      ctx.font = `${size}px ${theme.font}`;
+      fontSize = size;
+      left = Math.ceil(widest(rowLabels)) + 8;
+      cell = cellFor(left);
+    };
+    measure(Math.max(10, Math.min(13, (o.maxCell || 40) * 0.4)));
+    // a row needs fontSize + 1 px: smaller labels before fewer labels
+    if (cell < fontSize + 1) measure(Math.max(MIN_LABEL_FONT, Math.min(fontSize, cell - 1)));
+    widestCol = widest(colLabels);
+    angle = Math.ceil(((fontSize + 3) * Math.SQRT2) / cell) > 1 ? 90 : 45;
+    top = angle === 45 ? Math.ceil(widestCol * 0.72) + 12 : Math.ceil(widestCol) + 10;
   }
-  const cell = Math.max(3, Math.min(o.maxCell || 40, Math.floor((o.width - left - 8) / cols)));
-  const cssWidth = left + cell * cols + (withLabels ? Math.ceil(fontSize * 1.2) : 2);
+  const cssWidth = left + cell * cols + (withLabels ? Math.ceil(angle === 45 ? fontSize * 1.2 : fontSize * 0.6) : 2);
   const cssHeight = top + cell * rows + 2;
-  const fitted = fitCanvas(canvas, Math.min(cssWidth, o.width + 8), cssHeight, o.stableSize !== false);
+  // as wide as the map: where even the smallest cells do not fit, wider than its box, which scrolls
+  const fitted = fitCanvas(canvas, cssWidth, cssHeight, o.stableSize !== false, o.width);
   ctx = fitted.ctx;
   const { dpr } = fitted;
   const px = (/** @type {number} */ v) => Math.round(v * dpr);
@@ -192,47 +228,57 @@ export function drawHeatmap(canvas, o) {
 
   // labels, in CSS pixels
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  /** @type {{ rows: number[], cols: number[], named: { rows: number[], cols: number[] }, fontSize: number, angle: number } | null} */
+  let labels = null;
   if (rowLabels && colLabels) {
-    ctx.font = `${fontSize}px ${theme.font}`;
+    const inRange = (/** @type {number|undefined|null} */ i, /** @type {number} */ n) => i != null && i >= 0 && i < n;
+    const boldRows = [o.highlightRow, o.hoverCell?.row].filter((i) => inRange(i, rows));
+    const boldCols = [o.hoverCell?.col].filter((j) => inRange(j, cols));
+    const font = (/** @type {boolean} */ bold) => `${bold ? 'bold ' : ''}${fontSize}px ${theme.font}`;
+    labels = {
+      rows: labelsShown(rows, cell, fontSize + 1, /** @type {number[]} */ (boldRows)),
+      // turned labels sit cell·sin 45° apart, upright ones a cell apart
+      cols: labelsShown(cols, angle === 45 ? cell / Math.SQRT2 : cell, angle === 45 ? fontSize + 3 : fontSize + 1, /** @type {number[]} */ (boldCols)),
+      named: { rows: /** @type {number[]} */ (boldRows), cols: /** @type {number[]} */ (boldCols) },
+      fontSize, angle,
+    };
     ctx.fillStyle = theme.text;
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
-    // with many tokens, label every step-th row and column so that labels never overlap
-    const step = Math.max(1, Math.ceil((fontSize + 2) / cell));
-    for (let i = 0; i < rows; i += 1) {
-      if (i % step !== 0 && i !== o.highlightRow) continue;
-      if (i === o.highlightRow) ctx.font = `bold ${fontSize}px ${theme.font}`;
+    for (const i of labels.rows) {
+      ctx.font = font(boldRows.includes(i));
       ctx.fillText(shorten(rowLabels[i], maxChars), left - 6, top + (i + 0.5) * cell);
-      if (i === o.highlightRow) ctx.font = `${fontSize}px ${theme.font}`;
     }
-    ctx.textAlign = 'left';
-    // column labels at −45°: one rotated transform; each anchor (x, y) in CSS px becomes
-    // (c·x − s·y, s·x + c·y) in the rotated frame
-    const c = Math.SQRT1_2, s = Math.SQRT1_2;
+    // column labels turned by the angle: one rotated transform; each anchor (x, y) in CSS px
+    // becomes (c·x − s·y, s·x + c·y) in the rotated frame
+    const c = angle === 45 ? Math.SQRT1_2 : 0, s = angle === 45 ? Math.SQRT1_2 : 1;
     ctx.setTransform(dpr * c, -dpr * s, dpr * s, dpr * c, 0, 0);
-    // rotated labels sit step·cell·sin 45° apart, so columns need a wider step than rows
-    const colStep = Math.max(1, Math.ceil(((fontSize + 3) * Math.SQRT2) / cell));
-    for (let j = 0; j < cols; j += colStep) {
+    ctx.textAlign = 'left';
+    for (const j of labels.cols) {
       const x = left + (j + 0.5) * cell, y = top - 6;
+      ctx.font = font(boldCols.includes(j));
       ctx.fillText(shorten(colLabels[j], maxChars), c * x - s * y, s * x + c * y);
     }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   }
   const layout = { left, top, cell, rows, cols };
-  drawn.set(canvas, { layout, values, rows, cols, diverging: !!o.diverging });
+  drawn.set(canvas, { layout, values, rows, cols, diverging: !!o.diverging, labels });
   return layout;
 }
 
 /**
  * @typedef {{ layout: { left: number, top: number, cell: number, rows: number, cols: number } | null,
- *             values: ArrayLike<number>, rows: number, cols: number, diverging: boolean }} Drawn
+ *             values: ArrayLike<number>, rows: number, cols: number, diverging: boolean,
+ *             labels?: { rows: number[], cols: number[], named: { rows: number[], cols: number[] }, fontSize: number, angle: number } | null }} Drawn
+ *   labels: the indices of the row and column labels drawn, of those named in bold (the highlighted
+ *   row, the hovered cell's row and column), their size in CSS px and the columns' angle
  */
 // canvas -> what its last drawHeatmap or drawStrip showed
 /** @type {WeakMap<HTMLCanvasElement, Drawn>} */
 const drawn = new WeakMap();
 
 /**
- * What a canvas last showed: { layout, values, rows, cols, diverging }, or null.
+ * What a canvas last showed: { layout, values, rows, cols, diverging, labels }, or null.
  * @param {HTMLCanvasElement} canvas
  * @returns {Drawn | null}
  */
@@ -251,8 +297,10 @@ export function cellAt(canvas, event) {
   if (!shown || !shown.layout) return null;
   const { layout } = shown;
   const rect = canvas.getBoundingClientRect();
-  const x = event.clientX - rect.left - layout.left;
-  const y = event.clientY - rect.top - layout.top;
+  // CSS px of the drawing per CSS px on screen (a box narrower than the canvas may shrink it)
+  const scale = (parseFloat(canvas.style.width) || rect.width) / (rect.width || 1);
+  const x = (event.clientX - rect.left) * scale - layout.left;
+  const y = (event.clientY - rect.top) * scale - layout.top;
   const col = Math.floor(x / layout.cell);
   const row = Math.floor(y / layout.cell);
   if (x < 0 || y < 0 || row >= layout.rows || col >= layout.cols) return null;
