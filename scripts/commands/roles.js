@@ -16,8 +16,9 @@
 //   npm run roles -- --corpus FILE                the pretrained model's pronounAntecedent on JSON lines
 //                                                 {"text", "pronoun", "antecedent"} (odd lines dev, even test)
 //   npm run roles -- --write                      also write the table of docs/pretrained.md (or, with
-//                                                 --source trained, docs/training.md) and, for the pretrained
-//                                                 model, web/data/roles/pretrained-roles.json, which the page reads
+//                                                 --source trained, docs/training.md) and the table the page
+//                                                 reads: web/data/roles/pretrained-roles.json (or trained-roles.json,
+//                                                 which also holds the core's mean weights on held-out sentences)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,8 +26,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const SOURCES = ['pretrained', 'trained'];
-/** The table the page reads (the trained model's, quick to compute, is measured as the page loads). */
-export const PRETRAINED_TABLE = 'web/data/roles/pretrained-roles.json';
+/** The tables the page reads, per source: measured once here, not at every page load. */
+export const TABLES = { pretrained: 'web/data/roles/pretrained-roles.json', trained: 'web/data/roles/trained-roles.json' };
 /** The docs page whose table `--write` replaces, per source. */
 export const DOCS = { pretrained: 'docs/pretrained.md', trained: 'docs/training.md' };
 const USAGE = 'usage: npm run roles -- [--json] [--source pretrained|trained | --model DIR] [--corpus FILE] [--write]';
@@ -79,7 +80,7 @@ function ensureBuilt(source) {
   if (source === 'pretrained') step('scripts/build/build-model.js', []);
 }
 
-/** The table a source's heads get, computed by the core's maps and web/roles/. */
+/** The table a source's heads get, computed by the core's maps and web/roles/; with evidence, the table the page reads. */
 export async function computeRoles({ source = 'pretrained', corpus = null, model = null } = {}, { evidence = false } = {}) {
   const measure = await import('../../web/roles/measure.js');
   const read = async (name) => JSON.parse(fs.readFileSync(path.join(root, 'web/data/roles', name), 'utf8'));
@@ -103,10 +104,10 @@ export async function computeRoles({ source = 'pretrained', corpus = null, model
   }
   if (source === 'trained') {
     const { loadTrainer } = await import('../../web/lib/train.js');
-    const trainer = await loadTrainer({ seed: 1 });
+    const trainer = await loadTrainer({ seed: 1, heldOut: measure.TRAINED_HELD_OUT });
     trainer.loadWeights(new Uint8Array(fs.readFileSync(path.join(root, 'web/sources/weights/trained-seed1.bin'))));
     try {
-      return await measure.trainedRoles(trainer, { evidence });
+      return evidence ? await measure.trainedTable(trainer) : await measure.trainedRoles(trainer);
     } finally {
       trainer.dispose();
     }
@@ -134,8 +135,8 @@ export async function computeRoles({ source = 'pretrained', corpus = null, model
   }
 }
 
-/** The result without the page's evidence: what --json prints. */
-export const summary = ({ evidence, ...rest }) => rest;
+/** The result without what only the page shows (the items, the held-out mean weights): what --json prints. */
+export const summary = ({ evidence, heldOut, ...rest }) => rest;
 
 async function main() {
   let o;
@@ -149,10 +150,8 @@ async function main() {
   ensureBuilt(o.source);
   const result = await computeRoles(o, { evidence: o.write });
   if (o.write) {
-    if (o.source === 'pretrained') {
-      fs.writeFileSync(path.join(root, PRETRAINED_TABLE), `${JSON.stringify(result)}\n`);
-      console.error(`[roles] wrote ${PRETRAINED_TABLE}`);
-    }
+    fs.writeFileSync(path.join(root, TABLES[o.source]), `${JSON.stringify(result)}\n`);
+    console.error(`[roles] wrote ${TABLES[o.source]}`);
     const { replaceDocsTable } = await import('../../web/roles/table.js');
     const docs = path.join(root, DOCS[o.source]);
     fs.writeFileSync(docs, replaceDocsTable(fs.readFileSync(docs, 'utf8'), result));

@@ -1,5 +1,6 @@
 // The roles panel for the sources other than the pretrained model (tests/browser/pretrained.test.js
-// covers that one): the trained model's table by the one rule, its items behind a cell; a weights
+// covers that one): the trained model's table by the one rule, its items behind a cell, and the
+// same table measured again in the page (a Web Worker) on demand; a weights
 // file's heads measured on demand in the page, by the same rule, random weights named by nothing.
 // Both are measurements whose numbers do not depend on the engine: Chromium only (the trained
 // source's load and the weights file's picker run in every engine in trained-source.test.js and
@@ -33,7 +34,7 @@ after(() => stopWeb({ server, browser }));
 
 beforeEach(() => resetExplorer(page, 60000));
 
-test('the trained model: its heads by the one rule, a cell\'s items', { engines: 'chromium', why: 'computation', timeout: 180_000 }, async () => {
+test('the trained model: its heads by the one rule, a cell\'s items, and a measurement in the page that agrees', { engines: 'chromium', why: 'computation', timeout: 180_000 }, async () => {
   await page.check('input[name="source"][value="trained"]');
   await waitForExplorer(page, () => window.explorer.source.id === 'trained', null, 120_000);
   await page.waitForSelector('#roles-table', { timeout: 60_000 });
@@ -48,6 +49,12 @@ test('the trained model: its heads by the one rule, a cell\'s items', { engines:
   await page.click('#roles-table tbody tr:nth-child(16) button[data-relation="induction"]');
   await page.waitForSelector('#roles-evidence ol li', { timeout: 10_000 });
   assert.match(await page.text('#roles-evidence h4'), /^L1 H8, induction: the right word in \d+ of \d+ test items/);
+  // the table the page read (npm run roles wrote it) measured again in the page, in a Web Worker: the same figures
+  await page.click('#roles-measure');
+  await page.waitForFunction(() => document.getElementById('roles-measure-status').dataset.agree !== undefined || /Could not/.test(document.getElementById('roles-measure-status').textContent), null, { timeout: 200_000 });
+  const status = await page.text('#roles-measure-status');
+  console.log(`  ${status}`);
+  assert.match(status, /the two agree/);
 });
 
 test('a weights file: its heads measured in the page on demand; random weights are named by nothing', { engines: 'chromium', why: 'computation', timeout: 240_000 }, async () => {

@@ -3,8 +3,8 @@
 // true antecedent); a causal model's relations whose key comes after the query are listed as not
 // visible, not scored; the bootstrap is seeded and reproducible; `npm run roles` prints one JSON
 // object of the promised shape, for the pretrained model, the trained model, a model folder and a
-// corpus file, and refuses bad input by name; the committed table and the docs' tables are what
-// the command computes.
+// corpus file, and refuses bad input by name; the committed tables (the page reads them) and the
+// docs' tables are what the command computes.
 //
 //   node --test tests/js/roles.test.js
 
@@ -239,12 +239,28 @@ test('npm run roles -- --json: the pretrained model; the committed table and doc
   assert.equal(docs, markdownTables(result).trim(), 'docs/pretrained.md\'s table is stale: run npm run roles -- --write');
 });
 
-test('npm run roles -- --source trained --json: the trained model by the same rule; docs/training.md is what it computes', { timeout: 300_000 }, () => {
+test('npm run roles -- --source trained --json: the trained model by the same rule; the committed table and docs/training.md are what it computes', { timeout: 300_000 }, async () => {
   const r = roles(['--source', 'trained', '--json']);
   assert.equal(r.status, 0, r.stderr);
   const result = JSON.parse(r.stdout);
   checkShape(result, 'trained');
   assert.equal(result.heads.length, 16);
+  const stale = 'web/data/roles/trained-roles.json is stale: run npm run roles -- --source trained --write';
+  const { evidence, heldOut, ...committed } = JSON.parse(fs.readFileSync(path.join(root, 'web/data/roles/trained-roles.json'), 'utf8'));
+  assert.deepEqual(committed, result, stale);
+  for (const [relation, { n }] of Object.entries(result.rule.relations)) {
+    assert.equal(evidence.relations[relation].items.length, n, `the items behind ${relation}: one per test instance`);
+    for (const e of result.heads) assert.equal(evidence.relations[relation].chosen[`${e.layer}.${e.head}`].length, n);
+  }
+  // the mean weights the page shows: the core's evaluation of the shipped weights on the held-out sentences
+  const [{ loadTrainer }, { TRAINED_HELD_OUT }] = await Promise.all([import('../../web/lib/train.js'), import('../../web/roles/measure.js')]);
+  const trainer = await loadTrainer({ seed: 1, heldOut: TRAINED_HELD_OUT });
+  trainer.loadWeights(new Uint8Array(fs.readFileSync(path.join(root, 'web/sources/weights/trained-seed1.bin'))));
+  const { sentences, heads } = trainer.evaluate();
+  trainer.dispose();
+  console.log(`trained table: ${result.corpus.sentences} sentences, ${heads.length} head × relation mean weights on ${sentences} held-out sentences`);
+  assert.equal(sentences, TRAINED_HELD_OUT);
+  assert.deepEqual(heldOut, { sentences, heads }, stale);
   const docs = docsTable(fs.readFileSync(path.join(root, 'docs/training.md'), 'utf8'));
   assert.equal(docs, markdownTables(result).trim(), 'docs/training.md\'s table is stale: run npm run roles -- --write --source trained');
 });

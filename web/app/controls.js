@@ -74,6 +74,7 @@ export function showSourceControls() {
     bar.value = progress.loaded;
     $('source-progress-text').textContent = progressText(progress);
   }
+  showWaiting();
   if (loading) {
     if (loading.note) $('source-note').textContent = loading.note;
     return;
@@ -118,6 +119,22 @@ export function showSourceControls() {
 function measuredNote(source) {
   const from = source.id === 'model' ? `the weights of the ${source.name}` : 'the weights of your file';
   return `Measured in this page from ${from}; measure it again to check that the same table comes out.`;
+}
+
+/**
+ * While a source loads: what the explorer waits for, above the views, which are dimmed and inert
+ * until the new source's heads replace them (they still show the source before).
+ */
+function showWaiting() {
+  const { loading, progress, source } = explorer;
+  const wait = $('source-wait');
+  const waiting = !!loading && !!source;
+  wait.hidden = !waiting;
+  $('explorer').toggleAttribute('data-waiting', waiting);
+  for (const panel of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('#explorer > .panel:not(.controls)'))) panel.inert = waiting;
+  if (!loading || !source) return;
+  const note = loading.note || 'Loading…';
+  wait.textContent = `${note}${progress ? ` ${progressText(progress)}.` : ''} Until it is ready, the views below stay as they were (${source.name}).`;
 }
 
 /** @type {WeakMap<HTMLElement, { table?: import('../sources/source.js').HeadRoles, layer?: number, pending?: HeadSource }>} */

@@ -295,7 +295,10 @@ export class MhaExplorerElement extends HTMLElement {
 
   /** The explorer's progress, for the indicator. @param {string[]} keys */
   #changed(keys) {
-    if (keys.includes('progress') && this.#explorer.progress) this.#download = `Loading ${progressText(this.#explorer.progress)}`;
+    const { loading, progress } = this.#explorer;
+    if (keys.includes('progress') && progress) this.#download = `Loading ${progressText(progress)}`;
+    // while a source loads, the status line says what for (the views are covered by the indicator)
+    if (keys.includes('loading') && loading?.note && this.#status !== 'error') this.#ui.status.textContent = loading.note;
   }
 
   #download = '';
@@ -314,7 +317,8 @@ export class MhaExplorerElement extends HTMLElement {
       const ms = performance.now() - started;
       if (ms < PROGRESS_DELAY_MS) return;
       progress.hidden = false;
-      text.textContent = this.#download || `${label}… ${(ms / 1000).toFixed(1)} s`;
+      const note = this.#explorer.loading?.note;
+      text.textContent = [note, this.#download].filter(Boolean).join(' ') || `${label}… ${(ms / 1000).toFixed(1)} s`;
     }, 100);
     try {
       return await work();

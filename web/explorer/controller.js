@@ -16,6 +16,7 @@
 
 import { loadMha } from '../lib/index.js';
 import { loadOnce } from '../lib/load-once.js';
+import { nextTask } from '../lib/next-task.js';
 import { headMap } from '../sources/source.js';
 import { createSource, readPickedWeights, specKey, SpecError } from './sources.js';
 
@@ -229,44 +230,55 @@ export class Explorer extends EventTarget {
   async setState(want) {
     return this.#busy(async () => {
       const run = ++this.#generation;
-      /** @type {Problem[]} */
-      const problems = [];
-      let { spec, source } = this;
-      // the source (with its layer), or the fallback when it cannot be loaded
-      // a source with a worker of its own is loaded again when the worker option now asks for the other place
-      const moved = source && source.ownWorker != null && source.ownWorker !== (this.#mode() !== 'never');
-      if (want.source && (specKey(want.source) !== specKey(this.spec) || !source || moved)) {
-        const loaded = await this.#loadSource(want.source, problems);
-        if (run !== this.#generation) {
-          if (loaded && loaded.source !== this.source) loaded.source.dispose();
-          return problems;
-        }
-        if (loaded) ({ spec, source } = loaded);
-      }
-      if (!source || !spec) return problems; // the two are set together
-      const layer = this.#checkedLayer(source, want, problems);
-      // the sentence: the one asked for, or the one shown if the source takes the same sentences
-      const set = source.sentenceSet;
-      const keep = this.sentence && this.source && this.source.sentenceSet === set ? keyOf(this.sentence) : undefined;
-      const wanted = want.sentence ?? keep ?? this.#sentences.get(set) ?? 0;
-      /** @type {Sentence} */
-      let sentence;
-      if (want.sentence !== undefined) this.#setError('sentence', null);
       try {
-        sentence = await source.sentence(wanted);
-      } catch (error) {
-        problems.push({ field: 'sentence', value: want.sentence, message: messageOf(error) });
-        if (want.sentence !== undefined) this.#setError('sentence', messageOf(error));
-        if (source === this.source && this.sentence) sentence = this.sentence;
-        else sentence = await source.sentence(0);
+        return await this.#setState(want, run);
+      } finally {
+        // a source loaded is "loading" until it is drawn (#show), or until this, the last change asked for, ends otherwise
+        if (run === this.#generation && this.loading) this.#update({ loading: null, progress: null });
       }
-      if (run !== this.#generation) return problems;
-      const H = source.numHeads;
-      const head = this.#checkedHead(want.head, H, 'head', problems) ?? (want.head === undefined && this.selectedHead < H ? this.selectedHead : 0);
-      const pair = this.#checkedPair(want.pair, H, problems);
-      const view = this.#checkedView(want.view, problems);
-      return this.#show({ spec, source, layer, sentence, head, pair, view }, run, problems);
     });
+  }
+
+  /** @param {WantedState} want @param {number} run  this change's generation @returns {Promise<Problem[]>} */
+  async #setState(want, run) {
+    /** @type {Problem[]} */
+    const problems = [];
+    let { spec, source } = this;
+    // the source (with its layer), or the fallback when it cannot be loaded
+    // a source with a worker of its own is loaded again when the worker option now asks for the other place
+    const moved = source && source.ownWorker != null && source.ownWorker !== (this.#mode() !== 'never');
+    if (want.source && (specKey(want.source) !== specKey(this.spec) || !source || moved)) {
+      const loaded = await this.#loadSource(want.source, problems);
+      await nextTask(); // loading, computing and drawing are tasks of their own: the page answers in between
+      if (run !== this.#generation) {
+        if (loaded && loaded.source !== this.source) loaded.source.dispose();
+        return problems;
+      }
+      if (loaded) ({ spec, source } = loaded);
+    }
+    if (!source || !spec) return problems; // the two are set together
+    const layer = this.#checkedLayer(source, want, problems);
+    // the sentence: the one asked for, or the one shown if the source takes the same sentences
+    const set = source.sentenceSet;
+    const keep = this.sentence && this.source && this.source.sentenceSet === set ? keyOf(this.sentence) : undefined;
+    const wanted = want.sentence ?? keep ?? this.#sentences.get(set) ?? 0;
+    /** @type {Sentence} */
+    let sentence;
+    if (want.sentence !== undefined) this.#setError('sentence', null);
+    try {
+      sentence = await source.sentence(wanted);
+    } catch (error) {
+      problems.push({ field: 'sentence', value: want.sentence, message: messageOf(error) });
+      if (want.sentence !== undefined) this.#setError('sentence', messageOf(error));
+      if (source === this.source && this.sentence) sentence = this.sentence;
+      else sentence = await source.sentence(0);
+    }
+    if (run !== this.#generation) return problems;
+    const H = source.numHeads;
+    const head = this.#checkedHead(want.head, H, 'head', problems) ?? (want.head === undefined && this.selectedHead < H ? this.selectedHead : 0);
+    const pair = this.#checkedPair(want.pair, H, problems);
+    const view = this.#checkedView(want.view, problems);
+    return this.#show({ spec, source, layer, sentence, head, pair, view }, run, problems);
   }
 
   /**
@@ -300,8 +312,6 @@ export class Explorer extends EventTarget {
       }
       if (!this.source) this.#update({ status: 'error' });
       return null;
-    } finally {
-      this.#update({ loading: null, progress: null });
     }
   }
 
@@ -395,8 +405,8 @@ export class Explorer extends EventTarget {
       this.#update({ status: this.result ? 'ready' : 'error' });
       return problems;
     }
-    if (run !== this.#generation) { if (shown !== this.source) shown.dispose(); return problems; }
     const t1 = performance.now();
+    await nextTask(); // what draws the result runs in a task of its own
     const previous = this.source;
     if (previous && previous.sentenceSet !== shown.sentenceSet && this.sentence) this.#sentences.set(previous.sentenceSet, keyOf(this.sentence));
     this.#layers.set(shown.id, layer);
@@ -404,7 +414,7 @@ export class Explorer extends EventTarget {
     this.timings.lastComputeMs = t1 - t0;
     const sameSentence = this.sentence && this.sentence.text === sentence.text && previous === shown;
     this.#update({
-      spec, source: shown, layer, sentence, result, worker: core === 'worker', selectedHead: head, pair, view,
+      spec, source: shown, layer, sentence, result, worker: core === 'worker', selectedHead: head, pair, view, loading: null, progress: null,
       focusToken: sameSentence ? this.focusToken : sentence.focus, hoverToken: sameSentence ? this.hoverToken : -1,
       ablated: previous === shown ? this.ablated : new Set(), status: 'ready',
       importance: previous === shown && this.importance?.text === sentence.text ? this.importance : null,

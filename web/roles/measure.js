@@ -1,12 +1,16 @@
 // Measure a model's heads on sentences with evaluate.js's rule: the pretrained encoder on the
 // annotated data or a corpus file, the trained model on its grammar's sentences. The page, the
-// element and `npm run roles` (scripts/commands/roles.js) all call these.
-import { measureHead, evaluateHeads } from './evaluate.js';
+// element and `npm run roles` (scripts/commands/roles.js) all call these. In a page, the loops
+// let the page answer between sentences and the rule's bootstrap runs in a Web Worker
+// (measure-worker.js), so that measuring never holds the page for long.
+import { measureHead } from './evaluate.js';
 import { dataSentences, onPieces, corpusSentence } from './sentences.js';
+import { evaluateAway, pageBreaks } from './measure-worker.js';
 
-/** Where the annotated data and the measured table live, beside the page. */
+/** Where the annotated data and the measured tables live, beside the page (these URLs hold from web/roles/ and from the bundle in web/lib/). */
 export const DATA_URL = new URL('../data/roles/', import.meta.url);
 export const PRETRAINED_ROLES_URL = new URL('../data/roles/pretrained-roles.json', import.meta.url);
+export const TRAINED_ROLES_URL = new URL('../data/roles/trained-roles.json', import.meta.url);
 
 /** @typedef {import('./evaluate.js').Sentence} Sentence */
 /** @typedef {import('../sources/source.js').HeadRoles} HeadRoles */
@@ -34,7 +38,9 @@ export async function measurePretrained(encoder, sentences, { corpus = false, ta
   const skipped = [];
   /** @type {MeasuredHead[] | null} */
   let heads = null;
+  const pause = pageBreaks();
   for (let i = 0; i < sentences.length; i += 1) {
+    await pause();
     const item = sentences[i];
     const encoding = await encoder.encode(item.text);
     // corpus: the items are corpus lines, else annotated sentences
@@ -52,7 +58,7 @@ export async function measurePretrained(encoder, sentences, { corpus = false, ta
     }
     onProgress?.({ done: i + 1, total: sentences.length });
   }
-  const result = evaluateHeads(kept, heads ?? [], { evidence, causal });
+  const result = await evaluateAway(kept, heads ?? [], { evidence, causal });
   result.corpus.skipped = skipped;
   return result;
 }
@@ -156,7 +162,9 @@ export async function trainedRoles(trainer, { seeds = TRAINED_SEEDS, onProgress,
   const sentences = [];
   /** @type {MeasuredHead[]} */
   const heads = [];
+  const pause = pageBreaks();
   for (let n = 0; n < seeds.count; n += 1) {
+    await pause();
     const seed = seeds.first + n;
     const grammar = trainer.sentence(seed);
     const s = grammarSentence(grammar, categories, seed);
@@ -170,7 +178,28 @@ export async function trainedRoles(trainer, { seeds = TRAINED_SEEDS, onProgress,
     }
     onProgress?.({ done: n + 1, total: seeds.count });
   }
-  return { source: 'trained', ...evaluateHeads(sentences, heads, { causal: true, evidence }) };
+  return { source: 'trained', ...(await evaluateAway(sentences, heads, { causal: true, evidence })) };
+}
+
+/** The held-out sentences of the trained model's mean weights (Trainer.evaluate), as the train view scores them. */
+export const TRAINED_HELD_OUT = 300;
+
+/**
+ * The trained model's table as the page reads it (web/data/roles/trained-roles.json, written by
+ * `npm run roles -- --source trained --write`): its heads by the rule, with the items behind each
+ * relation, and the core's mean weight of every head on every relation over TRAINED_HELD_OUT
+ * held-out sentences (heldOut).
+ * @param {import('../lib/train.js').Trainer} trainer  made with heldOut: TRAINED_HELD_OUT, its weights loaded
+ * @param {{ onProgress?: MeasureProgress }} [options]
+ * @returns {Promise<HeadRoles>}
+ */
+export async function trainedTable(trainer, { onProgress } = {}) {
+  if (trainer.settings.heldOut !== TRAINED_HELD_OUT) {
+    throw new Error(`trainedTable: expected a trainer with heldOut ${TRAINED_HELD_OUT}, got ${trainer.settings.heldOut}`);
+  }
+  const roles = await trainedRoles(trainer, { onProgress, evidence: true });
+  const { sentences, heads } = trainer.evaluate();
+  return { ...roles, heldOut: { sentences, heads } };
 }
 
 /**
@@ -190,7 +219,9 @@ export async function tokenFeatureRoles(source, read, { onProgress, evidence = t
   const skipped = [];
   /** @type {MeasuredHead[]} */
   const heads = [];
+  const pause = pageBreaks();
   for (let i = 0; i < sentences.length; i += 1) {
+    await pause();
     const item = sentences[i];
     const shown = await source.sentence(item.text);
     const texts = shown.tokens.map((t) => t.text);
@@ -206,7 +237,7 @@ export async function tokenFeatureRoles(source, read, { onProgress, evidence = t
     }
     onProgress?.({ done: i + 1, total: sentences.length });
   }
-  const result = evaluateHeads(kept, heads, { evidence });
+  const result = await evaluateAway(kept, heads, { evidence });
   result.corpus.skipped = skipped;
   return { source: 'file', ...result };
 }

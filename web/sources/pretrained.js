@@ -4,8 +4,9 @@
 // What each head does is measured by the one rule of web/roles/ on the hand-annotated sentences
 // of web/data/roles/ (the table `npm run roles -- --write` computed, or recomputed here), and a
 // head is named only where a test could have refuted it.
-import { loadEncoder } from '../lib/encoder.js';
+import { createWorkerEncoder, loadEncoder } from '../lib/encoder.js';
 import { loadOnce } from '../lib/load-once.js';
+import { isNode } from '../lib/wasm-module.js';
 import { EXAMPLES } from './examples.js';
 import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
@@ -38,7 +39,7 @@ const TYPICAL = {
   pronounAntecedent: 'in BERT, a head in a middle layer links pronouns to the nouns they refer to (coreference) well above the baselines',
 };
 
-/** @typedef {import('../lib/encoder.js').Encoder} Encoder */
+/** The encoder in this page's thread or in a Web Worker: every call is awaited. @typedef {import('../lib/encoder.js').Encoder | import('../lib/encoder.js').WorkerEncoder} Encoder */
 /** @typedef {import('../lib/encoder.js').EncodeResult} EncodeResult */
 /** @typedef {import('./source.js').HeadRoles} HeadRoles */
 /** @typedef {import('./source.js').AnyMhaModule} AnyMhaModule */
@@ -83,7 +84,7 @@ export class PretrainedSource {
 
   /** What loading it does, while it loads. */
   loadingNote() {
-    return `Loading the ${this.name} (its ${this.dtype} weights, from ${String(this.modelUrl)}) and its heads' table…`;
+    return `Loading the ${this.name} (its vocabulary, its ${this.dtype} weights from ${String(this.modelUrl)}, and its heads' table)…`;
   }
 
   get numLayers() { return this.encoder ? this.encoder.config.numLayers : 2; }
@@ -98,11 +99,10 @@ export class PretrainedSource {
     return { encoder, roles, mha };
   }
 
-  /** Load the encoder (once a page), then measure every head over the corpus. @param {AnyMhaModule} mha */
+  /** Load the encoder and the table of its heads `npm run roles -- --write` measured (once a page). @param {AnyMhaModule} mha */
   async load(mha) {
     this.mha = mha;
-    this.encoder = await sharedEncoder(this.modelUrl, this.dtype, this.onProgress);
-    this.roles = await sharedRoles(PRETRAINED_ROLES_URL.href);
+    [this.encoder, this.roles] = await Promise.all([sharedEncoder(this.modelUrl, this.dtype, this.onProgress), sharedRoles(PRETRAINED_ROLES_URL.href)]);
   }
 
   /** Measure every head here, in this page, by the same code `npm run roles` ran; with onProgress({ done, total }). */
@@ -271,10 +271,29 @@ export class PretrainedSource {
   dispose() {}
 }
 
+/**
+ * Load the encoder where the page stays responsive: in a Web Worker where there are workers (the
+ * download, the float16 weights' decoding and every encoding run there), else on this thread
+ * (Node.js, or a page that cannot start the worker).
+ * @param {LoadEncoderOptions} options
+ * @returns {Promise<Encoder>}
+ */
+export async function openEncoder(options) {
+  if (typeof Worker === 'function' && !isNode()) {
+    try {
+      return await createWorkerEncoder(options);
+    } catch (error) {
+      const e = /** @type {{ code?: string, name?: string }} */ (error);
+      if (e?.code !== 'WORKER_ERROR' && e?.name !== 'SecurityError') throw error;
+    }
+  }
+  return loadEncoder(options);
+}
+
 // One encoder and one measurement of its heads for every PretrainedSource of the page.
 /** @typedef {import('../lib/encoder.js').LoadEncoderOptions} LoadEncoderOptions */
 const encoders = loadOnce((/** @type {string} */ _, /** @type {LoadEncoderOptions['modelUrl']} */ modelUrl,
-  /** @type {LoadEncoderOptions['dtype']} */ dtype, /** @type {LoadEncoderOptions['onProgress']} */ onProgress) => loadEncoder({ modelUrl, dtype, onProgress }));
+  /** @type {LoadEncoderOptions['dtype']} */ dtype, /** @type {LoadEncoderOptions['onProgress']} */ onProgress) => openEncoder({ modelUrl, dtype, onProgress }));
 /**
  * @param {LoadEncoderOptions['modelUrl']} modelUrl
  * @param {LoadEncoderOptions['dtype']} dtype

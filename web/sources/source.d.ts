@@ -136,6 +136,8 @@ export interface HeadRoles {
     notVisible?: Record<string, { n: number; nDev: number }>;
   };
   heads: HeadRoleEntry[];
+  /** The trained model's table only: the core's mean weight of each head on each relation over held-out sentences (Trainer.evaluate). */
+  heldOut?: { sentences: number; heads: import('../lib/wasm/mha_train.js').HeadScore[] };
   /** Per relation, the test instances ([sentence, query, ...keys]) and the word each head picked. */
   evidence?: {
     sentences: { id: string; words: string[] }[];

@@ -2,10 +2,12 @@
 // context 32), shipped as weights/trained-seed1.bin. Its attention maps come from the training
 // WebAssembly module through web/lib/train.js; their statistics from the main core. Head names
 // come from the one rule of web/roles/evaluate.js (every source with learned heads), on the
-// grammar's sentences (web/roles/measure.js trainedRoles).
+// grammar's sentences: the table `npm run roles -- --source trained --write` measured
+// (web/data/roles/trained-roles.json, read once a page), or measured again in a Web Worker on demand.
 import { loadOnce } from '../lib/load-once.js';
 import { loadTrainer, RELATIONS } from '../lib/train.js';
-import { grammarSentence, trainedRoles } from '../roles/measure.js';
+import { grammarSentence, trainedTable, TRAINED_HELD_OUT, TRAINED_ROLES_URL } from '../roles/measure.js';
+import { inRolesWorker, workerRefused } from '../roles/measure-worker.js';
 import { measureHead } from '../roles/evaluate.js';
 import { labelName } from '../roles/vocabulary.js';
 import { evidenceText } from '../roles/table.js';
@@ -14,18 +16,18 @@ import { describeByStatistics } from './describe.js';
 
 /** @typedef {import('../lib/train.js').Trainer} Trainer */
 /** @typedef {import('../lib/train.js').GrammarSentence} GrammarSentence */
-/** @typedef {ReturnType<Trainer['evaluate']>} Evaluation */
+/** The core's mean weights on held-out sentences (Trainer.evaluate), as the table holds them. @typedef {NonNullable<HeadRoles['heldOut']>} Evaluation */
 /** @typedef {import('./source.js').HeadRoles} HeadRoles */
 /**
  * A sentence of the grammar as the views show it, with the model's maps of every layer.
  * @typedef {import('./source.js').Sentence & { grammar: GrammarSentence, maps: import('../lib/index.js').Tensor }} TrainedSentence
  */
 
-export const TRAINED_WEIGHTS = new URL('./weights/trained-seed1.bin', import.meta.url);
+// '../sources/' holds from this file and from the embed bundle in web/lib/
+export const TRAINED_WEIGHTS = new URL('../sources/weights/trained-seed1.bin', import.meta.url);
 /** Sentences of the grammar offered as examples (each from its own seed): "because" (5, 7),
  * "so" (12, 14) and a reflexive object (1, 17); tests/golden/train/sentences.txt lists them. */
 export const EXAMPLE_SEEDS = [5, 12, 1, 7, 14, 17];
-const HELD_OUT = 300; // the same held-out sentences as the train view's table
 
 /** @type {Record<string, string>} */
 const RELATION_NAMES = {
@@ -57,14 +59,45 @@ export function ruleHead(roles, layer, head) {
 
 export { evidenceText };
 
-// One training module and one evaluation for every TrainedSource of the page.
+/** @param {URL} url @param {string} what */
+async function fetched(url, what) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`The trained model's ${what} could not be loaded from ${url.pathname}: HTTP ${response.status}.`);
+  return response;
+}
+
+// One training module and one table for every TrainedSource of the page.
 const loadShared = loadOnce(async () => {
-  const trainer = await loadTrainer({ seed: 1, heldOut: HELD_OUT });
-  const response = await fetch(TRAINED_WEIGHTS);
-  if (!response.ok) throw new Error(`The trained weights could not be loaded from ${TRAINED_WEIGHTS.pathname}: HTTP ${response.status}.`);
-  trainer.loadWeights(new Uint8Array(await response.arrayBuffer()));
-  return { trainer, evaluation: trainer.evaluate(), roles: await trainedRoles(trainer, { evidence: true }) };
+  const [trainer, weights, roles] = await Promise.all([
+    loadTrainer({ seed: 1, heldOut: TRAINED_HELD_OUT }),
+    fetched(TRAINED_WEIGHTS, 'weights').then((r) => r.arrayBuffer()),
+    fetched(TRAINED_ROLES_URL, 'heads\' table (npm run roles -- --source trained --write writes it)').then((r) => /** @type {Promise<HeadRoles>} */ (r.json())),
+  ]);
+  trainer.loadWeights(new Uint8Array(weights));
+  if (!roles.heldOut) throw new Error(`The trained model's heads' table ${TRAINED_ROLES_URL.pathname} has no held-out mean weights: write it again with npm run roles -- --source trained --write.`);
+  return { trainer, evaluation: roles.heldOut, roles };
 });
+
+/**
+ * The trained model's table measured again from its weights file, by the code that wrote the
+ * shipped one: in a Web Worker, or here where none can start.
+ * @param {import('./source.js').MeasureProgress} [onProgress]
+ * @returns {Promise<HeadRoles>}
+ */
+export async function measureTrained(onProgress) {
+  try {
+    return await inRolesWorker('trained', [TRAINED_WEIGHTS.href], onProgress);
+  } catch (error) {
+    if (!workerRefused(error)) throw error;
+  }
+  const trainer = await loadTrainer({ seed: 1, heldOut: TRAINED_HELD_OUT });
+  try {
+    trainer.loadWeights(new Uint8Array(await (await fetched(TRAINED_WEIGHTS, 'weights')).arrayBuffer()));
+    return await trainedTable(trainer, { onProgress });
+  } finally {
+    trainer.dispose();
+  }
+}
 
 export class TrainedSource {
   /** @param {{ layer?: number }} [o] */
@@ -93,7 +126,7 @@ export class TrainedSource {
 
   /** What loading it does, while it loads. */
   loadingNote() {
-    return `Loading the trained model and measuring its heads on ${HELD_OUT} held-out sentences…`;
+    return 'Loading the trained model (its weights, the training module and its heads\' table)…';
   }
 
   get numHeads() { return this.trainer ? this.trainer.numHeads : 8; }
@@ -119,6 +152,12 @@ export class TrainedSource {
     this.roles = roles;
     this.vocabulary = new Set(trainer.vocabulary.filter((w) => !w.startsWith('<')));
     this.categories = trainer.categories;
+  }
+
+  /** Measure every head again, by the code `npm run roles` ran, off the page's thread; with onProgress({ done, total }). */
+  /** @param {import('./source.js').MeasureProgress} [onProgress] */
+  remeasure(onProgress) {
+    return measureTrained(onProgress);
   }
 
   examples() {

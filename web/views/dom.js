@@ -118,6 +118,10 @@ export function keepScrollersReachable(root) {
   let queued = false;
   const check = () => {
     queued = false;
+    // every box read first, then the changes written: a write between two reads would make the
+    // browser lay the page out again at the next read, once per box
+    /** @type {[HTMLElement, boolean][]} */
+    const changes = [];
     for (const box of /** @type {NodeListOf<HTMLElement>} */ (root.querySelectorAll('*'))) {
       const marked = box.hasAttribute('data-scroll-stop');
       if (!marked && (box.hasAttribute('tabindex') || box.matches(FOCUSABLE))) continue;
@@ -129,12 +133,15 @@ export function keepScrollersReachable(root) {
         scrolls = (wide && /(auto|scroll)/.test(style.overflowX)) || (tall && /(auto|scroll)/.test(style.overflowY));
       }
       const reachable = scrolls && !box.querySelector(FOCUSABLE);
-      if (reachable && !marked) {
+      if (reachable !== marked) changes.push([box, reachable]);
+    }
+    for (const [box, reachable] of changes) {
+      if (reachable) {
         box.setAttribute('data-scroll-stop', '');
         box.tabIndex = 0;
         if (!box.hasAttribute('role')) box.setAttribute('role', 'region');
         if (!box.hasAttribute('aria-label') && !box.hasAttribute('aria-labelledby')) box.setAttribute('aria-label', `${scrollerName(box)} (scrolls)`);
-      } else if (!reachable && marked) {
+      } else {
         box.removeAttribute('data-scroll-stop');
         box.removeAttribute('tabindex');
       }

@@ -70,6 +70,7 @@ export function tableDifferences(a, b) {
   const y = strip(b);
   if (JSON.stringify(x.rule) !== JSON.stringify(y.rule)) out.push('the baselines or thresholds');
   if (JSON.stringify(x.corpus) !== JSON.stringify(y.corpus)) out.push('the sentences');
+  if (JSON.stringify(a.heldOut ?? null) !== JSON.stringify(b.heldOut ?? null)) out.push('the mean weights on held-out sentences');
   x.heads.forEach((e, i) => { if (JSON.stringify(e) !== JSON.stringify(y.heads[i])) out.push(headName(e)); });
   return out.slice(0, 5);
 }

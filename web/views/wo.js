@@ -6,6 +6,29 @@
 import { el } from './dom.js';
 import { divergingColor, drawCells, drawStrip, fitCanvas } from './heatmap.js';
 
+/** @param {ArrayLike<number>} values */
+function maxAbs(values) {
+  let m = 0;
+  for (let k = 0; k < values.length; k += 1) m = Math.max(m, Math.abs(values[k]));
+  return m || 1;
+}
+
+/** W_O on [-1, 1] and its largest magnitude, computed once a matrix: the same W_O is drawn again for every token followed. */
+/** @type {WeakMap<ArrayLike<number>, { scale: number, values: Float32Array }>} */
+const scaledMatrices = new WeakMap();
+/** @param {ArrayLike<number>} wo */
+function scaledOnce(wo) {
+  let scaled = scaledMatrices.get(wo);
+  if (!scaled) {
+    const scale = maxAbs(wo);
+    const values = new Float32Array(wo.length);
+    for (let k = 0; k < wo.length; k += 1) values[k] = wo[k] / scale;
+    scaled = { scale, values };
+    scaledMatrices.set(wo, scaled);
+  }
+  return scaled;
+}
+
 /**
  * @param {HTMLCanvasElement} canvas
  * @param {{ concat: ArrayLike<number>, wo: ArrayLike<number>, output: ArrayLike<number>, numHeads: number,
@@ -18,9 +41,8 @@ export function drawWoDiagram(canvas, o) {
   const hd = E / H;
   // CSS px per number: 4 for the lesson's 64 wide model, down to 1 for 512
   const CELL = Math.max(1, Math.min(4, Math.floor(400 / Math.max(E, outDim))));
-  const maxAbs = (/** @type {ArrayLike<number>} */ arr) => { let m = 0; for (let k = 0; k < arr.length; k += 1) m = Math.max(m, Math.abs(arr[k])); return m || 1; };
   const vectorScale = Math.max(maxAbs(concat), maxAbs(output));
-  const woScale = maxAbs(wo);
+  const { scale: woScale, values: scaled } = scaledOnce(wo);
   const offset = (/** @type {number} */ k) => k * CELL; // position of number k
   const span = offset(E - 1) + CELL;
   const outSpan = offset(outDim - 1) + CELL;
@@ -44,7 +66,6 @@ export function drawWoDiagram(canvas, o) {
   for (let j = 0; j < E; j += 1) rect(left + offset(j), concatTop, CELL, stripHeight, divergingColor(concat[j] / vectorScale));
   for (let i = 0; i < outDim; i += 1) rect(outputLeft, matrixTop + offset(i), stripHeight, CELL, divergingColor(output[i] / vectorScale));
   // W_O as one image; the gaps between heads are painted over it
-  const scaled = Float32Array.from(wo, (v) => v / woScale);
   drawCells(ctx, scaled, outDim, E, px(left), px(matrixTop), px(left + E * CELL) - px(left), px(matrixTop + outDim * CELL) - px(matrixTop), true);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   // separators between heads' groups of head_dim numbers

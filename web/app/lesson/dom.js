@@ -34,9 +34,11 @@ export function fmt(value, digits = 2) {
   return /^-0\.?0*$/.test(text) ? text.slice(1) : text.replace('-', '−');
 }
 
+// one formatter: toLocaleString builds a new one (its locale data looked up) at every call
+const INTEGER = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 /** 1234567 -> "1,234,567". @param {number} value */
 export function int(value) {
-  return Math.round(value).toLocaleString('en-US');
+  return INTEGER.format(Math.round(value));
 }
 
 /** FLOPs or bytes in a short human form: 1.2 M, 3.4 G. @param {number} value @param {string} [unit] */

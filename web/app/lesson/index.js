@@ -2,6 +2,7 @@
 // <section id="lesson">. Every number it shows is computed by the WebAssembly core.
 
 import { loadMha } from '../../lib/index.js';
+import { nextTask } from '../../lib/next-task.js';
 import { el } from './dom.js';
 import { keepScrollersReachable } from '../../views/dom.js';
 import { ideaSection } from './idea.js';
@@ -69,7 +70,9 @@ export async function mount(root, { explorer } = {}) {
     el('p', { class: 'lede', text: 'The lesson behind the explorer above. Each claim comes with a control that tries it on the same WebAssembly core, with real weights.' })), toc);
   /** @type {string[]} */
   const failures = [];
-  SECTIONS.forEach(([title, build], i) => {
+  for (const [i, [title, build]] of SECTIONS.entries()) {
+    // a section a task: the page answers between them
+    await nextTask();
     let node;
     try {
       node = build(mha);
@@ -81,7 +84,7 @@ export async function mount(root, { explorer } = {}) {
     }
     // an anchor per entry of the contents, kept apart from the sections' own ids
     root.append(el('span', { id: `lesson-s${i}`, class: 'lesson-anchor' }), node);
-  });
+  }
   if (explorer) mountExport(root, explorer);
   // boxes that scroll sideways at this width (tables, strips, code) can be scrolled by keyboard
   keepScrollersReachable(root).check();
