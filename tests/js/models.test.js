@@ -108,6 +108,17 @@ test('a folder on disk opens, and run() takes ids, ablation and gives top-k', as
   assert.throws(() => model.run(ids), /disposed/);
 });
 
+test('tokenizer_config.json is read with tokenizer.json: its mask_token is the mask the CLI and the page fill in', async () => {
+  const files = { 'config.json': read('bert-mlm', 'config.json'), 'model.safetensors': read('bert-mlm', 'model.safetensors'), 'tokenizer.json': read('bert-mlm', 'tokenizer.json') };
+  const vocab = JSON.parse(read('bert-mlm', 'tokenizer.json')).model.vocab;
+  const plain = await loadModel(files);
+  assert.deepEqual(plain.tokenizer, { kind: 'wordpiece', name: 'WordPiece', vocabSize: 208, maskId: vocab['[MASK]'] });
+  plain.dispose();
+  const withConfig = await loadModel({ ...files, 'tokenizer_config.json': JSON.stringify({ mask_token: '[UNK]' }) });
+  assert.equal(withConfig.tokenizer.maskId, vocab['[UNK]']);
+  withConfig.dispose();
+});
+
 test('bad files are refused with the file and the field named', async () => {
   const config = JSON.parse(read('gpt2-tied', 'config.json'));
   const weights = read('gpt2-tied', 'model.safetensors');

@@ -75,7 +75,7 @@ export interface TokenReading {
 
 /** A download's progress: bytes of `file` so far; `total` its Content-Length, 0 while not known (as in a ProgressEvent). */
 export interface ModelProgress {
-  /** 'config.json', 'model.safetensors', 'tokenizer.json' or 'tokenizer_config.json' */
+  /** 'config.json', 'model.safetensors' or 'tokenizer.json' */
   file: string;
   loaded: number;
   /** the last event of each file has loaded === total */
@@ -140,7 +140,7 @@ export declare class Model {
 
 /**
  * Opens config.json, model.safetensors (or the only *.safetensors) and tokenizer.json (optional,
- * with tokenizer_config.json where there is one):
+ * with tokenizer_config.json where there is one, from a folder or Files):
  * an http(s) URL of a folder or of its config.json (a relative URL in a page is the page's), a
  * folder path or file: URL in Node.js, Files (a folder picked or dropped), a Map or an object of
  * file name to content. Over HTTP a 404 of tokenizer.json means none; any other failure is an

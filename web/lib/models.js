@@ -229,8 +229,10 @@ async function readFolder(location) {
 
 /**
  * A folder over HTTP: config.json (required; checked to be JSON before the weights are
- * fetched), model.safetensors (required), tokenizer.json (optional: a 404 means none) and, with
- * it, tokenizer_config.json (optional too).
+ * fetched), model.safetensors (required) and tokenizer.json (optional: a 404 means none).
+ * tokenizer_config.json is not asked for: a page reports every 404 as an error in its console,
+ * and the ids of GPT-2's, Llama 2's and Llama 3's tokenizers are the same without it
+ * (tests/js/tokenizer.test.js); it is read where the files are given (a folder, Files).
  * @param {URL} folder  ends with '/'
  * @param {ReadOptions} options
  * @returns {Promise<Map<string, ModelFileEntry>>}
@@ -263,12 +265,7 @@ async function downloadFolder(folder, options) {
 
   const tokenizerUrl = new URL(TOKENIZER_FILE, folder);
   const tokenizer = await download(tokenizerUrl, TOKENIZER_FILE, options, { optional: true });
-  if (tokenizer) {
-    byName.set(TOKENIZER_FILE, { read: async () => tokenizer, where: tokenizerUrl.href });
-    const configUrl = new URL(TOKENIZER_CONFIG_FILE, folder);
-    const tokenizerConfig = await download(configUrl, TOKENIZER_CONFIG_FILE, options, { optional: true });
-    if (tokenizerConfig) byName.set(TOKENIZER_CONFIG_FILE, { read: async () => tokenizerConfig, where: configUrl.href });
-  }
+  if (tokenizer) byName.set(TOKENIZER_FILE, { read: async () => tokenizer, where: tokenizerUrl.href });
   return byName;
 }
 

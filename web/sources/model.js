@@ -313,6 +313,6 @@ export async function openModelFiles(files, name, inWorker = true) {
   return {
     name: name ?? folder ?? model.config.architecture, stamp: `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, model,
     // the files the model is read from, of those given (a folder may hold others)
-    files: names.filter((n) => /^(config|tokenizer)\.json$|\.safetensors$/.test(n)).sort(), folder: !!(name ?? folder),
+    files: names.filter((n) => /^(config|tokenizer|tokenizer_config)\.json$|\.safetensors$/.test(n)).sort(), folder: !!(name ?? folder),
   };
 }
