@@ -473,10 +473,14 @@ export class Model {
     this.tokenizer = tokenizer ? tokenizer.info : null;
   }
 
-  /** The tokenizer, or an error saying there is none. */
-  #tokenizerOf(/** @type {string} */ what) {
+  /**
+   * The tokenizer, or an error saying there is none.
+   * @param {string} what  the call that needs it
+   * @param {string} [instead]  what the caller can do without it
+   */
+  #tokenizerOf(what, instead = '') {
     this.#live();
-    if (!this.#tokenizer) throw new MhaError('INVALID_ARGUMENT', `${what} needs tokenizer.json, which this model has not; pass ids`);
+    if (!this.#tokenizer) throw new MhaError('INVALID_ARGUMENT', `${what} needs tokenizer.json, which this model has not${instead}`);
     return this.#tokenizer;
   }
 
@@ -487,7 +491,7 @@ export class Model {
    */
   #ids(input) {
     const s = this.#live();
-    const numbers = typeof input === 'string' ? this.#tokenizerOf('a text').encode(input) : this.#checkedIds(input);
+    const numbers = typeof input === 'string' ? this.#tokenizerOf('a text', '; pass ids').encode(input) : this.#checkedIds(input);
     const buffer = check(s.idsBuffer(numbers.length));
     heap().i32.set(numbers, buffer.data >> 2);
     return numbers;
