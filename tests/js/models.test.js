@@ -163,6 +163,7 @@ test('bad files are refused with the file and the field named', async () => {
   await damaged((j) => { j.added_tokens = 5; }, /field 'added_tokens' is 5; expected an array/);
   await damaged((j) => { j.pre_tokenizer = { type: 'Whatever' }; }, /tokenizer\.json: the tokenizer library cannot read it: .*Whatever/);
   await damaged((j) => { j.model.vocab = [['a', 0]]; }, /field 'model\.vocab' is an array; expected an object/, 'bert-mlm');
+  await damaged((j) => { j.model.unk_token = '[NOPE]'; }, /field 'model\.unk_token' is "\[NOPE\]"; expected a piece of model\.vocab/, 'bert-mlm');
   await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights, 'tokenizer.json': tokenizer, 'tokenizer_config.json': '[1]' },
     'INVALID_CONFIG', /tokenizer_config\.json: expected a JSON object, got an array/);
   assert.ok(MODEL_LIMITS.maxParameters >= 124_000_000, 'GPT-2 small fits the limits');

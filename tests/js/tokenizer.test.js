@@ -106,3 +106,42 @@ test('the mask token: tokenizer_config.json\'s mask_token, else the special toke
   await assert.rejects(loadTokenizer('{"model": 3}', null, { tokenizerFile: 'x/tokenizer.json' }),
     { name: 'MhaError', code: 'INVALID_CONFIG', message: /^x\/tokenizer\.json: field 'model' is 3; expected an object/ });
 });
+
+test('tokenizer.json damaged at random: every load and encoding gives ids or an MhaError naming the file', async () => {
+  let seed = 12345;
+  const next = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  const VALUES = [null, 5, -1, 'x', '', [], {}, true, { type: 'Nope' }, [1, 2], 1.5];
+  // every field's path; of a large object (a vocabulary), 5 of its entries
+  const paths = (value, at = [], out = []) => {
+    if (value === null || typeof value !== 'object') return out;
+    const keys = Object.keys(value);
+    for (const key of keys.length > 50 ? Array.from({ length: 5 }, () => keys[next(keys.length)]) : keys) {
+      out.push([...at, key]);
+      paths(value[key], [...at, key], out);
+    }
+    return out;
+  };
+  let read = 0, refused = 0;
+  for (const name of ['tokenizers/bpe', 'tokenizers/wordpiece-uncased', 'nanogpt-char']) {
+    const text = fs.readFileSync(path.join(MODELS, name, 'tokenizer.json'), 'utf8');
+    for (let round = 0; round < 300; round += 1) {
+      const json = JSON.parse(text);
+      const all = paths(json);
+      const field = all[next(all.length)];
+      let parent = json;
+      for (const key of field.slice(0, -1)) parent = parent[key];
+      parent[field.at(-1)] = VALUES[next(VALUES.length)];
+      try {
+        const tokenizer = await loadTokenizer(JSON.stringify(json));
+        tokenizer.read(tokenizer.encode("It's 2024: Café 😀 [MASK] <|endoftext|>  ok"));
+        read += 1;
+      } catch (error) {
+        assert.equal(error.name, 'MhaError', `${name}: ${field.join('.')} = ${JSON.stringify(parent[field.at(-1)])}: ${error.stack}`);
+        assert.match(error.message, /^tokenizer\.json: /);
+        refused += 1;
+      }
+    }
+  }
+  console.log(`    900 damaged tokenizer.json files: ${read} read, ${refused} refused`);
+  assert.ok(read > 0 && refused > 0);
+});

@@ -101,6 +101,11 @@ function checkTokenizerJson(json, file) {
       throw invalid(file, `field 'added_tokens' entry ${i} is ${describe(token)}; expected { id, content }`);
     }
   });
+  const unk = model.unk_token;
+  if (isObject(model.vocab) && unk !== undefined && unk !== null
+      && !(typeof unk === 'string' && (Object.hasOwn(model.vocab, unk) || added.some((/** @type {any} */ t) => t.content === unk)))) {
+    throw invalid(file, `field 'model.unk_token' is ${describe(unk)}; expected a piece of model.vocab or added_tokens, or null`);
+  }
 }
 
 /** The name of a content that may be an AddedToken object ({ content }) in tokenizer_config.json. @param {unknown} token */
@@ -136,17 +141,21 @@ export class ModelTokenizer {
   #shown = new Map();
   /** @type {string} */
   #anchorText;
+  /** how messages name tokenizer.json @type {string} */
+  #file;
 
   /**
    * @param {LibraryTokenizer} tokenizer
    * @param {any} json  tokenizer.json, checked
    * @param {any} config  tokenizer_config.json, or {}
+   * @param {string} file  how messages name tokenizer.json
    */
-  constructor(tokenizer, json, config) {
+  constructor(tokenizer, json, config, file) {
     this.#tokenizer = tokenizer;
+    this.#file = file;
     const added = [...tokenizer.get_added_tokens_decoder().values()];
     this.#special = new Set(added.filter((t) => t.special).map((t) => t.id));
-    this.#anchorText = tokenizer.decoder ? tokenizer.decoder.decode([ANCHOR]) : ANCHOR;
+    this.#anchorText = this.#decode([ANCHOR]);
     // the mask a masked LM fills in: tokenizer_config.json's mask_token, else the special token
     // of that conventional name (BERT's [MASK], RoBERTa's <mask>)
     const maskName = contentOf(config.mask_token);
@@ -168,12 +177,35 @@ export class ModelTokenizer {
    */
   encode(text) {
     if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `encode: expected a string, got ${describe(text)}`);
-    const { ids, tokens } = this.#tokenizer.encode(text);
+    const { ids, tokens } = this.#library('encode a text', () => this.#tokenizer.encode(text));
     const missing = ids.findIndex((id) => !isId(id));
     if (missing >= 0) {
-      throw new MhaError('INVALID_ARGUMENT', `the text's piece ${missing}, ${JSON.stringify(tokens[missing])}, is not in the tokenizer's vocabulary, which has no unk_token to stand for it`);
+      throw new MhaError('INVALID_ARGUMENT', `the text's piece ${missing}, ${JSON.stringify(tokens[missing])}, is not in the tokenizer's vocabulary, and tokenizer.json names no unk_token to stand for it`);
     }
     return ids;
+  }
+
+  /**
+   * A call into the library; what it throws on a tokenizer.json it read without complaint (a part
+   * it reads only when used) becomes an error naming the file.
+   * @template T
+   * @param {string} what
+   * @param {() => T} call
+   * @returns {T}
+   */
+  #library(what, call) {
+    try {
+      return call();
+    } catch (error) {
+      if (error instanceof MhaError) throw error;
+      throw invalid(this.#file, `the tokenizer library could not ${what} with it: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** Pieces put back into text by the decoder (joined as they are without one). @param {string[]} pieces */
+  #decode(pieces) {
+    const { decoder } = this.#tokenizer;
+    return decoder ? this.#library('decode pieces', () => decoder.decode(pieces)) : pieces.join('');
   }
 
   /** The vocabulary's string for an id ('' for an id it has not). @param {number} id */
@@ -189,8 +221,7 @@ export class ModelTokenizer {
   #read(piece) {
     let shown = this.#shown.get(piece);
     if (!shown) {
-      const decoder = this.#tokenizer.decoder;
-      const decoded = decoder ? decoder.decode([ANCHOR, piece]) : `${ANCHOR}${piece}`;
+      const decoded = this.#decode([ANCHOR, piece]);
       const text = decoded.startsWith(this.#anchorText) ? decoded.slice(this.#anchorText.length) : piece;
       const partial = text.includes('\uFFFD') && !piece.includes('\uFFFD');
       shown = { text: partial ? piece : text, starts: /^\s/u.test(text) };
@@ -249,5 +280,5 @@ export async function loadTokenizer(tokenizerText, configText = null, { tokenize
   } catch (error) {
     throw invalid(tokenizerFile, `the tokenizer library cannot read it: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return new ModelTokenizer(tokenizer, json, config);
+  return new ModelTokenizer(tokenizer, json, config, tokenizerFile);
 }
