@@ -81,9 +81,9 @@ export async function benchModelView({ draws = 30 } = {}) {
       if (explorer.source?.id !== 'model') throw new Error(`the model did not open: ${explorer.errors.source}`);
       // a sentence of exactly shape.tokens tokens: the text's first tokens, decoded back
       const model = explorer.source.model;
-      const ids = model.encode(text).slice(0, shape.tokens);
+      const ids = (await model.encode(text)).slice(0, shape.tokens);
       if (ids.length < shape.tokens) throw new Error(`the bench text has ${ids.length} tokens, fewer than ${shape.tokens}`);
-      const words = model.tokens(ids).map((p) => p.replace(/\u0120/g, ' ')).join('');
+      const words = (await model.read(ids)).texts.join('');
       await explorer.selectSentence(words);
       const T = explorer.sentence.tokens.length;
       await new Promise((resolve) => requestAnimationFrame(() => resolve(null)));

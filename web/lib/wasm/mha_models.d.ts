@@ -6,17 +6,9 @@ export interface ModelSession extends EmbindObject {
   /** A buffer of `bytes` in the module's memory for the safetensors file (`data`: its byte offset); load() reads and frees it. */
   weightsBuffer(bytes: number): TensorOutcome;
   load(config: string, configFile: string, weightsFile: string, maxFileBytes: number, maxParameters: number): Outcome;
-  loadTokenizer(json: string, file: string): Outcome;
   config(): ModelConfig;
-  hasTokenizer(): boolean;
-  tokenizerKind(): 'bpe' | 'wordpiece';
-  token(id: number): string;
-  tokenId(token: string): number;
-  /** Encodes a text into the session's ids (read with ids()). */
-  encode(text: string): Outcome;
-  /** A buffer of `count` int32 ids (`data`: its byte offset) that run() and headImportance() read. */
+  /** A buffer of `count` int32 ids (`data`: its byte offset) that run() and headImportance() read (the tokenizer is web/lib/tokenizer.js). */
   idsBuffer(count: number): TensorOutcome;
-  ids(): Int32Array;
   /** Runs the ids with the heads of `ablate` ([layer, head, layer, head, …]) switched off; headOutputs: keep each layer's head outputs, concatenation and attention output. */
   run(ablate: number[], headOutputs: boolean): Outcome;
   /** (layers, heads) */
