@@ -768,11 +768,26 @@ class WebKitPage extends BasePage {
 
   async setViewport({ width, height }) {
     // the window's size includes MiniBrowser's own chrome: set it, measure the inside, correct
+    // (setRect can return before the page has its new size: read it once it has)
     const win = this.driver.manage().window();
+    const sizes = () => this.driver.executeScript('return [innerWidth, innerHeight, outerWidth, outerHeight]');
+    const resized = async (done) => {
+      const started = Date.now();
+      let last = await sizes();
+      for (;;) {
+        if (done(last) || Date.now() - started > 5000) return last;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        const now = await sizes();
+        if (now.join() === last.join() && Date.now() - started > 250) return now;
+        last = now;
+      }
+    };
     await win.setRect({ width, height, x: 0, y: 0 });
-    const inner = await this.driver.executeScript('return [innerWidth, innerHeight]');
-    await win.setRect({ width: width + (width - inner[0]), height: height + (height - inner[1]), x: 0, y: 0 });
-    this.viewport = { width, height, chrome: [width - inner[0], height - inner[1]] };
+    const inner = await resized((n) => n[2] === width && n[3] === height);
+    const chrome = [width - inner[0], height - inner[1]];
+    await win.setRect({ width: width + chrome[0], height: height + chrome[1], x: 0, y: 0 });
+    await resized((n) => n[0] === width && n[1] === height);
+    this.viewport = { width, height, chrome };
   }
 
   addInitScript(fn, arg) {

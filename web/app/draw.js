@@ -134,11 +134,24 @@ export function render(only = null, { split = false } = {}) {
   }
   const run = ++fullRun;
   draw((name) => !LATER.has(name));
-  return nextTask().then(() => {
+  drawing = nextTask().then(() => {
     if (run !== fullRun || !explorer.result) return null;
     draw((name) => LATER.has(name));
     return sum();
   });
+  return drawing;
+}
+
+/** @type {Promise<number | null>} */
+let drawing = Promise.resolve(null);
+
+/** Resolves once every view of the newest result is drawn (where a panel is, for instance). */
+export async function drawn() {
+  let waited;
+  do {
+    waited = drawing;
+    await waited;
+  } while (waited !== drawing);
 }
 
 function renderTabs() {

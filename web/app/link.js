@@ -4,6 +4,7 @@
 // under the status line. All of it goes through the explorer; nothing here reads the controls.
 import { linkOf, linkProblems, readLink, followLink } from '../explorer/url.js';
 import { explorer, PAGE_VIEWS } from './explorer.js';
+import { drawn } from './draw.js';
 
 /** The page's element for a selector: the markup has every one asked for here. */
 const $ = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
@@ -19,8 +20,13 @@ function showNote(problems) {
   note.hidden = problems.length === 0;
 }
 
-/** After a link was applied: the URL names what is shown (the defaults where it was bad). @param {string[]} problems */
-function settle(problems) {
+/**
+ * After a link was applied and drawn: its view scrolled to, and the URL names what is shown (the
+ * defaults where it was bad).
+ * @param {string[]} problems
+ */
+async function settle(problems) {
+  await drawn(); // a panel is where it stays once the views above it are drawn
   showNote(problems);
   const view = explorer.view && PAGE_VIEWS[explorer.view];
   if (view) panelOf(view).scrollIntoView({ block: 'start' });
@@ -41,7 +47,7 @@ export async function startFromLink() {
   const { want, problems } = readLink(params);
   const later = await explorer.start(want);
   if (explorer.status === 'error') return;
-  settle([...problems, ...linkProblems(later, params, explorer)]);
+  await settle([...problems, ...linkProblems(later, params, explorer)]);
   keepStateInUrl();
 }
 
@@ -76,6 +82,6 @@ function keepStateInUrl() {
     } finally {
       applying = false;
     }
-    settle(problems);
+    await settle(problems);
   });
 }

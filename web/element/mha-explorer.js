@@ -275,8 +275,9 @@ export class MhaExplorerElement extends HTMLElement {
     ui.body = el('div', { class: 'body', part: 'body' }, ui.content, ui.progress);
     ui.status = el('p', { class: 'status', role: 'status', 'aria-live': 'polite', text: 'Loading the WebAssembly attention core…' });
     ui.frame = el('div', { class: 'frame', part: 'frame' },
-      el('div', { class: 'toolbar' }, ui.form, ui.views), ui.tabs, ui.body, ui.status);
-    this.#root.append(ui.frame);
+      el('div', { class: 'toolbar' }, ui.form, ui.views), ui.tabs, ui.body);
+    // the status line below the frame, not in it: in a fixed height the frame scrolls above it
+    this.#root.append(ui.frame, ui.status);
   }
 
   // -- computing -------------------------------------------------------------------------------

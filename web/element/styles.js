@@ -6,7 +6,8 @@ import { elementPaletteCss } from '../views/palette.js';
 
 export const ELEMENT_CSS = `${elementPaletteCss()}
 :host {
-  display: block;
+  display: flex;
+  flex-direction: column;
   position: relative;
   box-sizing: border-box;
   width: 100%;
@@ -29,7 +30,7 @@ export const ELEMENT_CSS = `${elementPaletteCss()}
 button, input, select { font: inherit; color: inherit; }
 select { background: var(--mha-bg); border: 1px solid var(--mha-border); border-radius: 6px; }
 :focus-visible { outline: 3px solid var(--mha-focus); outline-offset: 2px; }
-.frame { padding: 0.75rem; display: flex; flex-direction: column; gap: 0.6rem; min-height: 100%; max-height: 100%; overflow: auto; }
+.frame { padding: 0.75rem 0.75rem 0.3rem; display: flex; flex-direction: column; gap: 0.6rem; flex: 1 1 auto; min-height: 0; overflow: auto; }
 /* in a fixed height, the parts keep their own heights and the frame scrolls: a part that shrank
    below its content would draw that content over the parts after it */
 .frame > * { flex-shrink: 0; }
@@ -76,8 +77,7 @@ button:hover { border-color: var(--mha-accent); }
 .jsd, .pair-cell { margin: 0; flex-basis: 100%; }
 canvas { display: block; max-width: 100%; }
 /* the status line stays in view at the bottom of a fixed height while the views scroll above it */
-.status { min-height: 1.2em; margin: 0 -0.75rem -0.75rem; padding: 0.3rem 0.75rem 0.75rem; font-size: 0.85em; color: var(--mha-muted);
-  position: sticky; bottom: -0.75rem; background: var(--mha-bg); }
+.status { flex: none; min-height: 1.2em; margin: 0; padding: 0.3rem 0.75rem 0.75rem; font-size: 0.85em; color: var(--mha-muted); background: var(--mha-bg); }
 .error { color: var(--mha-bad); }
 .progress { position: absolute; inset: 0; display: flex; flex-direction: column; align-items: center; justify-content: center; gap: 0.4rem;
   background: color-mix(in srgb, var(--mha-bg) 80%, transparent); font-size: 0.9em; }
