@@ -107,7 +107,7 @@ export function note(what) {
 
 /** The page's browser packages (web/vendor), copied by scripts/build/vendor.js when missing. */
 export function ensureVendored() {
-  if (existsSync(path.join(repoRoot, 'web', 'vendor', 'compromise-three.mjs')) && existsSync(path.join(repoRoot, 'web', 'vendor', 'katex', 'katex.mjs'))) return;
+  if (['compromise-three.mjs', 'katex/katex.mjs', 'tokenizers.mjs'].every((f) => existsSync(path.join(repoRoot, 'web', 'vendor', f)))) return;
   const run = spawnSync(process.execPath, [path.join(repoRoot, 'scripts', 'build', 'vendor.js')], { encoding: 'utf8' });
   assert.equal(run.status, 0, `scripts/build/vendor.js failed: ${run.stderr}`);
 }

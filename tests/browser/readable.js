@@ -65,7 +65,8 @@ export function clippedText({ within = 'body' } = {}) {
           }
           from = Math.max(from, left);
           to = Math.min(to, right);
-        } else if (to > right + 1 || from < left - 1) {
+        } else if (to > right + 2 || from < left - 2) {
+          // (2 px: clientWidth is whole px while the boxes inside keep their fractions)
           clipped.push({ what: describe(e), text: text.slice(0, 60), why: `it runs from ${Math.round(from)} to ${Math.round(to)} px, past ${describe(p)} (${Math.round(left)} to ${Math.round(right)} px, overflow ${overflow}, not scrolling)` });
           break;
         }
