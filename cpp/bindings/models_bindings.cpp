@@ -50,10 +50,10 @@ class ModelSession {
   Buffer weightsBuffer(double bytes) { return buffer_of(weights_, bytes); }
 
   Outcome load(const std::string& config_json, const std::string& config_file, const std::string& weights_file,
-               double max_file_bytes, double max_parameters) {
+               double max_file_bytes, double max_memory_bytes) {
     mha::models::LoadLimits limits;
-    limits.max_file_bytes = static_cast<size_t>(std::max<int64_t>(to_int64(max_file_bytes), 0));
-    limits.max_parameters = to_int64(max_parameters);
+    limits.max_file_bytes = static_cast<uint64_t>(std::max<int64_t>(to_int64(max_file_bytes), 0));
+    limits.max_memory_bytes = static_cast<uint64_t>(std::max<int64_t>(to_int64(max_memory_bytes), 0));
     std::unique_ptr<mha::models::Model> model;
     const mha::Status s = mha::models::Model::Load(
         config_json, config_file, std::string_view(reinterpret_cast<const char*>(weights_.data()), weights_.size()),
@@ -77,8 +77,13 @@ class ModelSession {
     val c = val::object();
     if (!model_) return c;
     const mha::models::ModelConfig& m = model_->config();
-    c.set("family", m.family == mha::models::Family::kGpt2 ? "gpt2" : "bert");
+    c.set("name", m.display_name());
     c.set("architecture", m.architecture);
+    c.set("causal", m.causal());
+    c.set("task", m.task == mha::models::Task::kNextToken ? "next-token" : m.task == mha::models::Task::kMasked ? "masked" : "none");
+    c.set("preNorm", m.pre_norm());
+    c.set("conv1d", m.conv1d());
+    c.set("attentionOutputName", m.attention_output_name());
     c.set("vocabSize", static_cast<double>(m.vocab_size));
     c.set("maxPositions", static_cast<double>(m.max_positions));
     c.set("hidden", static_cast<double>(m.hidden));
@@ -123,7 +128,7 @@ class ModelSession {
     return outcome_of(model_->Run(ids_.data(), ids_.size(), options, &result_));
   }
 
-  // Head importance of the ids (GPT-2): (L, H).
+  // Head importance of the ids (a next-token model): (L, H).
   TensorRef headImportance() {
     TensorRef t;
     if (!model_) {
@@ -135,7 +140,7 @@ class ModelSession {
   }
 
   // The last run's results: a layer's weights (H, T, T) or residual stream (T, E), the hidden
-  // state (T, E), logits (T, vocab) with an LM head, pooled (E) with a BERT pooler.
+  // state (T, E), logits (T, vocab) with an LM head, pooled (E) with a pooler.
   TensorRef layerWeights(double layer) { return layer_ref(layer, &mha::models::LayerResult::weights); }
   TensorRef layerResidual(double layer) { return layer_ref(layer, &mha::models::LayerResult::residual); }
   // With run(…, headOutputs): a layer's head outputs (H, T, hd), Concat(head_1 … head_H) (T, E)

@@ -108,8 +108,21 @@ int64_t checked_numel(const Shape& shape) {
 // ---------------------------------------------------------------------------------------------
 // Configuration and parameters
 
-MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config_in, uint64_t seed,
-                                  std::unique_ptr<MultiHeadAttention>* out) {
+MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config, uint64_t seed,
+                                               std::unique_ptr<MultiHeadAttention>* out) {
+  std::unique_ptr<MultiHeadAttention> mha;
+  MHA_RETURN_IF_ERROR(Make(config, false, &mha));
+  mha->reset_parameters(seed);
+  *out = std::move(mha);
+  return Status::Ok();
+}
+
+Status MultiHeadAttention::CreatePacked(const Config& config, std::unique_ptr<MultiHeadAttention>* out) {
+  return Make(config, true, out);
+}
+
+MHA_FOR_SIZE Status MultiHeadAttention::Make(const Config& config_in, bool packed_only,
+                                             std::unique_ptr<MultiHeadAttention>* out) {
   Config config = config_in;
   if (config.embed_dim <= 0) {
     return Status(StatusCode::kInvalidConfig, "embed_dim must be positive, but got " + std::to_string(config.embed_dim));
@@ -156,7 +169,19 @@ MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config_in, uint64_t
   mha->packed_in_proj_ = config.kdim == config.embed_dim && config.vdim == config.embed_dim &&
                          config.num_kv_heads == config.num_heads;
   const int64_t E = config.embed_dim, out_width = *config.out_dim;
-  mha->in_proj_weight_.assign(static_cast<size_t>(E * E + kv * config.kdim + kv * config.vdim), 0.0f);
+  if (packed_only) {
+    if (!mha->packed_in_proj_ || config.add_bias_kv) {
+      return Status(StatusCode::kInvalidConfig, "a packed module needs kdim = vdim = embed_dim, num_kv_heads = num_heads "
+                                                "and no bias_k / bias_v");
+    }
+    mha->packed_only_ = true;
+    mha->packed_in_proj_weight_.assign(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)), 0.0f);
+    mha->packed_out_proj_weight_.assign(static_cast<size_t>(kernels::packed_weight_floats(out_width, E)), 0.0f);
+    mha->packed_weights_stale_ = false;
+  } else {
+    mha->in_proj_weight_.assign(static_cast<size_t>(E * E + kv * config.kdim + kv * config.vdim), 0.0f);
+    mha->out_proj_weight_.assign(static_cast<size_t>(out_width * E), 0.0f);
+  }
   if (config.bias) {
     mha->in_proj_bias_.assign(static_cast<size_t>(E + 2 * kv), 0.0f);
     mha->out_proj_bias_.assign(static_cast<size_t>(out_width), 0.0f);
@@ -165,8 +190,6 @@ MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config_in, uint64_t
     mha->bias_k_.assign(static_cast<size_t>(kv), 0.0f);
     mha->bias_v_.assign(static_cast<size_t>(kv), 0.0f);
   }
-  mha->out_proj_weight_.assign(static_cast<size_t>(out_width * E), 0.0f);
-  mha->reset_parameters(seed);
   *out = std::move(mha);
   return Status::Ok();
 }
@@ -272,14 +295,40 @@ Status MultiHeadAttention::check_parameter(const std::string& name, const float*
   return Status::Ok();
 }
 
+float* MultiHeadAttention::packed_storage(const std::string& name) {
+  if (!packed_only_) return nullptr;
+  if (name == "in_proj_weight") return packed_in_proj_weight_.data();
+  if (name == "out_proj.weight") return packed_out_proj_weight_.data();
+  if (name == "in_proj_bias" && config_.bias) return in_proj_bias_.data();
+  if (name == "out_proj.bias" && config_.bias) return out_proj_bias_.data();
+  return nullptr;
+}
+
+size_t MultiHeadAttention::parameter_bytes() const {
+  const size_t floats = in_proj_weight_.size() + in_proj_bias_.size() + bias_k_.size() + bias_v_.size() +
+                        out_proj_weight_.size() + out_proj_bias_.size() + packed_in_proj_weight_.size() +
+                        packed_out_proj_weight_.size() + packed_in_proj_per_head_.size() + in_proj_bias_per_head_.size();
+  return floats * sizeof(float);
+}
+
 Status MultiHeadAttention::set_parameter(const std::string& name, const float* data, size_t length,
                                          const Shape& shape) {
   MHA_RETURN_IF_ERROR(check_parameter(name, data, length, shape));
+  if (packed_only_ && (name == "in_proj_weight" || name == "out_proj.weight")) {
+    const bool in = name == "in_proj_weight";
+    kernels::pack_weight(in ? packed_in_proj_weight_.data() : packed_out_proj_weight_.data(), data, shape[0], shape[1]);
+    if (in) {
+      packed_in_proj_per_head_.clear();
+      in_proj_weight_.clear();  // an unpacked copy made for a cross-attention call
+    }
+    return Status::Ok();
+  }
+  if (packed_only_ && name == "in_proj_bias") packed_in_proj_per_head_.clear();
   ParameterSlot slot;
   locate_parameter(*this, name, in_proj_weight_, in_proj_bias_, bias_k_, bias_v_, out_proj_weight_, out_proj_bias_,
                    &slot);
   std::memcpy(slot.data, data, length * sizeof(float));
-  packed_weights_stale_ = true;
+  if (!packed_only_) packed_weights_stale_ = true;
   return Status::Ok();
 }
 
@@ -291,6 +340,13 @@ Status MultiHeadAttention::get_parameter(const std::string& name, Tensor* out) c
     return Status(StatusCode::kUnknownParameter, unknown_parameter_message(*this, name));
   }
   out->shape = slot.shape;
+  if (packed_only_ && (name == "in_proj_weight" || name == "out_proj.weight")) {
+    out->data.resize(static_cast<size_t>(slot.shape[0] * slot.shape[1]));
+    kernels::unpack_weight_rows(out->data.data(), name == "in_proj_weight" ? packed_in_proj_weight_.data()
+                                                                            : packed_out_proj_weight_.data(),
+                                slot.shape[1], 0, slot.shape[0]);
+    return Status::Ok();
+  }
   out->data.assign(slot.data, slot.data + slot.count);
   return Status::Ok();
 }
@@ -725,6 +781,11 @@ MultiHeadAttention::Workspace MultiHeadAttention::plan(const Call& call) {
 // made on first use (the fused one, the per-head one), so only those used take memory.
 void MultiHeadAttention::pack_weights(const Call& call) {
   const int64_t E = config_.embed_dim, H = config_.num_heads, hd = head_dim_;
+  if (packed_only_ && in_proj_weight_.empty() && call.projection != Projection::kFused) {
+    // the per-head and separate projections read in_proj_weight's rows: unpacked once, kept
+    in_proj_weight_.resize(static_cast<size_t>(3 * E * E));
+    kernels::unpack_weight_rows(in_proj_weight_.data(), packed_in_proj_weight_.data(), E, 0, 3 * E);
+  }
   if (packed_weights_stale_) {
     packed_in_proj_weight_.clear();
     packed_in_proj_per_head_.clear();

@@ -52,7 +52,7 @@ async function main() {
     process.exit(1);
   }
   const maskId = model.tokenizer === 'wordpiece' ? model.encode('[MASK]').find((id) => model.tokens([id])[0] === '[MASK]') : undefined;
-  const causal = model.config.family === 'gpt2' && model.config.lmHead;
+  const causal = model.config.task === 'next-token';
   const lines = await readStdin();
   let failed = 0;
   const out = [];

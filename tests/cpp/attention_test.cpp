@@ -627,3 +627,59 @@ TEST(CallMemory, ShapesAloneGiveForwardsVerdictAndMessage) {
 }
 
 }  // namespace
+
+namespace {
+
+// A packed module (weights held only in the GEMM's layout) computes what a plain one with the
+// same parameters computes, on every projection path: fused with weights, per head without
+// weights at a size that picks it, and cross-attention; its parameters read back unpacked;
+// reset_parameters draws the same values as a plain module's.
+TEST(PackedParameters, SameResultsAndParametersAsAPlainModule) {
+  Config config;
+  config.embed_dim = 1024;
+  config.num_heads = 8;
+  std::unique_ptr<MultiHeadAttention> plain = make(config, 7), packed;
+  ASSERT_TRUE(MultiHeadAttention::CreatePacked(config, &packed).ok());
+  for (const auto& name : plain->parameter_names()) {
+    mha::Tensor t;
+    ASSERT_TRUE(plain->get_parameter(name, &t).ok());
+    ASSERT_TRUE(packed->set_parameter(name, t.data.data(), t.data.size(), t.shape).ok()) << name;
+    mha::Tensor back;
+    ASSERT_TRUE(packed->get_parameter(name, &back).ok());
+    EXPECT_EQ(back.data, t.data) << name;
+  }
+  const auto same = [&](int64_t L, bool need_weights, bool cross) {
+    const std::vector<float> q = random_vector(static_cast<size_t>(L * 1024), 11), kv = random_vector(static_cast<size_t>(L * 1024), 12);
+    const TensorView query{q.data(), q.size(), {L, 1024}};
+    const TensorView other{kv.data(), kv.size(), {L, 1024}};
+    const TensorView& key = cross ? other : query;
+    ForwardOptions options;
+    options.need_weights = need_weights;
+    ForwardResult a, b;
+    ASSERT_TRUE(plain->forward(query, key, key, MaskView(), MaskView(), options, &a).ok());
+    ASSERT_TRUE(packed->forward(query, key, key, MaskView(), MaskView(), options, &b).ok());
+    EXPECT_EQ(a.output.data, b.output.data) << "L " << L << (need_weights ? " with weights" : "") << (cross ? " cross" : "");
+    EXPECT_EQ(a.weights.data, b.weights.data);
+  };
+  same(8, true, false);
+  same(700, false, false);  // N * L * 3E above 2^21 floats: projected per head
+  same(8, true, true);
+  std::unique_ptr<MultiHeadAttention> drawn;
+  ASSERT_TRUE(MultiHeadAttention::CreatePacked(config, &drawn).ok());
+  drawn->reset_parameters(7);
+  std::unique_ptr<MultiHeadAttention> reference;
+  ASSERT_TRUE(MultiHeadAttention::Create(config, 7, &reference).ok());
+  for (const char* name : {"in_proj_weight", "out_proj.weight"}) {
+    mha::Tensor a, b;
+    ASSERT_TRUE(drawn->get_parameter(name, &a).ok());
+    ASSERT_TRUE(reference->get_parameter(name, &b).ok());
+    EXPECT_EQ(a.data, b.data) << name;
+  }
+  Config cross;
+  cross.embed_dim = 1024;
+  cross.num_heads = 8;
+  cross.kdim = 32;
+  EXPECT_EQ(MultiHeadAttention::CreatePacked(cross, &drawn).code(), StatusCode::kInvalidConfig);
+}
+
+}  // namespace

@@ -94,7 +94,9 @@ test('the C++ tokenizers give the reference ids on every committed case', async 
 
 test('a folder on disk opens, and run() takes ids, ablation and gives top-k', async () => {
   const model = await loadModel(path.join(DIR, 'gpt2-tied'));
-  assert.equal(model.config.family, 'gpt2');
+  assert.equal(model.config.name, 'GPT-2');
+  assert.equal(model.config.causal, true);
+  assert.equal(model.config.task, 'next-token');
   assert.equal(model.tokenizer, 'bpe');
   const ids = model.encode('the king follows himself.');
   const plain = model.run(ids);
@@ -138,7 +140,7 @@ test('bad files are refused with the file and the field named', async () => {
   const tokenizer = read('gpt2-tied', 'tokenizer.json').toString('utf8');
   await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights, 'tokenizer.json': tokenizer.slice(0, 500) },
     'INVALID_CONFIG', /tokenizer\.json: not valid JSON/);
-  assert.ok(MODEL_LIMITS.maxParameters >= 124_000_000, 'GPT-2 small fits the limits');
+  assert.ok(MODEL_LIMITS.maxMemoryBytes >= 2 ** 31, 'GPT-2 small fits the limits');
 });
 
 test('the module speaks boundary.h: results carry their shapes, a bad call returns an outcome and the module goes on', async () => {

@@ -8,11 +8,11 @@ import {
 } from 'mha-explorer/models';
 
 export async function nextToken(files: File[]): Promise<number> {
-  const model: Model = await loadModel(files, { maxParameters: MODEL_LIMITS.maxParameters });
+  const model: Model = await loadModel(files, { maxMemoryBytes: MODEL_LIMITS.maxMemoryBytes });
   const result: ModelRunResult = model.run('the king follows', { ablate: [[0, 1]] });
   const weights: Float32Array = result.layers[0].weights.data;
   const [[id, probability]] = model.top(result, 5);
-  const family: 'gpt2' | 'bert' = model.config.family;
+  const family: 'next-token' | 'masked' | 'none' = model.config.task;
   // @ts-expect-error ablation pairs are [layer, head]
   model.run('x', { ablate: [0, 1] });
   model.dispose();

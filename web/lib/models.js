@@ -25,8 +25,11 @@ const CONFIG_FILE = 'config.json';
 const TOKENIZER_FILE = 'tokenizer.json';
 const WEIGHTS_FILE = 'model.safetensors';
 const SHARDED_INDEX_FILE = 'model.safetensors.index.json';
-/** Refused above these: GPT-2 small (124M parameters, 0.5 GB in float32) fits. */
-export const MODEL_LIMITS = Object.freeze({ maxFileBytes: 2 ** 30, maxParameters: 200_000_000 });
+/**
+ * Refused above these: a weights file over maxFileBytes; a model whose weights and one run of 128
+ * tokens would take more than maxMemoryBytes (planned from config.json before the weights are read).
+ */
+export const MODEL_LIMITS = Object.freeze({ maxFileBytes: 2 ** 32, maxMemoryBytes: 2 ** 31 });
 
 /** @typedef {import('./wasm-module.js').Outcome} Outcome */
 /** @typedef {import('./wasm/mha_models.js').ModelSession} ModelSession */
@@ -118,7 +121,7 @@ async function textOf(value, file) {
  * One file of the model: read() gives its content; `where` is how messages name it (the name,
  * a path on disk or a URL).
  * @typedef {{ read: () => Promise<unknown>, where: string }} ModelFileEntry
- * @typedef {{ maxFileBytes: number, maxParameters: number }} Limits
+ * @typedef {{ maxFileBytes: number, maxMemoryBytes: number }} Limits
  * @typedef {{ file: string, loaded: number, total: number }} ModelProgress
  * @typedef {{ limits: Limits, signal?: AbortSignal, onProgress?: (progress: ModelProgress) => void }} ReadOptions
  */
@@ -401,7 +404,7 @@ export async function loadModel(files, options = {}) {
   const { signal, onProgress } = options;
   const limits = {
     maxFileBytes: options.maxFileBytes ?? MODEL_LIMITS.maxFileBytes,
-    maxParameters: options.maxParameters ?? MODEL_LIMITS.maxParameters,
+    maxMemoryBytes: options.maxMemoryBytes ?? MODEL_LIMITS.maxMemoryBytes,
   };
   signal?.throwIfAborted();
   const core = await loadModelsCore(options);
@@ -430,7 +433,7 @@ export async function loadModel(files, options = {}) {
     const bytes = await bytesOf(weightsValue, weights.where);
     const buffer = check(session.weightsBuffer(bytes.length));  // may grow the memory: the view after it
     heap().u8.set(bytes, buffer.data);
-    check(session.load(await textOf(await config.read(), config.where), config.where, weights.where, limits.maxFileBytes, limits.maxParameters));
+    check(session.load(await textOf(await config.read(), config.where), config.where, weights.where, limits.maxFileBytes, limits.maxMemoryBytes));
     const tokenizer = byName.get(TOKENIZER_FILE);
     if (tokenizer) check(session.loadTokenizer(await textOf(await tokenizer.read(), tokenizer.where), tokenizer.where));
   } catch (error) {
@@ -448,7 +451,7 @@ export class Model {
   /** @param {ModelSession} session  loaded (loadModel makes it) */
   constructor(session) {
     this.#session = session;
-    /** config.json as the core read it: family, architecture, sizes, activation, head. */
+    /** config.json as the core read it, normalised: name, architecture, causal, task, sizes, activation, head. */
     this.config = Object.freeze(session.config());
     /** 'bpe', 'wordpiece', or null without tokenizer.json */
     this.tokenizer = session.hasTokenizer() ? session.tokenizerKind() : null;

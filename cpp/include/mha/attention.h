@@ -112,6 +112,18 @@ class MultiHeadAttention {
   // Validates the config (PyTorch's wording where it has one) and initialises the parameters
   // as PyTorch does, from `seed`.
   static Status Create(const Config& config, uint64_t seed, std::unique_ptr<MultiHeadAttention>* out);
+  // A module whose in_proj_weight and out_proj.weight are held only in the GEMM's packed layout
+  // (kernels::pack_weight), for weights read once from a file: they take their memory once, and
+  // start at zero rather than drawn at random. Fill them in place through packed_storage();
+  // get_parameter unpacks on demand, set_parameter packs. Needs one fused in-projection
+  // (kdim = vdim = embed_dim, num_kv_heads = num_heads) and no bias_k / bias_v.
+  static Status CreatePacked(const Config& config, std::unique_ptr<MultiHeadAttention>* out);
+  // A packed module's storage: "in_proj_weight" and "out_proj.weight" packed
+  // (kernels::packed_weight_floats of their shapes), "in_proj_bias" and "out_proj.bias" as they
+  // are; nullptr for another name or a module made by Create.
+  float* packed_storage(const std::string& name);
+  // The bytes the parameters take (packed copies included).
+  size_t parameter_bytes() const;
 
   const Config& config() const { return config_; }  // resolved: num_kv_heads, kdim, vdim, out_dim set
   int64_t head_dim() const { return head_dim_; }
@@ -159,6 +171,7 @@ class MultiHeadAttention {
 
  private:
   MultiHeadAttention() = default;
+  static Status Make(const Config& config, bool packed_only, std::unique_ptr<MultiHeadAttention>* out);
 
   struct Call;       // a validated call: its inputs, N, L, S, S_total and projection
   struct Workspace;  // a call's scratch offsets in workspace_, and its thread schedule
@@ -180,6 +193,7 @@ class MultiHeadAttention {
   Config config_;
   int64_t head_dim_ = 0;
   bool packed_in_proj_ = true;
+  bool packed_only_ = false;  // CreatePacked: in_proj_weight_ and out_proj_weight_ stay empty
   size_t memory_cap_bytes_ = kDefaultMemoryCapBytes;
 
   // Parameters, row-major, as PyTorch stores them. in_proj_weight_ holds q_proj_weight (E, E),

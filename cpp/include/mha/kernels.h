@@ -23,6 +23,14 @@ int64_t packed_weight_floats(int64_t N, int64_t K);
 void pack_weight(float* packed, const float* weight, int64_t N, int64_t K);
 void linear_packed(float* out, const float* in, const float* packed_weight, const float* bias,
                    int64_t M, int64_t N, int64_t K);
+// A weight packed piece by piece, as a file's bytes arrive: values[0 .. count) are elements
+// first .. first + count of a part of `rows` rows (row_offset .. row_offset + rows of the whole
+// (N, K) weight), in (rows, K) order, or in (K, rows) order when `transposed` (GPT-2's Conv1D
+// stores [in, out]). `packed` holds packed_weight_floats(N, K), its padding already zero.
+void pack_weight_elements(float* packed, int64_t N, int64_t K, int64_t row_offset, int64_t rows,
+                          const float* values, int64_t first, int64_t count, bool transposed);
+// Rows [row_begin, row_end) of a packed (N, K) weight, unpacked: out[(row_end - row_begin), K].
+void unpack_weight_rows(float* out, const float* packed, int64_t K, int64_t row_begin, int64_t row_end);
 
 // x[n] = gelu_new(x) in place: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (GPT-2's MLP
 // activation), in float, tanh to about 1e-7 (absolute).
