@@ -139,6 +139,7 @@ export async function loadWorkerModel(files, options = {}) {
     get disposed() { return disposed; },
     encode: (text) => call('encode', [text]),
     tokens: (ids) => call('tokens', [ids]),
+    memory: () => call('memory', []),
     run: (input, runOptions) => call('run', [input, runOptions]),
     headImportance: (input) => call('headImportance', [input]),
     attentionParameter: (layer, name) => call('attentionParameter', [layer, name]),

@@ -90,6 +90,12 @@ export interface HeadImportance {
   shape: [number, number];
 }
 
+/** Memory in bytes: the models' WebAssembly module (it only grows; the models of a page or worker share it) and this model's weights in it. */
+export interface ModelMemory {
+  moduleBytes: number;
+  weightBytes: number;
+}
+
 /** A file's content: text, bytes or a File / Blob. */
 export type ModelFileContent = string | ArrayBuffer | ArrayBufferView | Blob;
 
@@ -106,6 +112,8 @@ export declare class Model {
   readonly disposed: boolean;
   encode(text: string): number[];
   tokens(ids: number[] | Int32Array): string[];
+  /** The module's memory and the weights' share of it. */
+  memory(): ModelMemory;
   run(input: string | number[] | Int32Array, options?: ModelRunOptions): ModelRunResult;
   /** GPT-2: per layer and head, the mean drop in log p(actual next token) with that head switched off: (L, H) */
   headImportance(input: string | number[] | Int32Array): HeadImportance;
@@ -134,6 +142,8 @@ export interface WorkerModel {
   readonly disposed: boolean;
   encode(text: string): Promise<number[]>;
   tokens(ids: number[] | Int32Array): Promise<string[]>;
+  /** The worker's module's memory and the weights' share of it. */
+  memory(): Promise<ModelMemory>;
   run(input: string | number[] | Int32Array, options?: ModelRunOptions): Promise<ModelRunResult>;
   headImportance(input: string | number[] | Int32Array): Promise<HeadImportance>;
   top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Promise<Array<[number, number]>>;
