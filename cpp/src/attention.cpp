@@ -772,8 +772,8 @@ MultiHeadAttention::Workspace MultiHeadAttention::layout(const Call& call) const
 // 2. The workspace laid out, and workspace_ grown to hold it.
 MultiHeadAttention::Workspace MultiHeadAttention::plan(const Call& call) {
   Workspace ws = layout(call);
-  grow(workspace_, ws.size);
-  ws.base = workspace_.data();
+  grow(*workspace_, ws.size);
+  ws.base = workspace_->data();
   return ws;
 }
 

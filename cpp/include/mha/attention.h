@@ -124,6 +124,9 @@ class MultiHeadAttention {
   float* packed_storage(const std::string& name);
   // The bytes the parameters take (packed copies included).
   size_t parameter_bytes() const;
+  // Use `other`'s scratch from now on: modules that never run at once (a model's layers, run one
+  // after another) then hold one workspace, as large as the largest call's, instead of one each.
+  void share_workspace(const MultiHeadAttention& other) { workspace_ = other.workspace_; }
 
   const Config& config() const { return config_; }  // resolved: num_kv_heads, kdim, vdim, out_dim set
   int64_t head_dim() const { return head_dim_; }
@@ -206,8 +209,9 @@ class MultiHeadAttention {
   std::vector<float> out_proj_weight_;  // (O, E)
   std::vector<float> out_proj_bias_;    // (O), or empty when !bias
 
-  // Scratch reused across calls, so that steady-state forwards do not allocate.
-  std::vector<float> workspace_;
+  // Scratch reused across calls, so that steady-state forwards do not allocate; shared with
+  // other modules by share_workspace.
+  std::shared_ptr<std::vector<float>> workspace_ = std::make_shared<std::vector<float>>();
   // in_proj_weight (when packed) and out_proj.weight packed for the GEMM (kernels::pack_weight),
   // rebuilt by the first forward after a parameter changes.
   std::vector<float> packed_in_proj_weight_;

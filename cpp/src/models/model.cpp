@@ -137,6 +137,7 @@ Status Model::allocate() {
     attention.embed_dim = E;
     attention.num_heads = c.num_heads;
     MHA_RETURN_IF_ERROR(MultiHeadAttention::CreatePacked(attention, &layer.attention));
+    if (&layer != &layers_[0]) layer.attention->share_workspace(*layers_[0].attention);  // layers run one at a time
     norm(&layer.attention_norm);
     norm(&layer.ffn_norm);
     linear(&layer.up, I, E, true);
@@ -174,13 +175,15 @@ uint64_t Model::weight_bytes() const {
 }
 
 // A run of T tokens with head outputs kept: per layer its results (weights (H, T, T), residual,
-// head outputs, concatenation, attention output) and its attention's workspace (q k v, the
-// probabilities, the concatenation); the stream and the feed-forward's scratch; logits.
+// head outputs, concatenation, attention output); the attention's workspace, one for every
+// layer (q k v, the probabilities, the concatenation); the stream and the feed-forward's
+// scratch; logits.
 uint64_t Model::run_bytes(int64_t T) const {
   const ModelConfig& c = config_;
   const int64_t E = c.hidden, H = c.num_heads, I = c.intermediate;
-  const int64_t per_layer = (H * T * T + 4 * T * E) + (3 * T * E + H * T * T + 2 * T * E);
-  const int64_t floats = c.num_layers * per_layer + 4 * T * E + T * I + (c.lm_head ? T * c.vocab_size : 0);
+  const int64_t per_layer = H * T * T + 4 * T * E;
+  const int64_t workspace = 3 * T * E + H * T * T + 2 * T * E;
+  const int64_t floats = c.num_layers * per_layer + workspace + 4 * T * E + T * I + (c.lm_head ? T * c.vocab_size : 0);
   return static_cast<uint64_t>(floats) * sizeof(float);
 }
 
