@@ -111,17 +111,18 @@ int64_t checked_numel(const Shape& shape) {
 MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config, uint64_t seed,
                                                std::unique_ptr<MultiHeadAttention>* out) {
   std::unique_ptr<MultiHeadAttention> mha;
-  MHA_RETURN_IF_ERROR(Make(config, false, &mha));
+  MHA_RETURN_IF_ERROR(Make(config, false, PackedStorage::kFloat32, &mha));
   mha->reset_parameters(seed);
   *out = std::move(mha);
   return Status::Ok();
 }
 
-Status MultiHeadAttention::CreatePacked(const Config& config, std::unique_ptr<MultiHeadAttention>* out) {
-  return Make(config, true, out);
+Status MultiHeadAttention::CreatePacked(const Config& config, std::unique_ptr<MultiHeadAttention>* out,
+                                        PackedStorage storage) {
+  return Make(config, true, storage, out);
 }
 
-MHA_FOR_SIZE Status MultiHeadAttention::Make(const Config& config_in, bool packed_only,
+MHA_FOR_SIZE Status MultiHeadAttention::Make(const Config& config_in, bool packed_only, PackedStorage storage,
                                              std::unique_ptr<MultiHeadAttention>* out) {
   Config config = config_in;
   if (config.embed_dim <= 0) {
@@ -175,8 +176,16 @@ MHA_FOR_SIZE Status MultiHeadAttention::Make(const Config& config_in, bool packe
                                                 "and no bias_k / bias_v");
     }
     mha->packed_only_ = true;
-    mha->packed_in_proj_weight_.assign(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)), 0.0f);
-    mha->packed_out_proj_weight_.assign(static_cast<size_t>(kernels::packed_weight_floats(out_width, E)), 0.0f);
+    mha->storage_ = storage;
+    const size_t in_size = static_cast<size_t>(kernels::packed_weight_floats(3 * E, E));
+    const size_t out_size = static_cast<size_t>(kernels::packed_weight_floats(out_width, E));
+    if (storage == PackedStorage::kFloat32) {
+      mha->packed_in_proj_weight_.assign(in_size, 0.0f);
+      mha->packed_out_proj_weight_.assign(out_size, 0.0f);
+    } else {
+      mha->packed16_in_proj_weight_.assign(in_size, 0);
+      mha->packed16_out_proj_weight_.assign(out_size, 0);
+    }
     mha->packed_weights_stale_ = false;
   } else {
     mha->in_proj_weight_.assign(static_cast<size_t>(E * E + kv * config.kdim + kv * config.vdim), 0.0f);
@@ -295,10 +304,59 @@ Status MultiHeadAttention::check_parameter(const std::string& name, const float*
   return Status::Ok();
 }
 
+uint16_t* MultiHeadAttention::packed_storage16(const std::string& name) {
+  if (!packed_only_ || storage_ == PackedStorage::kFloat32) return nullptr;
+  if (name == "in_proj_weight") return packed16_in_proj_weight_.data();
+  if (name == "out_proj.weight") return packed16_out_proj_weight_.data();
+  return nullptr;
+}
+
+void MultiHeadAttention::in_projection(float* out, const float* in, const float* bias, int64_t rows) const {
+  const int64_t E = config_.embed_dim;
+  if (storage_ == PackedStorage::kFloat32) {
+    kernels::linear_packed(out, in, packed_in_proj_weight_.data(), bias, rows, 3 * E, E);
+  } else {
+    kernels::linear_packed16(out, in, packed16_in_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, bias, rows, 3 * E, E);
+  }
+}
+
+void MultiHeadAttention::out_projection(float* out, const float* in, const float* bias, int64_t rows) const {
+  const int64_t E = config_.embed_dim;
+  if (storage_ == PackedStorage::kFloat32) {
+    kernels::linear_packed(out, in, packed_out_proj_weight_.data(), bias, rows, out_dim(), E);
+  } else {
+    kernels::linear_packed16(out, in, packed16_out_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, bias, rows,
+                             out_dim(), E);
+  }
+}
+
+void MultiHeadAttention::unpack_in_proj(float* out) const {
+  const int64_t E = config_.embed_dim;
+  if (storage_ == PackedStorage::kFloat32) {
+    kernels::unpack_weight_rows(out, packed_in_proj_weight_.data(), E, 0, 3 * E);
+  } else {
+    kernels::unpack_weight_rows16(out, packed16_in_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, E, 0, 3 * E);
+  }
+}
+
+void MultiHeadAttention::widen_storage() {
+  if (storage_ == PackedStorage::kFloat32) return;
+  const bool bf16 = storage_ == PackedStorage::kBfloat16;
+  packed_in_proj_weight_.resize(packed16_in_proj_weight_.size());
+  packed_out_proj_weight_.resize(packed16_out_proj_weight_.size());
+  kernels::widen16(packed_in_proj_weight_.data(), packed16_in_proj_weight_.data(),
+                        static_cast<int64_t>(packed16_in_proj_weight_.size()), bf16);
+  kernels::widen16(packed_out_proj_weight_.data(), packed16_out_proj_weight_.data(),
+                        static_cast<int64_t>(packed16_out_proj_weight_.size()), bf16);
+  std::vector<uint16_t>().swap(packed16_in_proj_weight_);
+  std::vector<uint16_t>().swap(packed16_out_proj_weight_);
+  storage_ = PackedStorage::kFloat32;
+}
+
 float* MultiHeadAttention::packed_storage(const std::string& name) {
   if (!packed_only_) return nullptr;
-  if (name == "in_proj_weight") return packed_in_proj_weight_.data();
-  if (name == "out_proj.weight") return packed_out_proj_weight_.data();
+  if (name == "in_proj_weight") return storage_ == PackedStorage::kFloat32 ? packed_in_proj_weight_.data() : nullptr;
+  if (name == "out_proj.weight") return storage_ == PackedStorage::kFloat32 ? packed_out_proj_weight_.data() : nullptr;
   if (name == "in_proj_bias" && config_.bias) return in_proj_bias_.data();
   if (name == "out_proj.bias" && config_.bias) return out_proj_bias_.data();
   return nullptr;
@@ -308,13 +366,14 @@ size_t MultiHeadAttention::parameter_bytes() const {
   const size_t floats = in_proj_weight_.size() + in_proj_bias_.size() + bias_k_.size() + bias_v_.size() +
                         out_proj_weight_.size() + out_proj_bias_.size() + packed_in_proj_weight_.size() +
                         packed_out_proj_weight_.size() + packed_in_proj_per_head_.size() + in_proj_bias_per_head_.size();
-  return floats * sizeof(float);
+  return floats * sizeof(float) + (packed16_in_proj_weight_.size() + packed16_out_proj_weight_.size()) * sizeof(uint16_t);
 }
 
 Status MultiHeadAttention::set_parameter(const std::string& name, const float* data, size_t length,
                                          const Shape& shape) {
   MHA_RETURN_IF_ERROR(check_parameter(name, data, length, shape));
   if (packed_only_ && (name == "in_proj_weight" || name == "out_proj.weight")) {
+    widen_storage();  // a value set is float32
     const bool in = name == "in_proj_weight";
     kernels::pack_weight(in ? packed_in_proj_weight_.data() : packed_out_proj_weight_.data(), data, shape[0], shape[1]);
     if (in) {
@@ -342,9 +401,14 @@ Status MultiHeadAttention::get_parameter(const std::string& name, Tensor* out) c
   out->shape = slot.shape;
   if (packed_only_ && (name == "in_proj_weight" || name == "out_proj.weight")) {
     out->data.resize(static_cast<size_t>(slot.shape[0] * slot.shape[1]));
-    kernels::unpack_weight_rows(out->data.data(), name == "in_proj_weight" ? packed_in_proj_weight_.data()
-                                                                            : packed_out_proj_weight_.data(),
-                                slot.shape[1], 0, slot.shape[0]);
+    if (name == "in_proj_weight") {
+      unpack_in_proj(out->data.data());
+    } else if (storage_ == PackedStorage::kFloat32) {
+      kernels::unpack_weight_rows(out->data.data(), packed_out_proj_weight_.data(), slot.shape[1], 0, slot.shape[0]);
+    } else {
+      kernels::unpack_weight_rows16(out->data.data(), packed16_out_proj_weight_.data(), storage_ == PackedStorage::kBfloat16,
+                                    slot.shape[1], 0, slot.shape[0]);
+    }
     return Status::Ok();
   }
   out->data.assign(slot.data, slot.data + slot.count);
@@ -784,7 +848,7 @@ void MultiHeadAttention::pack_weights(const Call& call) {
   if (packed_only_ && in_proj_weight_.empty() && call.projection != Projection::kFused) {
     // the per-head and separate projections read in_proj_weight's rows: unpacked once, kept
     in_proj_weight_.resize(static_cast<size_t>(3 * E * E));
-    kernels::unpack_weight_rows(in_proj_weight_.data(), packed_in_proj_weight_.data(), E, 0, 3 * E);
+    unpack_in_proj(in_proj_weight_.data());
   }
   if (packed_weights_stale_) {
     packed_in_proj_weight_.clear();
@@ -793,7 +857,7 @@ void MultiHeadAttention::pack_weights(const Call& call) {
     kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), out_dim(), E);
     packed_weights_stale_ = false;
   }
-  if (call.projection == Projection::kFused && packed_in_proj_weight_.empty()) {
+  if (!packed_only_ && call.projection == Projection::kFused && packed_in_proj_weight_.empty()) {
     packed_in_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)));
     kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
   }
@@ -850,7 +914,7 @@ MultiHeadAttention::Projected MultiHeadAttention::project(const Call& call, cons
       break;
     case Projection::kFused: {
       float* qkv = ws.at(ws.qkv);
-      kernels::linear_packed(qkv, p.query_nle, packed_in_proj_weight_.data(), b_q, N * L, 3 * E, E);
+      in_projection(qkv, p.query_nle, b_q, N * L);
       p.q = qkv;
       p.k = qkv + E;
       p.v = qkv + 2 * E;
@@ -1022,10 +1086,10 @@ void MultiHeadAttention::assemble(const Call& call, const Workspace& ws, Forward
     const float* b_o = c.bias ? out_proj_bias_.data() : nullptr;
     if (call.sequence_first) {
       float* out_nlo = ws.at(ws.out_t);
-      kernels::linear_packed(out_nlo, concat, packed_out_proj_weight_.data(), b_o, N * L, O, E);
+      out_projection(out_nlo, concat, b_o, N * L);
       to_sequence_first(result->output.data.data(), out_nlo, N, L, O);
     } else {
-      kernels::linear_packed(result->output.data.data(), concat, packed_out_proj_weight_.data(), b_o, N * L, O, E);
+      out_projection(result->output.data.data(), concat, b_o, N * L);
     }
   }
 

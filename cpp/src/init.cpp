@@ -51,7 +51,8 @@ void xavier_uniform(float* data, int64_t fan_out, int64_t fan_in, Random& random
 }  // namespace
 
 void MultiHeadAttention::reset_parameters(uint64_t seed) {
-  if (packed_only_) {  // drawn unpacked, in the same order, then packed
+  if (packed_only_) {  // drawn unpacked, in the same order, then packed (as float32)
+    widen_storage();
     const int64_t E = config_.embed_dim;
     in_proj_weight_.assign(static_cast<size_t>(3 * E * E), 0.0f);
     out_proj_weight_.assign(static_cast<size_t>(out_dim() * E), 0.0f);

@@ -12,7 +12,9 @@
 //   logits: next-token  hidden · W_headᵀ                 (W_head = the token embeddings when tied)
 //           masked      norm(act(transform(hidden))) · W_headᵀ + b
 // Attention is exact self-attention with per-head weights (H, T, T); no padding (one text).
-// Weights are read as float32 from F32, F16 or BF16 tensors.
+// Weights come from F32, F16 or BF16 tensors. A file whose every matrix is F16 (or every one
+// BF16) keeps its matrices 16-bit, widened exactly as the GEMM reads them; else they are
+// widened to float32 as they are read. Either way the kernels compute on the same float32 values.
 #pragma once
 
 #include <cstddef>
@@ -165,10 +167,15 @@ class Model {
 
  private:
   Model() = default;
-  struct Linear {  // nn.Linear layout (out, in), packed for kernels::linear_packed
+  struct Linear {  // nn.Linear layout (out, in), packed for kernels::linear_packed (or 16-bit: linear_packed16)
     std::vector<float> packed;
+    std::vector<uint16_t> packed16;  // a float16 / bfloat16 file's words, when the model keeps them
+    bool bf16 = false;
     std::vector<float> bias;
     int64_t out = 0, in = 0;
+    // out[rows, this->out] = in[rows, this->in] · Wᵀ + bias (bias may be null)
+    void apply(float* y, const float* x, const float* bias, int64_t rows) const;
+    void row(float* y, int64_t r) const;  // row r of W, unpacked
   };
   struct Norm {
     std::vector<float> weight, bias;
@@ -179,7 +186,7 @@ class Model {
     Linear up, down;
   };
   struct Loading;  // a streamed load's state: the header, the plan, where the bytes are
-  Status allocate();
+  Status allocate(PackedStorage storage);
   Status plan_weights(Loading* loading, const std::string& file);
   Status validate(const int32_t* ids, size_t count, const RunOptions& options) const;
   void embed(const int32_t* ids, int64_t T, std::vector<float>* x) const;
@@ -201,6 +208,8 @@ class Model {
   Linear head_, head_transform_, pooler_;            // head_: an untied head's weight, and a head's bias
   bool has_pooler_ = false;
   bool loaded_ = false;
+  // float32, or the 16-bit words of a file whose every matrix is float16 (or every one bfloat16)
+  PackedStorage storage_ = PackedStorage::kFloat32;
   std::unique_ptr<Loading> loading_;
   std::vector<float> normed_, up_, down_;  // scratch reused across layers and calls
 };

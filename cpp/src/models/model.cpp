@@ -53,6 +53,7 @@ struct Slot {
   enum class Kind { kCopy, kPack, kDrop } kind = Kind::kDrop;
   Shape shape;              // as the file must have it
   float* dest = nullptr;
+  uint16_t* dest16 = nullptr;  // kPack into a 16-bit packing: the file's words are written as they are
   int64_t offset = 0;       // kCopy: the first float written
   int64_t N = 0, K = 0;     // kPack: the packed weight (N, K) …
   int64_t row_offset = 0;   // … rows row_offset .. + rows of it
@@ -85,6 +86,7 @@ struct Model::Loading {
   uint8_t carry[4] = {0, 0, 0, 0};  // a value split between two chunks
   int carried = 0;
   std::vector<float> values;        // one conversion's floats
+  std::vector<uint16_t> words;      // and their 16-bit words, when the file's are
 };
 
 Model::~Model() = default;
@@ -106,21 +108,35 @@ Status Model::Create(const ModelConfig& config, const LoadLimits& limits, std::u
                                              " tokens " + mb(run) + "), more than the " + mb(static_cast<double>(limits.max_memory_bytes)) +
                                              " it may take");
   }
-  MHA_RETURN_IF_ERROR(model->allocate());
   *out = std::move(model);
   return Status::Ok();
 }
 
+void Model::Linear::apply(float* y, const float* x, const float* b, int64_t rows) const {
+  if (packed16.empty()) kernels::linear_packed(y, x, packed.data(), b, rows, out, in);
+  else kernels::linear_packed16(y, x, packed16.data(), bf16, b, rows, out, in);
+}
+
+void Model::Linear::row(float* y, int64_t r) const {
+  if (packed16.empty()) kernels::unpack_weight_rows(y, packed.data(), in, r, r + 1);
+  else kernels::unpack_weight_rows16(y, packed16.data(), bf16, in, r, r + 1);
+}
+
 // Every buffer the weights go into, zeroed (packing pads with zeros); attention modules packed
-// only, nothing drawn at random.
-Status Model::allocate() {
+// only, nothing drawn at random. Made when the file's header says how the matrices are stored.
+Status Model::allocate(PackedStorage storage) {
+  storage_ = storage;
+  const bool sixteen = storage != PackedStorage::kFloat32, bf16 = storage == PackedStorage::kBfloat16;
   const ModelConfig& c = config_;
   const TensorNames& n = c.family->names;
   const int64_t E = c.hidden, I = c.intermediate, V = c.vocab_size;
-  const auto linear = [](Linear* lin, int64_t out, int64_t in, bool bias) {
+  const auto linear = [&](Linear* lin, int64_t out, int64_t in, bool bias) {
     lin->out = out;
     lin->in = in;
-    lin->packed.assign(static_cast<size_t>(packed_floats(out, in)), 0.0f);
+    const size_t size = static_cast<size_t>(packed_floats(out, in));
+    lin->packed.assign(sixteen ? 0 : size, 0.0f);
+    lin->packed16.assign(sixteen ? size : 0, 0);
+    lin->bf16 = bf16;
     lin->bias.assign(bias ? static_cast<size_t>(out) : 0, 0.0f);
   };
   const auto norm = [&](Norm* nm) {
@@ -131,12 +147,13 @@ Status Model::allocate() {
   position_.assign(static_cast<size_t>(c.max_positions * E), 0.0f);
   if (!n.token_type.empty()) token_type_.assign(static_cast<size_t>(c.type_vocab_size * E), 0.0f);
   if (!n.embed_norm.empty()) norm(&embed_norm_);
+  layers_.clear();
   layers_.resize(static_cast<size_t>(c.num_layers));
   for (Layer& layer : layers_) {
     Config attention;
     attention.embed_dim = E;
     attention.num_heads = c.num_heads;
-    MHA_RETURN_IF_ERROR(MultiHeadAttention::CreatePacked(attention, &layer.attention));
+    MHA_RETURN_IF_ERROR(MultiHeadAttention::CreatePacked(attention, &layer.attention, storage));
     if (&layer != &layers_[0]) layer.attention->share_workspace(*layers_[0].attention);  // layers run one at a time
     norm(&layer.attention_norm);
     norm(&layer.ffn_norm);
@@ -152,26 +169,41 @@ Status Model::allocate() {
     // head_: an untied weight, and the masked-LM head's bias
     head_.out = V;
     head_.in = E;
-    if (!c.tie_word_embeddings) head_.packed.assign(static_cast<size_t>(packed_floats(V, E)), 0.0f);
+    head_.packed.clear();
+    head_.packed16.clear();
+    head_.bf16 = bf16;
+    if (!c.tie_word_embeddings) {
+      if (sixteen) head_.packed16.assign(static_cast<size_t>(packed_floats(V, E)), 0);
+      else head_.packed.assign(static_cast<size_t>(packed_floats(V, E)), 0.0f);
+    }
     if (c.task == Task::kMasked) head_.bias.assign(static_cast<size_t>(V), 0.0f);
   }
   return Status::Ok();
 }
 
+// The packed matrices (4 bytes a value, or 2 when the model keeps a 16-bit file's words) and
+// the vectors and position tables (float32).
 uint64_t Model::weight_bytes() const {
   const ModelConfig& c = config_;
   const TensorNames& n = c.family->names;
   const int64_t E = c.hidden, I = c.intermediate, V = c.vocab_size;
-  int64_t floats = packed_floats(V, E) + c.max_positions * E;
-  if (!n.token_type.empty()) floats += c.type_vocab_size * E;
-  if (!n.embed_norm.empty()) floats += 2 * E;
-  floats += c.num_layers * (packed_floats(3 * E, E) + 3 * E + packed_floats(E, E) + E + 4 * E + packed_floats(I, E) + I +
-                            packed_floats(E, I) + E);
-  if (!n.final_norm.empty()) floats += 2 * E;
-  if (c.task == Task::kMasked) floats += packed_floats(E, E) + E + 2 * E + V;
-  if (c.lm_head && !c.tie_word_embeddings) floats += packed_floats(V, E);
-  if (has_pooler_) floats += packed_floats(E, E) + E;
-  return static_cast<uint64_t>(floats) * sizeof(float);
+  int64_t matrices = packed_floats(V, E), vectors = c.max_positions * E;
+  if (!n.token_type.empty()) vectors += c.type_vocab_size * E;
+  if (!n.embed_norm.empty()) vectors += 2 * E;
+  matrices += c.num_layers * (packed_floats(3 * E, E) + packed_floats(E, E) + packed_floats(I, E) + packed_floats(E, I));
+  vectors += c.num_layers * (3 * E + E + 4 * E + I + E);
+  if (!n.final_norm.empty()) vectors += 2 * E;
+  if (c.task == Task::kMasked) {
+    matrices += packed_floats(E, E);
+    vectors += E + 2 * E + V;
+  }
+  if (c.lm_head && !c.tie_word_embeddings) matrices += packed_floats(V, E);
+  if (has_pooler_) {
+    matrices += packed_floats(E, E);
+    vectors += E;
+  }
+  const uint64_t value_bytes = storage_ == PackedStorage::kFloat32 ? 4 : 2;
+  return static_cast<uint64_t>(matrices) * value_bytes + static_cast<uint64_t>(vectors) * sizeof(float);
 }
 
 // A run of T tokens with head outputs kept: per layer its results (weights (H, T, T), residual,
@@ -281,6 +313,20 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
     entries.emplace(name, std::move(e));
   }
 
+  // The matrices stay 16-bit when every one of them is float16, or every one bfloat16 (the
+  // GEMM widens them exactly as it reads them); else float32.
+  bool all_f16 = true, all_bf16 = true;
+  for (const auto& [name, e] : entries) {
+    if (shapes[name].size() != 2) continue;
+    all_f16 = all_f16 && e.width == 2 && e.half;
+    all_bf16 = all_bf16 && e.width == 2 && !e.half;
+  }
+  const PackedStorage storage = entries.empty() ? PackedStorage::kFloat32
+                                : all_f16       ? PackedStorage::kFloat16
+                                : all_bf16      ? PackedStorage::kBfloat16
+                                                : PackedStorage::kFloat32;
+  MHA_RETURN_IF_ERROR(allocate(storage));
+
   // The slots, in the family's order.
   const int64_t E = c.hidden, I = c.intermediate, V = c.vocab_size, P = c.max_positions;
   const bool conv1d = c.family->linear_layout == LinearLayout::kConv1D;
@@ -299,12 +345,13 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
     plan.emplace_back(name, s);
   };
   // a weight (rows, K) of a packed (N, K) from row `row_offset`; `file_conv1d`: stored [K, rows]
-  const auto pack = [&](const std::string& name, float* packed, int64_t N, int64_t K, int64_t row_offset, int64_t rows,
-                        bool file_conv1d) {
+  const auto pack = [&](const std::string& name, float* packed, uint16_t* packed16, int64_t N, int64_t K,
+                        int64_t row_offset, int64_t rows, bool file_conv1d) {
     Slot s;
     s.kind = Slot::Kind::kPack;
     s.shape = file_conv1d ? Shape{K, rows} : Shape{rows, K};
     s.dest = packed;
+    s.dest16 = packed16;
     s.N = N;
     s.K = K;
     s.row_offset = row_offset;
@@ -324,10 +371,10 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
     copy(base + "." + (legacy ? n.legacy_norm_bias : "bias"), {E}, nm->bias.data());
   };
   const auto linear = [&](const std::string& base, Linear* lin) {
-    pack(base + ".weight", lin->packed.data(), lin->out, lin->in, 0, lin->out, conv1d);
+    pack(base + ".weight", lin->packed.data(), lin->packed16.data(), lin->out, lin->in, 0, lin->out, conv1d);
     if (!lin->bias.empty()) copy(base + ".bias", {lin->out}, lin->bias.data());
   };
-  pack(p + n.word + ".weight", word_.packed.data(), V, E, 0, V, false);
+  pack(p + n.word + ".weight", word_.packed.data(), word_.packed16.data(), V, E, 0, V, false);
   copy(p + n.position + ".weight", {P, E}, position_.data());
   if (!n.token_type.empty()) copy(p + n.token_type + ".weight", {c.type_vocab_size, E}, token_type_.data());
   if (!n.embed_norm.empty()) norm(p + n.embed_norm, &embed_norm_);
@@ -335,21 +382,23 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
     Layer& layer = layers_[static_cast<size_t>(l)];
     MultiHeadAttention& a = *layer.attention;
     float* in_w = a.packed_storage("in_proj_weight");
+    uint16_t* in_w16 = a.packed_storage16("in_proj_weight");
     float* in_b = a.packed_storage("in_proj_bias");
     const auto name = [&](const std::string& base) { return p + at_layer(base, l); };
     if (c.family->norm_placement == NormPlacement::kPre) norm(name(n.attention_norm), &layer.attention_norm);
     if (!n.qkv.empty()) {  // in_proj_weight's rows are q, k, v: the fused layer's outputs in order
-      pack(name(n.qkv) + ".weight", in_w, 3 * E, E, 0, 3 * E, conv1d);
+      pack(name(n.qkv) + ".weight", in_w, in_w16, 3 * E, E, 0, 3 * E, conv1d);
       copy(name(n.qkv) + ".bias", {3 * E}, in_b);
     } else {
       int64_t part = 0;
       for (const std::string* base : {&n.q, &n.k, &n.v}) {
-        pack(name(*base) + ".weight", in_w, 3 * E, E, part * E, E, conv1d);
+        pack(name(*base) + ".weight", in_w, in_w16, 3 * E, E, part * E, E, conv1d);
         copy(name(*base) + ".bias", {E}, in_b, part * E);
         ++part;
       }
     }
-    pack(name(n.attention_out) + ".weight", a.packed_storage("out_proj.weight"), E, E, 0, E, conv1d);
+    pack(name(n.attention_out) + ".weight", a.packed_storage("out_proj.weight"), a.packed_storage16("out_proj.weight"), E, E, 0,
+         E, conv1d);
     copy(name(n.attention_out) + ".bias", {E}, a.packed_storage("out_proj.bias"));
     if (c.family->norm_placement == NormPlacement::kPost) norm(name(n.attention_norm), &layer.attention_norm);
     if (c.family->norm_placement == NormPlacement::kPre) norm(name(n.ffn_norm), &layer.ffn_norm);
@@ -361,7 +410,9 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
   has_pooler_ = !n.pooler.empty() && has(p + n.pooler + ".weight");
   if (has_pooler_) {
     pooler_.out = pooler_.in = E;
-    pooler_.packed.assign(static_cast<size_t>(packed_floats(E, E)), 0.0f);
+    pooler_.packed.assign(storage == PackedStorage::kFloat32 ? static_cast<size_t>(packed_floats(E, E)) : 0, 0.0f);
+    pooler_.packed16.assign(storage == PackedStorage::kFloat32 ? 0 : static_cast<size_t>(packed_floats(E, E)), 0);
+    pooler_.bf16 = storage == PackedStorage::kBfloat16;
     pooler_.bias.assign(static_cast<size_t>(E), 0.0f);
     linear(p + n.pooler, &pooler_);
   }
@@ -374,7 +425,7 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
   if (c.lm_head) {
     // tied: the head is the token embeddings (a copy in the file, where one was written, is the same tensor)
     if (c.tie_word_embeddings) drop(n.head_weight, {V, E});
-    else pack(n.head_weight, head_.packed.data(), V, E, 0, V, false);
+    else pack(n.head_weight, head_.packed.data(), head_.packed16.data(), V, E, 0, V, false);
   }
 
   for (auto& [name, slot] : plan) {
@@ -441,6 +492,7 @@ Status Model::FeedWeights(const uint8_t* bytes, size_t count) {
       std::string().swap(g.header);
       g.header_done = true;
       g.values.resize(16384);
+      g.words.resize(16384);
     }
   }
   // 2. the data: each tensor's values converted and written where its slot says
@@ -487,6 +539,9 @@ Status Model::FeedWeights(const uint8_t* bytes, size_t count) {
       }
       if (e.slot.kind == Slot::Kind::kCopy) {
         std::memcpy(e.slot.dest + e.slot.offset + first, out, static_cast<size_t>(n_out) * sizeof(float));
+      } else if (e.slot.dest16 != nullptr) {
+        kernels::pack_weight_elements16(e.slot.dest16, e.slot.N, e.slot.K, e.slot.row_offset, e.slot.rows, g.words.data(),
+                                        static_cast<int64_t>(first), n_out, e.slot.transposed);
       } else {
         kernels::pack_weight_elements(e.slot.dest, e.slot.N, e.slot.K, e.slot.row_offset, e.slot.rows, out,
                                       static_cast<int64_t>(first), n_out, e.slot.transposed);
@@ -516,6 +571,7 @@ Status Model::FeedWeights(const uint8_t* bytes, size_t count) {
       return Status::Ok();
     };
     if (g.carried == e.width) {
+      if (e.width == 2) g.words[0] = static_cast<uint16_t>(g.carry[0] | g.carry[1] << 8);
       out[n_out++] = value_of(g.carry);
       g.carried = 0;
       first = (in_tensor + used) / width - 1;
@@ -524,6 +580,9 @@ Status Model::FeedWeights(const uint8_t* bytes, size_t count) {
     while (used + width <= here) {
       const size_t batch = std::min<size_t>(g.values.size(), (here - used) / width);
       for (size_t i = 0; i < batch; ++i) out[n_out++] = value_of(bytes + used + i * width);
+      if (e.width == 2) {
+        for (size_t i = 0; i < batch; ++i) g.words[i] = static_cast<uint16_t>(bytes[used + 2 * i] | bytes[used + 2 * i + 1] << 8);
+      }
       used += batch * width;
       if (!flush()) return non_finite();
     }
@@ -628,7 +687,7 @@ void Model::embed(const int32_t* ids, int64_t T, std::vector<float>* x) const {
   x->assign(static_cast<size_t>(T * E), 0.0f);
   for (int64_t t = 0; t < T; ++t) {
     float* row = x->data() + t * E;
-    kernels::unpack_weight_rows(row, word_.packed.data(), E, ids[t], ids[t] + 1);
+    word_.row(row, ids[t]);
     const float* position = position_.data() + t * E;
     for (int64_t i = 0; i < E; ++i) {
       row[i] = token_types ? (row[i] + token_type_[static_cast<size_t>(i)]) + position[i] : row[i] + position[i];
@@ -670,9 +729,9 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool hea
     layer_norm(x->data(), x->data(), layer.attention_norm, T);
     normed_ = *x;
   }
-  kernels::linear_packed(up_.data(), normed_.data(), layer.up.packed.data(), layer.up.bias.data(), T, I, E);
+  layer.up.apply(up_.data(), normed_.data(), layer.up.bias.data(), T);
   activate(up_.data(), T * I);
-  kernels::linear_packed(down_.data(), up_.data(), layer.down.packed.data(), layer.down.bias.data(), T, E, I);
+  layer.down.apply(down_.data(), up_.data(), layer.down.bias.data(), T);
   for (size_t i = 0; i < x->size(); ++i) (*x)[i] += down_[i];
   if (!pre) layer_norm(x->data(), x->data(), layer.ffn_norm, T);
   out->weights = std::move(attended.weights);
@@ -696,20 +755,20 @@ void Model::heads(const std::vector<float>& x, int64_t T, RunResult* r) {
   const std::vector<float>& h = r->hidden.data;
   if (has_pooler_) {  // the first token's hidden state
     reshape(&r->pooled, {E});
-    kernels::linear_packed(r->pooled.data.data(), h.data(), pooler_.packed.data(), pooler_.bias.data(), 1, E, E);
+    pooler_.apply(r->pooled.data.data(), h.data(), pooler_.bias.data(), 1);
     for (float& v : r->pooled.data) v = std::tanh(v);
   }
   const float* bias = head_.bias.empty() ? nullptr : head_.bias.data();
   if (c.task == Task::kNextToken) {
     reshape(&r->logits, {T, V});
-    kernels::linear_packed(r->logits.data.data(), h.data(), head_weight().packed.data(), bias, T, V, E);
+    head_weight().apply(r->logits.data.data(), h.data(), bias, T);
   } else if (c.task == Task::kMasked) {
     normed_.resize(h.size());
-    kernels::linear_packed(normed_.data(), h.data(), head_transform_.packed.data(), head_transform_.bias.data(), T, E, E);
+    head_transform_.apply(normed_.data(), h.data(), head_transform_.bias.data(), T);
     activate(normed_.data(), T * E);
     layer_norm(normed_.data(), normed_.data(), head_norm_, T);
     reshape(&r->logits, {T, V});
-    kernels::linear_packed(r->logits.data.data(), normed_.data(), head_weight().packed.data(), bias, T, V, E);
+    head_weight().apply(r->logits.data.data(), normed_.data(), bias, T);
   }
 }
 
@@ -743,8 +802,7 @@ void Model::next_token_logprobs(const std::vector<float>& x, const int32_t* ids,
   if (!final_norm_.weight.empty()) layer_norm(normed_.data(), x.data(), final_norm_, rows);
   else std::copy(x.begin(), x.begin() + rows * E, normed_.begin());
   logits->resize(static_cast<size_t>(rows * V));
-  kernels::linear_packed(logits->data(), normed_.data(), head_weight().packed.data(),
-                         head_.bias.empty() ? nullptr : head_.bias.data(), rows, V, E);
+  head_weight().apply(logits->data(), normed_.data(), head_.bias.empty() ? nullptr : head_.bias.data(), rows);
   out->resize(static_cast<size_t>(rows));
   for (int64_t t = 0; t < rows; ++t) {
     const float* row = logits->data() + t * V;

@@ -41,6 +41,13 @@ TEST(Streaming, AnyChunkSizeGivesTheSameModel) {
                               read_bytes(models_file(name + "/" + file)), file, LoadLimits(), &whole).ok());
       RunResult expected;
       ASSERT_TRUE(whole->Run(ids.data(), ids.size(), RunOptions(), &expected).ok());
+      // a float16 / bfloat16 file's matrices stay 16-bit: half the bytes of the float32 file's
+      if (file != "model.safetensors") {
+        std::unique_ptr<Model> f32;
+        ASSERT_TRUE(Model::Load(read_bytes(models_file(name + "/config.json")), "config.json",
+                                read_bytes(models_file(name + "/model.safetensors")), "model.safetensors", LoadLimits(), &f32).ok());
+        EXPECT_LT(whole->weight_bytes(), f32->weight_bytes() * 6 / 10) << name << " " << file;
+      }
       for (const size_t chunk : {size_t{1}, size_t{3}, size_t{4093}}) {
         std::unique_ptr<Model> model = streamed(name, file, chunk, chunk != 3);
         RunResult r;
