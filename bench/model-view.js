@@ -84,7 +84,7 @@ export async function benchModelView({ draws = 30 } = {}) {
       const model = explorer.source.model;
       const ids = (await model.encode(text)).slice(0, shape.tokens);
       if (ids.length < shape.tokens) throw new Error(`the bench text has ${ids.length} tokens, fewer than ${shape.tokens}`);
-      const words = (await model.tokens(ids)).map((p) => p.replace(/\u0120/g, ' ')).join('');
+      const words = (await model.read(ids)).texts.join('');
       await explorer.selectSentence(words);
       const T = explorer.sentence.tokens.length;
       await new Promise((resolve) => requestAnimationFrame(() => resolve(null)));

@@ -1,6 +1,6 @@
-// The Embind table of Hugging Face checkpoints (cpp/include/mha/models.h, mha/hf_tokenizer.h),
-// in the dialect of boundary.h: one ModelSession holds a model, its tokenizer and the buffers
-// that cross the boundary in bulk. Inputs go into buffers a call sizes and returns the byte
+// The Embind table of Hugging Face checkpoints (cpp/include/mha/models.h), in the dialect of
+// boundary.h: one ModelSession holds a model and the buffers that cross the boundary in bulk;
+// it takes ids (tokenizer.json is read in JavaScript, web/lib/tokenizer.js). Inputs go into buffers a call sizes and returns the byte
 // offset of (weightsBuffer, idsBuffer); results come out as TensorRefs (byte offset and shape,
 // sliced at once); lists of integers (the heads to switch off) cross as arrays. Every fallible
 // call returns an Outcome or a result that carries one. Files, checks of JavaScript types,
@@ -16,12 +16,10 @@
 #include <vector>
 
 #include "boundary.h"
-#include "mha/hf_tokenizer.h"
 #include "mha/models.h"
 
 namespace {
 
-using emscripten::typed_memory_view;
 using emscripten::val;
 using mha::bindings::Buffer;
 using mha::bindings::byte_offset;
@@ -85,14 +83,6 @@ class ModelSession {
   // Bytes the weights take in the module (the kernels' layout).
   double weightBytes() const { return model_ ? static_cast<double>(model_->weight_bytes()) : 0; }
 
-  Outcome loadTokenizer(const std::string& json, const std::string& file) {
-    std::unique_ptr<mha::models::HfTokenizer> tokenizer;
-    const mha::Status s = mha::models::HfTokenizer::FromJson(json, file, &tokenizer);
-    if (!s.ok()) return outcome_of(s);
-    tokenizer_ = std::move(tokenizer);
-    return {};
-  }
-
   // config as JSON-able fields
   val config() const {
     val c = val::object();
@@ -120,22 +110,8 @@ class ModelSession {
     return c;
   }
 
-  bool hasTokenizer() const { return tokenizer_ != nullptr; }
-  std::string tokenizerKind() const {
-    if (!tokenizer_) return "";
-    return tokenizer_->kind() == mha::models::HfTokenizer::Kind::kByteLevelBpe ? "bpe" : "wordpiece";
-  }
-  std::string token(double id) const { return tokenizer_ ? tokenizer_->token(static_cast<int32_t>(to_int64(id))) : ""; }
-  double tokenId(const std::string& token) const { return tokenizer_ ? tokenizer_->token_id(token) : -1; }
-
-  // Encodes a text into the session's ids (read with ids()).
-  Outcome encode(const std::string& text) {
-    if (!tokenizer_) return invalid("no tokenizer.json is loaded");
-    return outcome_of(tokenizer_->encode(text, &ids_));
-  }
-  // Ids go into idsBuffer(n) (or come from encode()); run() and headImportance() take them.
+  // Ids go into idsBuffer(n); run() and headImportance() take them.
   Buffer idsBuffer(double count) { return buffer_of(ids_, count); }
-  val ids() { return val(typed_memory_view(ids_.size(), ids_.data())); }
 
   // Runs the ids; `ablate` is [layer, head, layer, head, ...], the heads switched off;
   // `headOutputs`: keep each layer's head outputs, concatenation and attention output too.
@@ -191,7 +167,6 @@ class ModelSession {
   void dispose() {
     model_.reset();
     end_load();
-    tokenizer_.reset();
     result_ = mha::models::RunResult();
     importance_ = mha::Tensor();
     parameter_ = mha::Tensor();
@@ -245,7 +220,6 @@ class ModelSession {
 
   std::unique_ptr<mha::models::Model> model_;
   std::unique_ptr<mha::models::Model> pending_;  // being loaded
-  std::unique_ptr<mha::models::HfTokenizer> tokenizer_;
   std::vector<uint8_t> chunk_;
   std::vector<int32_t> ids_;
   mha::models::RunResult result_;
@@ -264,15 +238,8 @@ EMSCRIPTEN_BINDINGS(mha_models) {
       .function("feed", &ModelSession::feed)
       .function("finish", &ModelSession::finish)
       .function("weightBytes", &ModelSession::weightBytes)
-      .function("loadTokenizer", &ModelSession::loadTokenizer)
       .function("config", &ModelSession::config)
-      .function("hasTokenizer", &ModelSession::hasTokenizer)
-      .function("tokenizerKind", &ModelSession::tokenizerKind)
-      .function("token", &ModelSession::token)
-      .function("tokenId", &ModelSession::tokenId)
-      .function("encode", &ModelSession::encode)
       .function("idsBuffer", &ModelSession::idsBuffer)
-      .function("ids", &ModelSession::ids)
       .function("run", &ModelSession::run)
       .function("headImportance", &ModelSession::headImportance)
       .function("layerWeights", &ModelSession::layerWeights)

@@ -16,6 +16,10 @@ const FILES = [
   ['katex/dist/katex.mjs', 'katex/katex.mjs'],
   ['katex/dist/katex.min.css', 'katex/katex.min.css'],
   ['katex/dist/fonts', 'katex/fonts'],
+  // Hugging Face's tokenizer library (an ES module, no dependencies; Apache-2.0, its licence
+  // beside it), loaded only where a model's tokenizer.json is read (web/lib/tokenizer.js)
+  ['@huggingface/tokenizers/dist/tokenizers.min.mjs', 'tokenizers.mjs'],
+  ['@huggingface/tokenizers/LICENSE', 'tokenizers.LICENSE'],
 ];
 
 mkdirSync(vendorDir, { recursive: true });

@@ -56,7 +56,7 @@ async function main() {
     console.error(`[model] ${error.message}`);
     process.exit(1);
   }
-  const maskId = model.tokenizer === 'wordpiece' ? model.encode('[MASK]').find((id) => model.tokens([id])[0] === '[MASK]') : undefined;
+  const maskId = model.tokenizer?.maskId ?? undefined;
   const causal = model.config.task === 'next-token';
   const loadMs = performance.now() - loadStart;
   const lines = await readStdin();

@@ -1,9 +1,9 @@
 // Writes tests/golden/models/tokenizer_cases.json: the ids of the committed texts under each
 // small tokenizer.json (tests/golden/models/tokenizers/*/, written by
 // scripts/reference/hf_reference.py), as the reference tokenizer, @huggingface/tokenizers (pure JS,
-// the tokenizers of transformers.js), encodes them. The C++ tokenizers are tested against these ids
-// (tests/cpp/models/tokenizer_test.cpp); tests/js/hf-tokenizers.test.js checks that the
-// reference still gives them.
+// the tokenizers of transformers.js), encodes them. The models' tokenizer (web/lib/tokenizer.js,
+// the same library, vendored) is tested against these ids (tests/js/models.test.js);
+// tests/js/hf-tokenizers.test.js checks that the library in node_modules still gives them.
 //
 //   node scripts/reference/hf_tokenizer_cases.js          (writes the file)
 import fs from 'node:fs';

@@ -17,8 +17,8 @@
 // its files came from), axe and the screenshot with its head importance shown, the model view's
 // click and arrow keys, its heads measured by the roles rule (the relations a causal model cannot
 // see shown as not visible), one bad file (no model.safetensors), the example from a URL with
-// <mha-explorer model-url>, one layer of a BERT in the element from another origin, the widths, and a course
-// page on an origin of its own whose element comes from a CDN-like server
+// <mha-explorer model-url>, one layer of a BERT in the element from another origin, the widths,
+// and a course page on an origin of its own whose element comes from a CDN-like server
 // (Access-Control-Allow-Origin: *) with a model from a third origin, under the
 // Content-Security-Policy docs/element.md gives, with and without worker="never" (its workers start
 // through blob: trampolines; a crossOriginIsolated page keeps to the single-thread core). In

@@ -1,6 +1,6 @@
-// The committed tokenizer cases (tests/golden/models/tokenizer_cases.json), whose ids the C++
-// tokenizers are tested against (tests/cpp/models/tokenizer_test.cpp), are what the reference
-// tokenizer gives today: @huggingface/tokenizers (pure JavaScript, offline) re-encodes every
+// The committed tokenizer cases (tests/golden/models/tokenizer_cases.json), whose ids the models'
+// tokenizer (web/lib/tokenizer.js) is tested against (tests/js/models.test.js), are what the
+// reference tokenizer gives today: @huggingface/tokenizers (pure JavaScript, offline) re-encodes every
 // text of every tokenizer.json, and the model folders carry those same tokenizer.json files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,38 +1,20 @@
-// The model source's reading of a tokenizer's pieces (web/sources/model.js): byte-level BPE
-// decoded back to text, WordPiece's "##", and the grouping of pieces into words that the roles
-// rule reads, on every annotated sentence of web/data/roles read by the example model's own
-// tokenizer; and the source itself over a model opened in Node.js (ids, layers, predictions,
-// heads switched off) against the model's own run.
+// The model source (web/sources/model.js) on the model's reading of its pieces
+// (web/lib/tokenizer.js, tested on its own in tokenizer.test.js): every annotated sentence of
+// web/data/roles read by the example model's own tokenizer gives its words; and the source
+// itself over a model opened in Node.js (ids, layers, predictions, heads switched off) against
+// the model's own run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadModel } from '../../web/lib/models.js';
-import { ModelSource, modelWords, pieceShown } from '../../web/sources/model.js';
+import { ModelSource } from '../../web/sources/model.js';
 import { dataSentences, onPieces } from '../../web/roles/sentences.js';
 import { loadMha } from '../../web/lib/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const EXAMPLE = `${root}web/examples/models/gpt2-lesson`;
 const data = (name) => JSON.parse(readFileSync(`${root}web/data/roles/${name}`, 'utf8'));
-
-test('byte-level BPE pieces read back as text; WordPiece drops "##"', () => {
-  assert.equal(pieceShown('Ġcat', 'bpe'), ' cat');
-  assert.equal(pieceShown('Ċ', 'bpe'), '\n');
-  assert.equal(pieceShown('âĢĻ', 'bpe'), '’'); // U+2019 as GPT-2 spells its three bytes
-  assert.equal(pieceShown('âĢ', 'bpe'), 'âĢ'); // two of its three bytes: not text, shown as spelled
-  assert.equal(pieceShown('##ing', 'wordpiece'), 'ing');
-  assert.equal(pieceShown('[CLS]', 'wordpiece'), '[CLS]');
-});
-
-test('words of pieces: a space starts one, punctuation and special tokens are their own', () => {
-  const pieces = ['The', 'Ġc', 'at', 'Ġ', 'in', "'s", '.', '<|endoftext|>'];
-  const { words, marked } = modelWords(pieces, 'bpe', new Set([7]));
-  assert.deepEqual(words, [0, 1, 1, 2, 2, 2, 3, 4]); // "'s" has letters: it stays with its word
-  assert.deepEqual(marked.slice(0, 5), ['▁The', '▁c', 'at', '▁', 'in']);
-  const bert = modelWords(['[CLS]', 'the', 'cat', '##s', 'sat', '.', '[SEP]'], 'wordpiece', new Set([0, 6]));
-  assert.deepEqual(bert.words, [0, 1, 2, 2, 3, 4, 5]);
-});
 
 test('every annotated sentence within the context lines up with its words on the example model\'s tokens', async () => {
   const model = await loadModel(EXAMPLE);
@@ -44,7 +26,7 @@ test('every annotated sentence within the context lines up with its words on the
     for (const s of sentences) {
       const ids = model.encode(s.text);
       if (ids.length > model.config.maxPositions) { long += 1; continue; }
-      const { words, marked } = modelWords(model.tokens(ids), model.tokenizer, new Set());
+      const { words, marked } = model.read(ids);
       if (onPieces(s, { pieces: marked, words })) aligned += 1;
       else misaligned.push(s.id);
     }

@@ -152,7 +152,8 @@ test('no tokenizer.json (404) opens a model that runs on ids', { timeout: 60_000
   const direct = await loadModel(path.join(MODELS_DIR, 'gpt2-trained'));
   const ids = direct.encode('the king follows himself.');
   assert.deepEqual(Array.from(model.run(ids).logits.data), Array.from(direct.run(ids).logits.data));
-  assert.throws(() => model.run('a text'), /needs tokenizer\.json/);
+  assert.throws(() => model.run('a text'), /a text needs tokenizer\.json, which this model has not; pass ids/);
+  assert.throws(() => model.read(ids), /read needs tokenizer\.json, which this model has not$/);
   model.dispose();
   direct.dispose();
 });

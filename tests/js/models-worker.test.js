@@ -32,6 +32,7 @@ async function outputs(model) {
     tokenizer: model.tokenizer,
     ids,
     tokens: await model.tokens(ids),
+    reading: await model.read(ids),
     weights: r.layers.map((l) => Array.from(l.weights.data)),
     logits: Array.from(r.logits.data),
     hidden: Array.from(r.hidden.data),

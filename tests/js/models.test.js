@@ -1,9 +1,10 @@
 // Hugging Face checkpoints in WebAssembly (web/lib/models.js, mha_models.wasm): the golden
 // models of scripts/reference/hf_reference.py give PyTorch's attention weights (within 1e-5) and
-// logits (within 1e-4) for every dtype's file, and GPT-2's head importance (within 1e-4); the C++
-// tokenizers in the module give the reference's ids (@huggingface/tokenizers,
-// tests/golden/models/tokenizer_cases.json) on every case; bad files are refused with messages
-// naming the file and the field; npm run model prints one JSON object per line.
+// logits (within 1e-4) for every dtype's file, and GPT-2's head importance (within 1e-4); the
+// model's tokenizer (web/lib/tokenizer.js) gives the committed ids
+// (tests/golden/models/tokenizer_cases.json) on every case; bad files, tokenizer.json among them,
+// are refused with messages naming the file and the field; npm run model prints one JSON object
+// per line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -71,7 +72,7 @@ test('every golden model and dtype matches PyTorch in WebAssembly', async () => 
   }
 });
 
-test('the C++ tokenizers give the reference ids on every committed case', async () => {
+test('the model\'s tokenizer gives the committed ids on every case', async () => {
   const cases = JSON.parse(read('tokenizer_cases.json'));
   let total = 0, matched = 0;
   for (const [name, { cases: list }] of Object.entries(cases.tokenizers)) {
@@ -88,7 +89,7 @@ test('the C++ tokenizers give the reference ids on every committed case', async 
     }
     model.dispose();
   }
-  console.log(`    ${matched} of ${total} cases match @huggingface/tokenizers`);
+  console.log(`    ${matched} of ${total} cases match the committed ids`);
   assert.ok(total >= 80);
 });
 
@@ -97,7 +98,7 @@ test('a folder on disk opens, and run() takes ids, ablation and gives top-k', as
   assert.equal(model.config.name, 'GPT-2');
   assert.equal(model.config.causal, true);
   assert.equal(model.config.task, 'next-token');
-  assert.equal(model.tokenizer, 'bpe');
+  assert.deepEqual(model.tokenizer, { kind: 'bpe', name: 'byte-level BPE', vocabSize: 377, maskId: null });
   const ids = model.encode('the king follows himself.');
   const plain = model.run(ids);
   const top = model.top(plain, 5);
@@ -134,6 +135,17 @@ test('the memory is planned from config.json: a model that will not fit is refus
   assert.equal(reads, 0, 'no byte of the weights was read');
 });
 
+test('tokenizer_config.json is read with tokenizer.json: its mask_token is the mask the CLI and the page fill in', async () => {
+  const files = { 'config.json': read('bert-mlm', 'config.json'), 'model.safetensors': read('bert-mlm', 'model.safetensors'), 'tokenizer.json': read('bert-mlm', 'tokenizer.json') };
+  const vocab = JSON.parse(read('bert-mlm', 'tokenizer.json')).model.vocab;
+  const plain = await loadModel(files);
+  assert.deepEqual(plain.tokenizer, { kind: 'wordpiece', name: 'WordPiece', vocabSize: 208, maskId: vocab['[MASK]'] });
+  plain.dispose();
+  const withConfig = await loadModel({ ...files, 'tokenizer_config.json': JSON.stringify({ mask_token: '[UNK]' }) });
+  assert.equal(withConfig.tokenizer.maskId, vocab['[UNK]']);
+  withConfig.dispose();
+});
+
 test('bad files are refused with the file and the field named', async () => {
   const config = JSON.parse(read('gpt2-tied', 'config.json'));
   const weights = read('gpt2-tied', 'model.safetensors');
@@ -165,6 +177,22 @@ test('bad files are refused with the file and the field named', async () => {
   const tokenizer = read('gpt2-tied', 'tokenizer.json').toString('utf8');
   await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights, 'tokenizer.json': tokenizer.slice(0, 500) },
     'INVALID_CONFIG', /tokenizer\.json: not valid JSON/);
+  // a damaged tokenizer.json: the field, what was expected and what came
+  const damaged = async (change, pattern, name = 'gpt2-tied') => {
+    const json = JSON.parse(read(name, 'tokenizer.json'));
+    change(json);
+    await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights, 'tokenizer.json': JSON.stringify(json) }, 'INVALID_CONFIG', pattern);
+  };
+  await damaged((j) => { j.model.type = 'Nope'; }, /tokenizer\.json: field 'model\.type' is "Nope"; expected BPE, WordPiece, Unigram/);
+  await damaged((j) => { delete j.model.vocab; }, /tokenizer\.json: field 'model\.vocab' is undefined; expected an object of piece: id/);
+  await damaged((j) => { j.model.vocab['Ġthe'] = 'seven'; }, /field 'model\.vocab' entry "Ġthe" is "seven"; expected an id/);
+  await damaged((j) => { j.model.merges[3] = 'nospace'; }, /field 'model\.merges' entry 3 is "nospace"; expected "left right"/);
+  await damaged((j) => { j.added_tokens = 5; }, /field 'added_tokens' is 5; expected an array/);
+  await damaged((j) => { j.pre_tokenizer = { type: 'Whatever' }; }, /tokenizer\.json: the tokenizer library cannot read it: .*Whatever/);
+  await damaged((j) => { j.model.vocab = [['a', 0]]; }, /field 'model\.vocab' is an array; expected an object/, 'bert-mlm');
+  await damaged((j) => { j.model.unk_token = '[NOPE]'; }, /field 'model\.unk_token' is "\[NOPE\]"; expected a piece of model\.vocab/, 'bert-mlm');
+  await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights, 'tokenizer.json': tokenizer, 'tokenizer_config.json': '[1]' },
+    'INVALID_CONFIG', /tokenizer_config\.json: expected a JSON object, got an array/);
   assert.ok(MODEL_LIMITS.maxMemoryBytes >= 2 ** 31, 'GPT-2 small fits the limits');
 });
 

@@ -4,7 +4,8 @@
 // must stay errors.
 import {
   loadModel, loadWorkerModel, MODEL_LIMITS,
-  type HeadImportance, type Model, type ModelConfig, type ModelMemory, type ModelProgress, type ModelRunResult, type WorkerModel,
+  type HeadImportance, type Model, type ModelConfig, type ModelMemory, type ModelProgress, type ModelRunResult, type TokenizerInfo,
+  type TokenReading, type WorkerModel,
 } from 'mha-explorer/models';
 
 export async function nextToken(files: File[]): Promise<number> {
@@ -23,7 +24,7 @@ export async function nextToken(files: File[]): Promise<number> {
 
 export async function fromBytes(config: string, weights: Uint8Array): Promise<string | null> {
   const model = await loadModel({ 'config.json': config, 'model.safetensors': weights });
-  return model.tokenizer;
+  return model.tokenizer?.name ?? null;
 }
 
 export async function fromUrl(signal: AbortSignal): Promise<number> {
@@ -37,6 +38,9 @@ export async function fromUrl(signal: AbortSignal): Promise<number> {
   again.dispose();
   const ids: number[] = model.encode('the king');
   const pieces: string[] = model.tokens(ids);
+  const reading: TokenReading = model.read(ids);
+  const word: number = reading.words[0];
+  const shown: string = reading.texts[0];
   const importance: HeadImportance = model.headImportance(ids);
   const [layers, heads]: [number, number] = importance.shape;
   const disposed: boolean = model.disposed;
@@ -45,7 +49,7 @@ export async function fromUrl(signal: AbortSignal): Promise<number> {
   // @ts-expect-error a signal is an AbortSignal
   await loadModel('models/x/', { signal: true });
   const total: number = seen[0]?.total ?? 0;
-  return pieces.length + layers * heads + total + (disposed ? 1 : 0);
+  return pieces.length + layers * heads + total + (disposed ? 1 : 0) + word + shown.length;
 }
 
 export async function inAWorker(files: FileList): Promise<Array<[number, number]>> {
@@ -61,8 +65,13 @@ export async function inAWorker(files: FileList): Promise<Array<[number, number]
   const direct: number[] = model.encode('x');
   const top = await model.top(result, 3);
   const config: Readonly<ModelConfig> = model.config;
-  const kind: 'bpe' | 'wordpiece' | null = model.tokenizer;
+  const tokenizer: Readonly<TokenizerInfo> | null = model.tokenizer;
+  const kind: 'bpe' | 'wordpiece' | 'unigram' | undefined = tokenizer?.kind;
+  const mask: number | null | undefined = tokenizer?.maskId;
+  const marked: string[] = (await model.read(ids)).marked;
+  // @ts-expect-error the tokenizer is described, not named by a string
+  const named: string | null = model.tokenizer;
   model[Symbol.dispose]();
-  void [weights, importance, pieces, direct, config, kind];
+  void [weights, importance, pieces, direct, config, kind, mask, marked, named];
   return top;
 }

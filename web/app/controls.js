@@ -86,9 +86,18 @@ export function showSourceControls() {
   $('source-note').textContent = source.note();
   /** @type {HTMLButtonElement} */ ($('download-weights')).disabled = !source.attention;
   $('layer-picker').hidden = source.numLayers <= 1;
-  const select = /** @type {HTMLSelectElement} */ ($('layer'));
+  let select = /** @type {HTMLSelectElement} */ ($('layer'));
   if (select.options.length !== source.numLayers) {
     select.replaceChildren(...Array.from({ length: source.numLayers }, (_, l) => el('option', { value: String(l), text: String(l) })));
+  }
+  if (select.value !== String(source.layer)) {
+    // WebKit fires no change when the user picks what they picked last, even if the value was set
+    // here in between (layer 1 of one source, then of the next): a fresh select has no last pick
+    const focused = document.activeElement === select;
+    const fresh = /** @type {HTMLSelectElement} */ (select.cloneNode(true));
+    select.replaceWith(fresh);
+    select = fresh;
+    if (focused) select.focus();
   }
   select.value = String(source.layer);
   const table = source.roles;

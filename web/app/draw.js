@@ -15,6 +15,7 @@ import { headMaps } from '../sources/source.js';
 import { D_MODEL, LAYOUT } from '../sources/embeddings.js';
 import { headText, concatFormula } from '../explorer/present.js';
 import { explorer } from './explorer.js';
+import { nextTask } from '../lib/next-task.js';
 
 /** The page's element with this id: the markup has every id these scripts ask for. */
 const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -101,17 +102,43 @@ const VIEWS = {
 export const HEAD_VIEWS = ['measure', 'tabs', 'main', 'info', 'table', 'grid', 'wo', 'follow', 'weights', 'layers'];
 export const HOVER_VIEWS = ['measure', 'main', 'grid', 'pair', 'wo', 'follow', 'tokens', 'predictions'];
 
-/** Draw the views named in `only` (all by default). @param {string[] | null} [only] */
-export function render(only = null) {
+/** What a new result draws in a task after the rest: the page answers input between the two. The
+ *  weights table comes last of all, so a table of the shown key means every view is drawn. */
+const LATER = new Set(['grid', 'pair', 'wo', 'follow', 'layers', 'predictions', 'table']);
+let fullRun = 0;
+
+/**
+ * Draw the views named in `only` (every view by default) at once; with `split`, every view,
+ * what shows the selected head first and the rest (LATER) in the next task. Resolves to the ms
+ * spent drawing, or null when a newer split drawing took over before the rest was drawn.
+ * @param {string[] | null} [only]
+ * @param {{ split?: boolean }} [options]
+ * @returns {Promise<number | null>}
+ */
+export function render(only = null, { split = false } = {}) {
   /** @type {Record<string, number>} */
   const parts = {};
-  for (const [name, draw] of Object.entries(VIEWS)) {
-    if (only && !only.includes(name)) continue;
-    const t0 = performance.now();
-    draw();
-    parts[name] = performance.now() - t0;
+  const draw = (/** @type {(name: string) => boolean} */ which) => {
+    for (const [name, view] of Object.entries(VIEWS)) {
+      if (!which(name)) continue;
+      const t0 = performance.now();
+      view();
+      parts[name] = performance.now() - t0;
+    }
+    explorer.timings.parts = parts;
+  };
+  const sum = () => Object.values(parts).reduce((a, b) => a + b, 0);
+  if (!split) {
+    draw((name) => !only || only.includes(name));
+    return Promise.resolve(sum());
   }
-  explorer.timings.parts = parts;
+  const run = ++fullRun;
+  draw((name) => !LATER.has(name));
+  return nextTask().then(() => {
+    if (run !== fullRun || !explorer.result) return null;
+    draw((name) => LATER.has(name));
+    return sum();
+  });
 }
 
 function renderTabs() {

@@ -55,7 +55,8 @@ function wireControls() {
   wireModelOpening();
   $('importance-measure').addEventListener('click', () => explorer.measureImportance());
   $('head-how').addEventListener('toggle', () => renderHeadWeights());
-  $('layer').addEventListener('change', () => explorer.selectLayer(Number(/** @type {HTMLSelectElement} */ ($('layer')).value)));
+  // on the select's label: the select itself is replaced at times (controls.js)
+  $('layer-picker').addEventListener('change', () => explorer.selectLayer(Number(/** @type {HTMLSelectElement} */ ($('layer')).value)));
   $('similarity-form').addEventListener('submit', (event) => {
     event.preventDefault();
     explorer.compareSentences(/** @type {HTMLInputElement} */ ($('similarity-a')).value, /** @type {HTMLInputElement} */ ($('similarity-b')).value);
@@ -106,11 +107,14 @@ function onChange(event) {
   if (has('result')) {
     const t0 = performance.now();
     showCounts();
-    render();
-    const t1 = performance.now();
-    const { timings } = explorer;
-    Object.assign(timings, { lastDrawMs: t1 - t0, lastUpdateMs: timings.lastComputeMs + (t1 - t0) });
-    $('perf').textContent = `Last update: ${timings.lastUpdateMs.toFixed(1)} ms (core: forward pass, statistics and divergences ${timings.lastComputeMs.toFixed(1)} ms; drawing ${(t1 - t0).toFixed(1)} ms) for ${explorer.shown().sentence.tokens.length} tokens.`;
+    const counts = performance.now() - t0;
+    render(null, { split: true }).then((drawMs) => {
+      if (drawMs === null) return;
+      const { timings } = explorer;
+      const ms = counts + drawMs;
+      Object.assign(timings, { lastDrawMs: ms, lastUpdateMs: timings.lastComputeMs + ms });
+      $('perf').textContent = `Last update: ${timings.lastUpdateMs.toFixed(1)} ms (core: forward pass, statistics and divergences ${timings.lastComputeMs.toFixed(1)} ms; drawing ${ms.toFixed(1)} ms) for ${explorer.shown().sentence.tokens.length} tokens.`;
+    });
   } else if (explorer.result) {
     if (has('selectedHead')) drawSelectedHead();
     if (has('pair')) render(['measure', 'pair']);

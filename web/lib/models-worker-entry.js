@@ -3,12 +3,12 @@
 // goes to the page as messages of their own, { progress }.
 //
 //   load [files, options]            loadModel(files, options): { config, tokenizer }
-//   call [method, args]              encode, tokens, memory, run, headImportance, attentionParameter
+//   call [method, args]              encode, tokens, read, memory, run, headImportance, attentionParameter
 import { MhaError } from './errors.js';
 import { loadModel } from './models.js';
 import { serveRequests } from './rpc.js';
 
-const METHODS = new Set(['encode', 'tokens', 'memory', 'run', 'headImportance', 'attentionParameter']);
+const METHODS = new Set(['encode', 'tokens', 'read', 'memory', 'run', 'headImportance', 'attentionParameter']);
 
 /** @type {import('./models.js').Model | null} */
 let model = null;
@@ -23,7 +23,7 @@ serveRequests(async (op, /** @type {any[]} */ args) => {
     model?.dispose();
     model = null;
     model = await loadModel(/** @type {Parameters<typeof loadModel>[0]} */ (files), options);
-    return { config: { ...model.config }, tokenizer: model.tokenizer };
+    return { config: { ...model.config }, tokenizer: model.tokenizer && { ...model.tokenizer } };
   }
   if (op === 'call') {
     const [method, methodArgs] = args;

@@ -104,7 +104,7 @@ export async function loadWorkerModel(files, options = {}) {
   });
   const rpc = connectWorker(worker, `the models' worker (${workerScriptName(entry)})`);
 
-  /** @type {{ config: import('./models.js').ModelConfig, tokenizer: 'bpe' | 'wordpiece' | null }} */
+  /** @type {{ config: import('./models.js').ModelConfig, tokenizer: import('./models.js').TokenizerInfo | null }} */
   let opened;
   /** @type {() => void} */
   let abort = () => {};
@@ -135,10 +135,11 @@ export async function loadWorkerModel(files, options = {}) {
   /** @type {import('./models.js').WorkerModel} */
   const model = {
     config: Object.freeze(opened.config),
-    tokenizer: opened.tokenizer,
+    tokenizer: opened.tokenizer && Object.freeze(opened.tokenizer),
     get disposed() { return disposed; },
     encode: (text) => call('encode', [text]),
     tokens: (ids) => call('tokens', [ids]),
+    read: (ids) => call('read', [ids]),
     memory: () => call('memory', []),
     run: (input, runOptions) => call('run', [input, runOptions]),
     headImportance: (input) => call('headImportance', [input]),

@@ -55,6 +55,35 @@ export interface ModelRunOptions {
   headOutputs?: boolean;
 }
 
+/** The model's tokenizer (tokenizer.json, read by Hugging Face's tokenizer library). */
+export interface TokenizerInfo {
+  /** tokenizer.json's model type, in lower case */
+  kind: 'bpe' | 'wordpiece' | 'unigram';
+  /** as a reader knows it: 'byte-level BPE' (GPT-2, Llama 3), 'WordPiece' (BERT), 'BPE with byte fallback' (Llama 2), 'Unigram', 'BPE' */
+  name: string;
+  /** the vocabulary with the added tokens */
+  vocabSize: number;
+  /** the token a masked LM fills in (tokenizer_config.json's mask_token, else the special token [MASK] or <mask>), or null */
+  maskId: number | null;
+}
+
+/**
+ * How the pieces of ids read, from the tokenizer's own decoder: a piece whose decoded text
+ * begins with white space starts a word; punctuation and special tokens are words of their own.
+ */
+export interface TokenReading {
+  /** the vocabulary's strings, as tokenizer.json spells them ('Ġcat', '##s', '▁cat') */
+  pieces: string[];
+  /** what each piece shows: the decoder's text of it (' cat', 's'); a piece that ends inside a character, as spelled */
+  texts: string[];
+  /** the word of each piece, 0, 1, … */
+  words: number[];
+  /** each piece in SentencePiece's convention: '▁' where a word starts, then its text without white space */
+  marked: string[];
+  /** which pieces are special tokens ([CLS], <|endoftext|>, <s>) */
+  special: boolean[];
+}
+
 /** A download's progress: bytes of `file` so far; `total` its Content-Length, 0 while not known (as in a ProgressEvent). */
 export interface ModelProgress {
   /** 'config.json', 'model.safetensors' or 'tokenizer.json' */
@@ -106,14 +135,18 @@ export type ModelFiles = string | URL | Iterable<File> | Map<string, ModelFileCo
 
 export declare class Model {
   readonly config: Readonly<ModelConfig>;
-  /** 'bpe', 'wordpiece', or null without tokenizer.json */
-  readonly tokenizer: 'bpe' | 'wordpiece' | null;
+  /** null without tokenizer.json */
+  readonly tokenizer: Readonly<TokenizerInfo> | null;
   /** Whether dispose() has been called (every method throws DISPOSED then). */
   readonly disposed: boolean;
+  /** The ids of a text, with the post-processor's special tokens. */
   encode(text: string): number[];
+  /** The vocabulary's strings for ids ('' for an id it has not). */
   tokens(ids: number[] | Int32Array): string[];
   /** The module's memory and the weights' share of it. */
   memory(): ModelMemory;
+  /** How the pieces of ids read: what each shows, the word of each. */
+  read(ids: number[] | Int32Array): TokenReading;
   run(input: string | number[] | Int32Array, options?: ModelRunOptions): ModelRunResult;
   /** GPT-2: per layer and head, the mean drop in log p(actual next token) with that head switched off: (L, H) */
   headImportance(input: string | number[] | Int32Array): HeadImportance;
@@ -126,7 +159,8 @@ export declare class Model {
 }
 
 /**
- * Opens config.json, model.safetensors (or the only *.safetensors) and tokenizer.json (optional):
+ * Opens config.json, model.safetensors (or the only *.safetensors) and tokenizer.json (optional,
+ * with tokenizer_config.json where there is one, from a folder or Files):
  * an http(s) URL of a folder or of its config.json (a relative URL in a page is the page's), a
  * folder path or file: URL in Node.js, Files (a folder picked or dropped), a Map or an object of
  * file name to content. Over HTTP a 404 of tokenizer.json means none; any other failure is an
@@ -138,12 +172,13 @@ export declare function loadModel(files: ModelFiles, options?: LoadModelOptions)
 /** Model's members with every method answered by a Web Worker (top() is computed here, from the logits). */
 export interface WorkerModel {
   readonly config: Readonly<ModelConfig>;
-  readonly tokenizer: 'bpe' | 'wordpiece' | null;
+  readonly tokenizer: Readonly<TokenizerInfo> | null;
   readonly disposed: boolean;
   encode(text: string): Promise<number[]>;
   tokens(ids: number[] | Int32Array): Promise<string[]>;
   /** The worker's module's memory and the weights' share of it. */
   memory(): Promise<ModelMemory>;
+  read(ids: number[] | Int32Array): Promise<TokenReading>;
   run(input: string | number[] | Int32Array, options?: ModelRunOptions): Promise<ModelRunResult>;
   headImportance(input: string | number[] | Int32Array): Promise<HeadImportance>;
   top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Promise<Array<[number, number]>>;

@@ -1,10 +1,12 @@
-// Checkpoints in Hugging Face layout (config.json, model.safetensors in float32, float16 or
-// bfloat16, tokenizer.json) of the families docs/models.md lists, run end to end by the
-// WebAssembly core (mha_models.wasm: the tokenizers and the transformers, every attention layer
-// the core's MultiHeadAttention). Files, downloads, shapes, defaults, errors and ownership live
-// here; the core reads the files, tokenizes and computes. The weights file is never held whole:
-// it goes to the core in chunks (from disk, a Blob's slices or a download's body as it arrives),
-// each written straight into the layout the kernels read.
+// GPT-2- and BERT-family checkpoints in Hugging Face layout (config.json, model.safetensors in
+// float32, float16 or bfloat16, tokenizer.json and tokenizer_config.json), run end to end by the
+// WebAssembly core (mha_models.wasm: the transformers, every attention layer the core's
+// MultiHeadAttention) on ids from the model's own tokenizer (tokenizer.js: Hugging Face's
+// tokenizer library). Files, downloads, shapes, defaults, errors and ownership live here; the
+// core reads the config and the weights and computes.
+// The weights file is never held whole: it goes to the core in chunks (from disk, a Blob's
+// slices or a download's body as it arrives), each written straight into the layout the kernels
+// read.
 //
 //   const model = await loadModel('path/to/folder');            // Node.js: a folder on disk
 //   const model = await loadModel('models/gpt2/');              // a folder served over HTTP (relative to the page)
@@ -20,11 +22,13 @@
 import { MhaError, statusCodes } from './errors.js';
 import { topTokens } from './top-tokens.js';
 import { heapViews, instantiateWasmModule, isNode, readTensor } from './wasm-module.js';
+import { loadTokenizer } from './tokenizer.js';
 
 export { loadWorkerModel } from './models-worker.js';
 
 const CONFIG_FILE = 'config.json';
 const TOKENIZER_FILE = 'tokenizer.json';
+const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json';
 const WEIGHTS_FILE = 'model.safetensors';
 const SHARDED_INDEX_FILE = 'model.safetensors.index.json';
 /**
@@ -226,7 +230,7 @@ async function readFolder(location) {
   /** @type {Map<string, ModelFileEntry>} */
   const byName = new Map();
   for (const name of found) {
-    if (name === CONFIG_FILE || name === TOKENIZER_FILE || name.endsWith('.safetensors')) {
+    if (name === CONFIG_FILE || name === TOKENIZER_FILE || name === TOKENIZER_CONFIG_FILE || name.endsWith('.safetensors')) {
       const where = path.join(dir, name);
       byName.set(name, { read: () => fs.readFile(where), where, open: () => fileChunks(fs, where) });
     }
@@ -290,6 +294,9 @@ async function valueChunks(value, file) {
  * A folder over HTTP: config.json (required; checked to be JSON before the weights are
  * fetched), model.safetensors (required; its body read as the core takes it) and tokenizer.json
  * (optional: a 404 means none; fetched after the weights).
+ * tokenizer_config.json is not asked for: a page reports every 404 as an error in its console,
+ * and the ids of GPT-2's, Llama 2's and Llama 3's tokenizers are the same without it
+ * (tests/js/tokenizer.test.js); it is read where the files are given (a folder, Files).
  * @param {URL} folder  ends with '/'
  * @param {ReadOptions} options
  * @returns {Promise<Map<string, ModelFileEntry>>}
@@ -505,7 +512,7 @@ function checkOptions(options) {
 
 /**
  * Opens a checkpoint: config.json and the weights (required), tokenizer.json (optional: without
- * it, run() takes ids only).
+ * it, run() takes ids only) with tokenizer_config.json where there is one.
  * @param {string | URL | Iterable<File> | Map<string, unknown> | Record<string, unknown>} files
  * @param {import('./models.js').LoadModelOptions} [options]
  * @returns {Promise<Model>}
@@ -534,6 +541,8 @@ export async function loadModel(files, options = {}) {
   }
   const weights = /** @type {ModelFileEntry} */ (byName.get(weightsName));
   const session = new core.ModelSession();
+  /** @type {import('./tokenizer.js').ModelTokenizer | null} */
+  let tokenizer = null;
   try {
     // config.json first: the core plans the memory from it and refuses, with the numbers, a
     // model that will not fit, before any of the weights is read
@@ -553,28 +562,50 @@ export async function loadModel(files, options = {}) {
       }
     }
     check(session.finish());
-    const tokenizer = byName.get(TOKENIZER_FILE);
-    const tokenizerText = tokenizer ? await tokenizer.read() : null;
-    if (tokenizer && tokenizerText !== null) check(session.loadTokenizer(await textOf(tokenizerText, tokenizer.where), tokenizer.where));
+    const tokenizerFile = byName.get(TOKENIZER_FILE);
+    const tokenizerConfig = byName.get(TOKENIZER_CONFIG_FILE);
+    const tokenizerText = tokenizerFile ? await tokenizerFile.read() : null;  // null: none over HTTP (a 404)
+    if (tokenizerFile && tokenizerText !== null) {
+      tokenizer = await loadTokenizer(await textOf(tokenizerText, tokenizerFile.where),
+        tokenizerConfig ? await textOf(await tokenizerConfig.read(), tokenizerConfig.where) : null,
+        { tokenizerFile: tokenizerFile.where, configFile: tokenizerConfig?.where });
+    }
   } catch (error) {
     session.dispose();
     session.delete();
     throw error;
   }
-  return new Model(session);
+  return new Model(session, tokenizer);
 }
 
 export class Model {
   /** @type {ModelSession | null} */
   #session;
+  /** @type {import('./tokenizer.js').ModelTokenizer | null} */
+  #tokenizer;
 
-  /** @param {ModelSession} session  loaded (loadModel makes it) */
-  constructor(session) {
+  /**
+   * @param {ModelSession} session  loaded (loadModel makes it)
+   * @param {import('./tokenizer.js').ModelTokenizer | null} tokenizer  tokenizer.json's, or none
+   */
+  constructor(session, tokenizer) {
     this.#session = session;
+    this.#tokenizer = tokenizer;
     /** config.json as the core read it, normalised: name, architecture, causal, task, sizes, activation, head. */
     this.config = Object.freeze(session.config());
-    /** 'bpe', 'wordpiece', or null without tokenizer.json */
-    this.tokenizer = session.hasTokenizer() ? session.tokenizerKind() : null;
+    /** The tokenizer's kind, name, vocabulary size and mask token; null without tokenizer.json. */
+    this.tokenizer = tokenizer ? tokenizer.info : null;
+  }
+
+  /**
+   * The tokenizer, or an error saying there is none.
+   * @param {string} what  the call that needs it
+   * @param {string} [instead]  what the caller can do without it
+   */
+  #tokenizerOf(what, instead = '') {
+    this.#live();
+    if (!this.#tokenizer) throw new MhaError('INVALID_ARGUMENT', `${what} needs tokenizer.json, which this model has not${instead}`);
+    return this.#tokenizer;
   }
 
   /**
@@ -584,10 +615,18 @@ export class Model {
    */
   #ids(input) {
     const s = this.#live();
-    if (typeof input === 'string') {
-      if (!this.tokenizer) throw new MhaError('INVALID_ARGUMENT', 'a text needs tokenizer.json, which this model has not; pass ids');
-      return this.encode(input);
-    }
+    const numbers = typeof input === 'string' ? this.#tokenizerOf('a text', '; pass ids').encode(input) : this.#checkedIds(input);
+    const buffer = check(s.idsBuffer(numbers.length));
+    heap().i32.set(numbers, buffer.data / 4);  // a byte offset may pass 2^31: no signed shift
+    return numbers;
+  }
+
+  /**
+   * Ids given by the caller, checked.
+   * @param {unknown} input
+   * @returns {number[]}
+   */
+  #checkedIds(input) {
     if (!Array.isArray(input) && !(input instanceof Int32Array)) {
       throw new MhaError('INVALID_ARGUMENT', `expected a text or an array of ids, got ${describe(input)}`);
     }
@@ -595,10 +634,7 @@ export class Model {
     for (const [i, id] of ids.entries()) {
       if (!Number.isInteger(id)) throw new MhaError('INVALID_ARGUMENT', `id ${i} is ${id}, not an integer`);
     }
-    const numbers = /** @type {number[]} */ (ids);
-    const buffer = check(s.idsBuffer(numbers.length));
-    heap().i32.set(numbers, buffer.data / 4);  // a byte offset may pass 2^31: no signed shift
-    return numbers;
+    return /** @type {number[]} */ (ids);
   }
 
   #live() {
@@ -625,10 +661,7 @@ export class Model {
    * @returns {number[]}
    */
   encode(text) {
-    const s = this.#live();
-    if (typeof text !== 'string') throw new MhaError('INVALID_ARGUMENT', `encode: expected a string, got ${describe(text)}`);
-    check(s.encode(text));
-    return Array.from(s.ids());
+    return this.#tokenizerOf('encode').encode(text);
   }
 
   /**
@@ -637,9 +670,21 @@ export class Model {
    * @returns {string[]}
    */
   tokens(ids) {
-    const s = this.#live();
+    const tokenizer = this.#tokenizerOf('tokens');
     if (!Array.isArray(ids) && !(ids instanceof Int32Array)) throw new MhaError('INVALID_ARGUMENT', `tokens: expected an array of ids, got ${describe(ids)}`);
-    return Array.from(ids, (id) => s.token(id));
+    return Array.from(ids, (id) => tokenizer.token(id));
+  }
+
+  /**
+   * How the pieces of ids read (tokenizer.js): what each shows, the word of each, each marked
+   * in SentencePiece's convention, which are special tokens.
+   * @param {number[] | Int32Array} ids
+   * @returns {import('./models.js').TokenReading}
+   */
+  read(ids) {
+    const tokenizer = this.#tokenizerOf('read');
+    if (!Array.isArray(ids) && !(ids instanceof Int32Array)) throw new MhaError('INVALID_ARGUMENT', `read: expected an array of ids, got ${describe(ids)}`);
+    return tokenizer.read(ids);
   }
 
   /**
@@ -718,6 +763,7 @@ export class Model {
       this.#session.dispose();
       this.#session.delete();
       this.#session = null;
+      this.#tokenizer = null;
     }
   }
 

@@ -3,7 +3,8 @@
 // scripts/export/export_nanogpt.py), opened by web/lib/models.js and run end to end by the core.
 // Every layer's weights come from one run of the model per sentence; the next-token panel and head
 // importance come from its LM head; head names only from the one rule of web/roles/, measured
-// on demand on the model's own tokens.
+// on demand on the model's own tokens. How its pieces read (their text, which make a word) is the
+// tokenizer's own (web/lib/tokenizer.js, through the model's read()).
 import { loadModel, loadWorkerModel } from '../lib/models.js';
 import { topTokens } from '../lib/top-tokens.js';
 import { isNode } from '../lib/wasm-module.js';
@@ -29,73 +30,6 @@ import { labelName } from '../roles/vocabulary.js';
 
 /** The page shows at most this many tokens (the model's own context may be shorter). */
 export const MODEL_MAX_TOKENS = 128;
-
-// GPT-2's byte-level alphabet (bytes_to_unicode in its encoder.py): printable bytes stand for
-// themselves, the other 68 are mapped to U+0100 onwards in byte order. Its inverse turns a piece
-// back into bytes, and so into text.
-const BYTE_OF = (() => {
-  /** @type {Map<string, number>} */
-  const map = new Map();
-  let extra = 0;
-  for (let b = 0; b < 256; b += 1) {
-    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-    map.set(String.fromCodePoint(printable ? b : 256 + extra++), b);
-  }
-  return map;
-})();
-
-/**
- * A piece's text as read: byte-level BPE decoded to UTF-8 (a piece that ends inside a
- * character is shown as its code points), WordPiece's "##" dropped.
- * @param {string} piece
- * @param {'bpe' | 'wordpiece' | null} kind
- */
-export function pieceShown(piece, kind) {
-  if (kind === 'wordpiece') return piece.startsWith('##') ? piece.slice(2) : piece;
-  const bytes = [];
-  for (const ch of piece) {
-    const b = BYTE_OF.get(ch);
-    if (b === undefined) return piece;
-    bytes.push(b);
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(bytes));
-  } catch {
-    return piece;
-  }
-}
-
-const punctuation = (/** @type {string} */ text) => /^[\p{P}\p{S}]+$/u.test(text.trim());
-
-/** Where a tokenizer's special tokens are ([CLS], [SEP], [MASK], <|endoftext|>, <s>). @param {string[]} pieces */
-const specialPositions = (pieces) => new Set(pieces.flatMap((p, i) => (/^(\[[A-Z]+\]|<\|[a-z]+\|>|<\/?s>|<[a-z]+>)$/.test(p) ? [i] : [])));
-
-/**
- * Which word each piece belongs to, and each piece in SentencePiece's convention ("▁" starts a
- * word), which the roles rule (web/roles) reads: byte-level BPE starts a word at a space ("Ġ"),
- * WordPiece continues one with "##"; punctuation and special tokens ([CLS], <|endoftext|>) are
- * words of their own.
- * @param {string[]} pieces  as the vocabulary spells them
- * @param {'bpe' | 'wordpiece' | null} kind
- * @param {Set<number>} special  positions of special tokens
- */
-export function modelWords(pieces, kind, special) {
-  /** @type {number[]} */
-  const words = [];
-  /** @type {string[]} */
-  const marked = [];
-  let word = -1;
-  pieces.forEach((piece, i) => {
-    const text = pieceShown(piece, kind);
-    const starts = kind === 'wordpiece' ? !piece.startsWith('##') : i === 0 || /^\s/.test(text);
-    const alone = special.has(i) || punctuation(text);
-    if (i === 0 || starts || alone || special.has(i - 1) || punctuation(pieceShown(pieces[i - 1], kind))) word += 1;
-    words.push(word);
-    // a piece of white space alone (byte-level BPE's bare "Ġ") is the start of the word after it
-    marked.push(`${starts || alone ? '▁' : ''}${text.trim()}`);
-  });
-  return { words, marked };
-}
 
 /**
  * Open a model where the page stays responsive: in a Web Worker where there are workers (the
@@ -127,7 +61,7 @@ export class ModelSource {
     this.layer = 0;
     /** @type {import('./source.js').AnyMhaModule | null} */
     this.mha = null;
-    /** The vocabulary's pieces by id (read once: predictions are drawn on every hover). @type {string[]} */
+    /** What each piece of the vocabulary shows, by id (read once: predictions are drawn on every hover). @type {string[]} */
     this.vocabulary = [];
     /** What its heads do, once measureRoles has run. @type {HeadRoles | null} */
     this.roles = null;
@@ -170,7 +104,7 @@ export class ModelSource {
       if (!this.model.tokenizer) {
         throw new Error(`${this.name} has no tokenizer.json: the page needs it to read text (save it beside config.json, e.g. with tokenizer.save_pretrained).`);
       }
-      if (this.config.lmHead) this.vocabulary = await this.model.tokens(Array.from({ length: this.config.vocabSize }, (_, i) => i));
+      if (this.config.lmHead) this.vocabulary = (await this.model.read(Array.from({ length: this.config.vocabSize }, (_, i) => i))).texts;
     } catch (error) {
       this.dispose(); // a model fetched for this source goes with it (its worker too)
       throw error;
@@ -194,22 +128,20 @@ export class ModelSource {
     const ids = await model.encode(text);
     if (!ids.length) throw new Error('The model\'s tokenizer found no tokens in that text.');
     if (ids.length > this.maxTokens) throw tooManyTokens(ids.length, this.maxTokens, 'tokens', 'the model\'s own tokenizer splits words into pieces');
-    const pieces = await model.tokens(ids);
-    const special = specialPositions(pieces);
-    const { words } = modelWords(pieces, model.tokenizer, special);
+    const { pieces, texts, words, special } = await model.read(ids);
     const tokens = pieces.map((piece, i) => {
-      const shown = pieceShown(piece, model.tokenizer).trim() || (/^\s+$/.test(pieceShown(piece, model.tokenizer)) ? '␣' : piece);
+      const shown = texts[i].trim() || (/^\s+$/.test(texts[i]) ? '␣' : piece);
       return {
         text: shown, tag: `#${ids[i]}`, word: words[i], piece, id: ids[i],
-        details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, special.has(i) ? 'a special token' : words[i] === words[i - 1] ? 'continues a word' : 'starts a word'],
+        details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, special[i] ? 'a special token' : words[i] === words[i - 1] ? 'continues a word' : 'starts a word'],
       };
     });
     const run = await model.run(ids, { headOutputs: true });
-    const kind = model.tokenizer === 'bpe' ? 'byte-level BPE' : 'WordPiece';
-    const mask = pieces.indexOf('[MASK]');
+    const tokenizer = /** @type {import('../lib/models.js').TokenizerInfo} */ (model.tokenizer);
+    const mask = tokenizer.maskId === null ? -1 : ids.indexOf(tokenizer.maskId);
     return {
       text, example, tokens, ids, run, focus: mask >= 0 ? mask : Math.max(0, tokens.length - 1),
-      summary: `The model's own tokenizer (${kind}, a vocabulary of ${this.config.vocabSize.toLocaleString('en')}) reads ${tokens.length} tokens; the pieces of one word are shown joined, with each token's id under it.`,
+      summary: `The model's own tokenizer (${tokenizer.name}, a vocabulary of ${this.config.vocabSize.toLocaleString('en')}) reads ${tokens.length} tokens; the pieces of one word are shown joined, with each token's id under it.`,
     };
   }
 
@@ -274,8 +206,7 @@ export class ModelSource {
    * @returns {{ id: number, text: string, probability: number }[]}
    */
   predictions(run, position, k = 5) {
-    const { model } = this.loaded;
-    return topTokens(run, k, position).map(([id, probability]) => ({ id, text: this.vocabulary[id] ? pieceShown(this.vocabulary[id], model.tokenizer) : `#${id}`, probability }));
+    return topTokens(run, k, position).map(([id, probability]) => ({ id, text: this.vocabulary[id] || `#${id}`, probability }));
   }
 
   /**
@@ -303,8 +234,7 @@ export class ModelSource {
         const ids = await model.encode(text);
         // longer than the model's context: no pieces, so the sentence is left out (and counted)
         if (ids.length > this.maxTokens) return { pieces: [], words: [], layers: [] };
-        const pieces = await model.tokens(ids);
-        const { words, marked } = modelWords(pieces, model.tokenizer, specialPositions(pieces));
+        const { words, marked } = await model.read(ids);
         return { pieces: marked, words, layers: (await model.run(ids)).layers };
       },
     };
@@ -383,6 +313,6 @@ export async function openModelFiles(files, name, inWorker = true) {
   return {
     name: name ?? folder ?? model.config.architecture, stamp: `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, model,
     // the files the model is read from, of those given (a folder may hold others)
-    files: names.filter((n) => /^(config|tokenizer)\.json$|\.safetensors$/.test(n)).sort(), folder: !!(name ?? folder),
+    files: names.filter((n) => /^(config|tokenizer|tokenizer_config)\.json$|\.safetensors$/.test(n)).sort(), folder: !!(name ?? folder),
   };
 }

@@ -7,7 +7,6 @@
 #include <limits>
 #include <string>
 
-#include "mha/hf_tokenizer.h"
 #include "mha/models.h"
 #include "model_files.h"
 
@@ -219,11 +218,9 @@ namespace {
 
 // Damage at random (bytes overwritten, the file cut short): every load returns, with an error
 // or a model that runs; under the asan preset any read out of bounds is fatal.
-TEST(RandomDamage, SafetensorsConfigAndTokenizerNeverCrash) {
+TEST(RandomDamage, SafetensorsAndConfigNeverCrash) {
   const std::string config = mha::testing::read_bytes(mha::testing::models_file("gpt2-one-head/config.json"));
   const std::string weights = mha::testing::read_bytes(mha::testing::models_file("gpt2-one-head/model.safetensors"));
-  const std::string bpe = mha::testing::read_bytes(mha::testing::models_file("tokenizers/bpe/tokenizer.json"));
-  const std::string wordpiece = mha::testing::read_bytes(mha::testing::models_file("tokenizers/wordpiece-cased/tokenizer.json"));
   uint64_t state = 0x9e3779b97f4a7c15ull;
   const auto next = [&](uint64_t n) {
     state ^= state << 13;
@@ -257,13 +254,6 @@ TEST(RandomDamage, SafetensorsConfigAndTokenizerNeverCrash) {
     } else {
       ++refused;
       EXPECT_FALSE(s.message().empty());
-    }
-    for (const std::string* tokenizer_json : {&bpe, &wordpiece}) {
-      std::unique_ptr<HfTokenizer> t;
-      if (HfTokenizer::FromJson(damage(*tokenizer_json, tokenizer_json->size()), "tokenizer.json", &t).ok()) {
-        std::vector<int32_t> out;
-        EXPECT_TRUE(t->encode("It's 2024: Café 😀 [MASK] <|endoftext|>  ok", &out).ok());
-      }
     }
   }
   std::printf("[ damage   ] 400 damaged checkpoints: %zu loaded, %zu refused\n", loaded, refused);

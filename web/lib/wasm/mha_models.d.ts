@@ -13,17 +13,9 @@ export interface ModelSession extends EmbindObject {
   finish(): Outcome;
   /** Bytes the weights take in the module. */
   weightBytes(): number;
-  loadTokenizer(json: string, file: string): Outcome;
   config(): ModelConfig;
-  hasTokenizer(): boolean;
-  tokenizerKind(): 'bpe' | 'wordpiece';
-  token(id: number): string;
-  tokenId(token: string): number;
-  /** Encodes a text into the session's ids (read with ids()). */
-  encode(text: string): Outcome;
-  /** A buffer of `count` int32 ids (`data`: its byte offset) that run() and headImportance() read. */
+  /** A buffer of `count` int32 ids (`data`: its byte offset) that run() and headImportance() read (the tokenizer is web/lib/tokenizer.js). */
   idsBuffer(count: number): TensorOutcome;
-  ids(): Int32Array;
   /** Runs the ids with the heads of `ablate` ([layer, head, layer, head, …]) switched off; headOutputs: keep each layer's head outputs, concatenation and attention output. */
   run(ablate: number[], headOutputs: boolean): Outcome;
   /** (layers, heads) */
