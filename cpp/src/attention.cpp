@@ -902,9 +902,10 @@ MultiHeadAttention::Projected MultiHeadAttention::project(const Call& call, cons
     }
   }
   pack_weights(call);
-  const float* w_q = in_proj_weight_.data();
-  const float* w_k = w_q + E * E;
-  const float* w_v = w_k + kv * c.kdim;
+  // the unpacked rows, where the projection reads them (a packed module's fused path has none)
+  const float* w_q = in_proj_weight_.empty() ? nullptr : in_proj_weight_.data();
+  const float* w_k = w_q ? w_q + E * E : nullptr;
+  const float* w_v = w_q ? w_k + kv * c.kdim : nullptr;
   const float* b_q = c.bias ? in_proj_bias_.data() : nullptr;
   const float* b_k = c.bias ? b_q + E : nullptr;
   const float* b_v = c.bias ? b_q + E + kv : nullptr;
