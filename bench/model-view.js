@@ -79,7 +79,8 @@ export async function benchModelView({ draws = 30 } = {}) {
       };
       await explorer.openModel({ 'config.json': JSON.stringify(config), 'model.safetensors': file, 'tokenizer.json': tokenizer }, 'bench-12x12');
       if (explorer.source?.id !== 'model') throw new Error(`the model did not open: ${explorer.errors.source}`);
-      // a sentence of exactly shape.tokens tokens: the text's first tokens, decoded back
+      // a sentence of exactly shape.tokens tokens: the text's first tokens, decoded back (the page
+      // opens a model in a Web Worker, where every call is answered asynchronously)
       const model = explorer.source.model;
       const ids = (await model.encode(text)).slice(0, shape.tokens);
       if (ids.length < shape.tokens) throw new Error(`the bench text has ${ids.length} tokens, fewer than ${shape.tokens}`);

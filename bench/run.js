@@ -310,14 +310,20 @@ async function main() {
     : { results: [], goals: [], skipped: [], failures: 0 };
   failures += model.failures;
   skipped.push(...model.skipped);
-  // the page's model view (144 maps) timed in Chromium: a full run only (it launches the browser)
+  // the page's model view (144 maps) timed in Chromium: a full run only (it launches the browser).
+  // A section that throws is a failure of the bench, not a skip: skips are for engines whose
+  // files are missing.
   let modelView = null;
+  /** @type {{ section: string, error: string }[]} */
+  const broken = [];
   if (opts.model && !opts.quick) {
     try {
       log(opts, '[bench] the model view of a 12 × 12 GPT-2 in Chromium (bench/model-view.js)');
       modelView = await benchModelView();
     } catch (error) {
-      skipped.push({ engine: 'model view (Chromium)', reason: error instanceof Error ? error.message.split('\n')[0] : String(error) });
+      failures += 1;
+      broken.push({ section: 'model view (Chromium)', error: error instanceof Error ? error.message.split('\n')[0] : String(error) });
+      log(opts, `[bench] the model view failed: ${broken[broken.length - 1].error}`);
     }
   }
   const viewGoals = modelView ? [{
@@ -339,6 +345,7 @@ async function main() {
     model_view: modelView,
     goals: goalList.map(({ goal, value, met }) => ({ goal, value, met })),
     skipped,
+    failed_sections: broken,
   };
   fs.writeFileSync(path.join(benchDir, opts.quick ? 'last-quick.json' : 'last.json'), `${JSON.stringify(report, null, 1)}\n`);
   if (opts.json) {
@@ -356,6 +363,10 @@ async function main() {
     if (skipped.length) {
       console.log('\nskipped');
       for (const k of skipped) console.log(`  ${k.engine}${k.shape ? ` (${k.shape})` : ''}: ${k.reason}`);
+    }
+    if (broken.length) {
+      console.log('\nfailed');
+      for (const b of broken) console.log(`  ${b.section}: ${b.error}`);
     }
     console.log(`\n${results.filter((r) => r.ms != null).length + encoder.results.length + model.results.length} timed, ${failures} failed, in ${seconds.toFixed(0)} s`);
   }

@@ -44,31 +44,57 @@ void set_invalid(Outcome* out, const std::string& message) { *out = invalid(mess
 
 class ModelSession {
  public:
-  // The bytes of model.safetensors go into weightsBuffer(n), then load() reads and frees them.
-  Buffer weightsBuffer(double bytes) { return buffer_of(weights_, bytes); }
-
-  Outcome load(const std::string& config_json, const std::string& config_file, const std::string& weights_file,
-               double max_file_bytes, double max_parameters) {
+  // A model streamed in: begin() parses config.json and plans the memory (refusing, with the
+  // numbers, what will not fit) before any weight; then model.safetensors chunk by chunk, each
+  // into chunkBuffer(n) and read by feed(n) straight into the kernels' layout; then finish().
+  // fileBytes: the file's size, 0 when not known.
+  Outcome begin(const std::string& config_json, const std::string& config_file, const std::string& weights_file,
+                double file_bytes, double max_file_bytes, double max_memory_bytes) {
     mha::models::LoadLimits limits;
-    limits.max_file_bytes = static_cast<size_t>(std::max<int64_t>(to_int64(max_file_bytes), 0));
-    limits.max_parameters = to_int64(max_parameters);
-    std::unique_ptr<mha::models::Model> model;
-    const mha::Status s = mha::models::Model::Load(
-        config_json, config_file, std::string_view(reinterpret_cast<const char*>(weights_.data()), weights_.size()),
-        weights_file, limits, &model);
-    std::vector<uint8_t>().swap(weights_);  // the floats are in the model now
+    limits.max_file_bytes = static_cast<uint64_t>(std::max<int64_t>(to_int64(max_file_bytes), 0));
+    limits.max_memory_bytes = static_cast<uint64_t>(std::max<int64_t>(to_int64(max_memory_bytes), 0));
+    model_.reset();
+    pending_.reset();
+    mha::models::ModelConfig config;
+    mha::Status s = mha::models::ParseConfig(config_json, config_file, &config);
     if (!s.ok()) return outcome_of(s);
-    model_ = std::move(model);
-    return {};
+    s = mha::models::Model::Create(config, limits, &pending_);
+    if (!s.ok()) return outcome_of(mha::Status(s.code(), config_file + ": " + s.message()));
+    s = pending_->BeginWeights(weights_file, static_cast<uint64_t>(std::max<int64_t>(to_int64(file_bytes), 0)));
+    if (!s.ok()) pending_.reset();
+    return outcome_of(s);
   }
+  Buffer chunkBuffer(double bytes) { return buffer_of(chunk_, bytes); }
+  Outcome feed(double bytes) {
+    if (!pending_) return invalid("no load is under way (begin first)");
+    const int64_t n = to_int64(bytes);
+    if (n < 0 || static_cast<size_t>(n) > chunk_.size()) return invalid("feed: " + number_text(bytes) + " bytes, the chunk holds " + std::to_string(chunk_.size()));
+    const mha::Status s = pending_->FeedWeights(chunk_.data(), static_cast<size_t>(n));
+    if (!s.ok()) end_load();
+    return outcome_of(s);
+  }
+  Outcome finish() {
+    if (!pending_) return invalid("no load is under way (begin first)");
+    const mha::Status s = pending_->FinishWeights();
+    if (s.ok()) model_ = std::move(pending_);
+    end_load();
+    return outcome_of(s);
+  }
+  // Bytes the weights take in the module (the kernels' layout).
+  double weightBytes() const { return model_ ? static_cast<double>(model_->weight_bytes()) : 0; }
 
   // config as JSON-able fields
   val config() const {
     val c = val::object();
     if (!model_) return c;
     const mha::models::ModelConfig& m = model_->config();
-    c.set("family", m.family == mha::models::Family::kGpt2 ? "gpt2" : "bert");
+    c.set("name", m.display_name());
     c.set("architecture", m.architecture);
+    c.set("causal", m.causal());
+    c.set("task", m.task == mha::models::Task::kNextToken ? "next-token" : m.task == mha::models::Task::kMasked ? "masked" : "none");
+    c.set("preNorm", m.pre_norm());
+    c.set("conv1d", m.conv1d());
+    c.set("attentionOutputName", m.attention_output_name());
     c.set("vocabSize", static_cast<double>(m.vocab_size));
     c.set("maxPositions", static_cast<double>(m.max_positions));
     c.set("hidden", static_cast<double>(m.hidden));
@@ -99,7 +125,7 @@ class ModelSession {
     return outcome_of(model_->Run(ids_.data(), ids_.size(), options, &result_));
   }
 
-  // Head importance of the ids (GPT-2): (L, H).
+  // Head importance of the ids (a next-token model): (L, H).
   TensorRef headImportance() {
     TensorRef t;
     if (!model_) {
@@ -111,7 +137,7 @@ class ModelSession {
   }
 
   // The last run's results: a layer's weights (H, T, T) or residual stream (T, E), the hidden
-  // state (T, E), logits (T, vocab) with an LM head, pooled (E) with a BERT pooler.
+  // state (T, E), logits (T, vocab) with an LM head, pooled (E) with a pooler.
   TensorRef layerWeights(double layer) { return layer_ref(layer, &mha::models::LayerResult::weights); }
   TensorRef layerResidual(double layer) { return layer_ref(layer, &mha::models::LayerResult::residual); }
   // With run(…, headOutputs): a layer's head outputs (H, T, hd), Concat(head_1 … head_H) (T, E)
@@ -140,6 +166,7 @@ class ModelSession {
 
   void dispose() {
     model_.reset();
+    end_load();
     result_ = mha::models::RunResult();
     importance_ = mha::Tensor();
     parameter_ = mha::Tensor();
@@ -186,8 +213,14 @@ class ModelSession {
     return t;
   }
 
+  void end_load() {
+    pending_.reset();
+    std::vector<uint8_t>().swap(chunk_);
+  }
+
   std::unique_ptr<mha::models::Model> model_;
-  std::vector<uint8_t> weights_;
+  std::unique_ptr<mha::models::Model> pending_;  // being loaded
+  std::vector<uint8_t> chunk_;
   std::vector<int32_t> ids_;
   mha::models::RunResult result_;
   mha::Tensor importance_;
@@ -200,8 +233,11 @@ EMSCRIPTEN_BINDINGS(mha_models) {
   mha::bindings::register_boundary();
   emscripten::class_<ModelSession>("ModelSession")
       .constructor<>()
-      .function("weightsBuffer", &ModelSession::weightsBuffer)
-      .function("load", &ModelSession::load)
+      .function("begin", &ModelSession::begin)
+      .function("chunkBuffer", &ModelSession::chunkBuffer)
+      .function("feed", &ModelSession::feed)
+      .function("finish", &ModelSession::finish)
+      .function("weightBytes", &ModelSession::weightBytes)
       .function("config", &ModelSession::config)
       .function("idsBuffer", &ModelSession::idsBuffer)
       .function("run", &ModelSession::run)

@@ -108,8 +108,22 @@ int64_t checked_numel(const Shape& shape) {
 // ---------------------------------------------------------------------------------------------
 // Configuration and parameters
 
-MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config_in, uint64_t seed,
-                                  std::unique_ptr<MultiHeadAttention>* out) {
+MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config, uint64_t seed,
+                                               std::unique_ptr<MultiHeadAttention>* out) {
+  std::unique_ptr<MultiHeadAttention> mha;
+  MHA_RETURN_IF_ERROR(Make(config, false, PackedStorage::kFloat32, &mha));
+  mha->reset_parameters(seed);
+  *out = std::move(mha);
+  return Status::Ok();
+}
+
+Status MultiHeadAttention::CreatePacked(const Config& config, std::unique_ptr<MultiHeadAttention>* out,
+                                        PackedStorage storage) {
+  return Make(config, true, storage, out);
+}
+
+MHA_FOR_SIZE Status MultiHeadAttention::Make(const Config& config_in, bool packed_only, PackedStorage storage,
+                                             std::unique_ptr<MultiHeadAttention>* out) {
   Config config = config_in;
   if (config.embed_dim <= 0) {
     return Status(StatusCode::kInvalidConfig, "embed_dim must be positive, but got " + std::to_string(config.embed_dim));
@@ -156,7 +170,27 @@ MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config_in, uint64_t
   mha->packed_in_proj_ = config.kdim == config.embed_dim && config.vdim == config.embed_dim &&
                          config.num_kv_heads == config.num_heads;
   const int64_t E = config.embed_dim, out_width = *config.out_dim;
-  mha->in_proj_weight_.assign(static_cast<size_t>(E * E + kv * config.kdim + kv * config.vdim), 0.0f);
+  if (packed_only) {
+    if (!mha->packed_in_proj_ || config.add_bias_kv) {
+      return Status(StatusCode::kInvalidConfig, "a packed module needs kdim = vdim = embed_dim, num_kv_heads = num_heads "
+                                                "and no bias_k / bias_v");
+    }
+    mha->packed_only_ = true;
+    mha->storage_ = storage;
+    const size_t in_size = static_cast<size_t>(kernels::packed_weight_floats(3 * E, E));
+    const size_t out_size = static_cast<size_t>(kernels::packed_weight_floats(out_width, E));
+    if (storage == PackedStorage::kFloat32) {
+      mha->packed_in_proj_weight_.assign(in_size, 0.0f);
+      mha->packed_out_proj_weight_.assign(out_size, 0.0f);
+    } else {
+      mha->packed16_in_proj_weight_.assign(in_size, 0);
+      mha->packed16_out_proj_weight_.assign(out_size, 0);
+    }
+    mha->packed_weights_stale_ = false;
+  } else {
+    mha->in_proj_weight_.assign(static_cast<size_t>(E * E + kv * config.kdim + kv * config.vdim), 0.0f);
+    mha->out_proj_weight_.assign(static_cast<size_t>(out_width * E), 0.0f);
+  }
   if (config.bias) {
     mha->in_proj_bias_.assign(static_cast<size_t>(E + 2 * kv), 0.0f);
     mha->out_proj_bias_.assign(static_cast<size_t>(out_width), 0.0f);
@@ -165,8 +199,6 @@ MHA_FOR_SIZE Status MultiHeadAttention::Create(const Config& config_in, uint64_t
     mha->bias_k_.assign(static_cast<size_t>(kv), 0.0f);
     mha->bias_v_.assign(static_cast<size_t>(kv), 0.0f);
   }
-  mha->out_proj_weight_.assign(static_cast<size_t>(out_width * E), 0.0f);
-  mha->reset_parameters(seed);
   *out = std::move(mha);
   return Status::Ok();
 }
@@ -272,14 +304,90 @@ Status MultiHeadAttention::check_parameter(const std::string& name, const float*
   return Status::Ok();
 }
 
+uint16_t* MultiHeadAttention::packed_storage16(const std::string& name) {
+  if (!packed_only_ || storage_ == PackedStorage::kFloat32) return nullptr;
+  if (name == "in_proj_weight") return packed16_in_proj_weight_.data();
+  if (name == "out_proj.weight") return packed16_out_proj_weight_.data();
+  return nullptr;
+}
+
+void MultiHeadAttention::in_projection(float* out, const float* in, const float* bias, int64_t rows) const {
+  const int64_t E = config_.embed_dim;
+  if (storage_ == PackedStorage::kFloat32) {
+    kernels::linear_packed(out, in, packed_in_proj_weight_.data(), bias, rows, 3 * E, E);
+  } else {
+    kernels::linear_packed16(out, in, packed16_in_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, bias, rows, 3 * E, E);
+  }
+}
+
+void MultiHeadAttention::out_projection(float* out, const float* in, const float* bias, int64_t rows) const {
+  const int64_t E = config_.embed_dim;
+  if (storage_ == PackedStorage::kFloat32) {
+    kernels::linear_packed(out, in, packed_out_proj_weight_.data(), bias, rows, out_dim(), E);
+  } else {
+    kernels::linear_packed16(out, in, packed16_out_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, bias, rows,
+                             out_dim(), E);
+  }
+}
+
+void MultiHeadAttention::unpack_in_proj(float* out) const {
+  const int64_t E = config_.embed_dim;
+  if (storage_ == PackedStorage::kFloat32) {
+    kernels::unpack_weight_rows(out, packed_in_proj_weight_.data(), E, 0, 3 * E);
+  } else {
+    kernels::unpack_weight_rows16(out, packed16_in_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, E, 0, 3 * E);
+  }
+}
+
+void MultiHeadAttention::widen_storage() {
+  if (storage_ == PackedStorage::kFloat32) return;
+  const bool bf16 = storage_ == PackedStorage::kBfloat16;
+  packed_in_proj_weight_.resize(packed16_in_proj_weight_.size());
+  packed_out_proj_weight_.resize(packed16_out_proj_weight_.size());
+  kernels::widen16(packed_in_proj_weight_.data(), packed16_in_proj_weight_.data(),
+                        static_cast<int64_t>(packed16_in_proj_weight_.size()), bf16);
+  kernels::widen16(packed_out_proj_weight_.data(), packed16_out_proj_weight_.data(),
+                        static_cast<int64_t>(packed16_out_proj_weight_.size()), bf16);
+  std::vector<uint16_t>().swap(packed16_in_proj_weight_);
+  std::vector<uint16_t>().swap(packed16_out_proj_weight_);
+  storage_ = PackedStorage::kFloat32;
+}
+
+float* MultiHeadAttention::packed_storage(const std::string& name) {
+  if (!packed_only_) return nullptr;
+  if (name == "in_proj_weight") return storage_ == PackedStorage::kFloat32 ? packed_in_proj_weight_.data() : nullptr;
+  if (name == "out_proj.weight") return storage_ == PackedStorage::kFloat32 ? packed_out_proj_weight_.data() : nullptr;
+  if (name == "in_proj_bias" && config_.bias) return in_proj_bias_.data();
+  if (name == "out_proj.bias" && config_.bias) return out_proj_bias_.data();
+  return nullptr;
+}
+
+size_t MultiHeadAttention::parameter_bytes() const {
+  const size_t floats = in_proj_weight_.size() + in_proj_bias_.size() + bias_k_.size() + bias_v_.size() +
+                        out_proj_weight_.size() + out_proj_bias_.size() + packed_in_proj_weight_.size() +
+                        packed_out_proj_weight_.size() + packed_in_proj_per_head_.size() + in_proj_bias_per_head_.size();
+  return floats * sizeof(float) + (packed16_in_proj_weight_.size() + packed16_out_proj_weight_.size()) * sizeof(uint16_t);
+}
+
 Status MultiHeadAttention::set_parameter(const std::string& name, const float* data, size_t length,
                                          const Shape& shape) {
   MHA_RETURN_IF_ERROR(check_parameter(name, data, length, shape));
+  if (packed_only_ && (name == "in_proj_weight" || name == "out_proj.weight")) {
+    widen_storage();  // a value set is float32
+    const bool in = name == "in_proj_weight";
+    kernels::pack_weight(in ? packed_in_proj_weight_.data() : packed_out_proj_weight_.data(), data, shape[0], shape[1]);
+    if (in) {
+      packed_in_proj_per_head_.clear();
+      in_proj_weight_.clear();  // an unpacked copy made for a cross-attention call
+    }
+    return Status::Ok();
+  }
+  if (packed_only_ && name == "in_proj_bias") packed_in_proj_per_head_.clear();
   ParameterSlot slot;
   locate_parameter(*this, name, in_proj_weight_, in_proj_bias_, bias_k_, bias_v_, out_proj_weight_, out_proj_bias_,
                    &slot);
   std::memcpy(slot.data, data, length * sizeof(float));
-  packed_weights_stale_ = true;
+  if (!packed_only_) packed_weights_stale_ = true;
   return Status::Ok();
 }
 
@@ -291,6 +399,18 @@ Status MultiHeadAttention::get_parameter(const std::string& name, Tensor* out) c
     return Status(StatusCode::kUnknownParameter, unknown_parameter_message(*this, name));
   }
   out->shape = slot.shape;
+  if (packed_only_ && (name == "in_proj_weight" || name == "out_proj.weight")) {
+    out->data.resize(static_cast<size_t>(slot.shape[0] * slot.shape[1]));
+    if (name == "in_proj_weight") {
+      unpack_in_proj(out->data.data());
+    } else if (storage_ == PackedStorage::kFloat32) {
+      kernels::unpack_weight_rows(out->data.data(), packed_out_proj_weight_.data(), slot.shape[1], 0, slot.shape[0]);
+    } else {
+      kernels::unpack_weight_rows16(out->data.data(), packed16_out_proj_weight_.data(), storage_ == PackedStorage::kBfloat16,
+                                    slot.shape[1], 0, slot.shape[0]);
+    }
+    return Status::Ok();
+  }
   out->data.assign(slot.data, slot.data + slot.count);
   return Status::Ok();
 }
@@ -716,8 +836,8 @@ MultiHeadAttention::Workspace MultiHeadAttention::layout(const Call& call) const
 // 2. The workspace laid out, and workspace_ grown to hold it.
 MultiHeadAttention::Workspace MultiHeadAttention::plan(const Call& call) {
   Workspace ws = layout(call);
-  grow(workspace_, ws.size);
-  ws.base = workspace_.data();
+  grow(*workspace_, ws.size);
+  ws.base = workspace_->data();
   return ws;
 }
 
@@ -725,6 +845,11 @@ MultiHeadAttention::Workspace MultiHeadAttention::plan(const Call& call) {
 // made on first use (the fused one, the per-head one), so only those used take memory.
 void MultiHeadAttention::pack_weights(const Call& call) {
   const int64_t E = config_.embed_dim, H = config_.num_heads, hd = head_dim_;
+  if (packed_only_ && in_proj_weight_.empty() && call.projection != Projection::kFused) {
+    // the per-head and separate projections read in_proj_weight's rows: unpacked once, kept
+    in_proj_weight_.resize(static_cast<size_t>(3 * E * E));
+    unpack_in_proj(in_proj_weight_.data());
+  }
   if (packed_weights_stale_) {
     packed_in_proj_weight_.clear();
     packed_in_proj_per_head_.clear();
@@ -732,7 +857,7 @@ void MultiHeadAttention::pack_weights(const Call& call) {
     kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), out_dim(), E);
     packed_weights_stale_ = false;
   }
-  if (call.projection == Projection::kFused && packed_in_proj_weight_.empty()) {
+  if (!packed_only_ && call.projection == Projection::kFused && packed_in_proj_weight_.empty()) {
     packed_in_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)));
     kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
   }
@@ -777,9 +902,10 @@ MultiHeadAttention::Projected MultiHeadAttention::project(const Call& call, cons
     }
   }
   pack_weights(call);
-  const float* w_q = in_proj_weight_.data();
-  const float* w_k = w_q + E * E;
-  const float* w_v = w_k + kv * c.kdim;
+  // the unpacked rows, where the projection reads them (a packed module's fused path has none)
+  const float* w_q = in_proj_weight_.empty() ? nullptr : in_proj_weight_.data();
+  const float* w_k = w_q ? w_q + E * E : nullptr;
+  const float* w_v = w_q ? w_k + kv * c.kdim : nullptr;
   const float* b_q = c.bias ? in_proj_bias_.data() : nullptr;
   const float* b_k = c.bias ? b_q + E : nullptr;
   const float* b_v = c.bias ? b_q + E + kv : nullptr;
@@ -789,7 +915,7 @@ MultiHeadAttention::Projected MultiHeadAttention::project(const Call& call, cons
       break;
     case Projection::kFused: {
       float* qkv = ws.at(ws.qkv);
-      kernels::linear_packed(qkv, p.query_nle, packed_in_proj_weight_.data(), b_q, N * L, 3 * E, E);
+      in_projection(qkv, p.query_nle, b_q, N * L);
       p.q = qkv;
       p.k = qkv + E;
       p.v = qkv + 2 * E;
@@ -961,10 +1087,10 @@ void MultiHeadAttention::assemble(const Call& call, const Workspace& ws, Forward
     const float* b_o = c.bias ? out_proj_bias_.data() : nullptr;
     if (call.sequence_first) {
       float* out_nlo = ws.at(ws.out_t);
-      kernels::linear_packed(out_nlo, concat, packed_out_proj_weight_.data(), b_o, N * L, O, E);
+      out_projection(out_nlo, concat, b_o, N * L);
       to_sequence_first(result->output.data.data(), out_nlo, N, L, O);
     } else {
-      kernels::linear_packed(result->output.data.data(), concat, packed_out_proj_weight_.data(), b_o, N * L, O, E);
+      out_projection(result->output.data.data(), concat, b_o, N * L);
     }
   }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mha/attention.h"
+#include "mha/kernels.h"
 
 namespace mha {
 
@@ -50,6 +51,22 @@ void xavier_uniform(float* data, int64_t fan_out, int64_t fan_in, Random& random
 }  // namespace
 
 void MultiHeadAttention::reset_parameters(uint64_t seed) {
+  if (packed_only_) {  // drawn unpacked, in the same order, then packed (as float32)
+    widen_storage();
+    const int64_t E = config_.embed_dim;
+    in_proj_weight_.assign(static_cast<size_t>(3 * E * E), 0.0f);
+    out_proj_weight_.assign(static_cast<size_t>(out_dim() * E), 0.0f);
+    packed_only_ = false;
+    reset_parameters(seed);
+    kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
+    kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), out_dim(), E);
+    std::vector<float>().swap(in_proj_weight_);
+    std::vector<float>().swap(out_proj_weight_);
+    packed_in_proj_per_head_.clear();
+    packed_weights_stale_ = false;
+    packed_only_ = true;
+    return;
+  }
   packed_weights_stale_ = true;
   Random random(seed);
   const int64_t E = config_.embed_dim;

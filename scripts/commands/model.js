@@ -11,22 +11,26 @@
 //     probable at each [MASK], as [{"position", "top": [[id, probability], ..]}]
 //   npm run model -- --model DIR       the tokens of each text and the next-token guesses, one line each
 //   --top K                            K predictions instead of 5
+//   --stats                            then one last line {"stats": {"moduleBytes", "weightBytes", "loadMs", "runMs"}}:
+//                                      the models' module's memory and the weights' share of it, in bytes;
+//                                      the time to open the model and to run every text, in ms
 // A text that cannot be run gives {"text", "error": {"code", "message"}} on its line, and the
 // exit code is 1 at the end; a folder that cannot be opened is one message and exit code 1.
 import path from 'node:path';
 import { float32Number, nested, readStdin, step } from './cli.js';
 
 function usage(message) {
-  console.error(`${message}\nusage: npm run model -- [--json] [--top K] --model DIR  (texts on standard input, one per line)`);
+  console.error(`${message}\nusage: npm run model -- [--json] [--top K] [--stats] --model DIR  (texts on standard input, one per line)`);
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const options = { json: false, top: 5, model: null, build: true };
+  const options = { json: false, top: 5, model: null, build: true, stats: false };
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     if (a === '--json') options.json = true;
     else if (a === '--no-build') options.build = false;
+    else if (a === '--stats') options.stats = true;
     else if (a === '--model') options.model = argv[++i];
     else if (a === '--top') options.top = Number(argv[++i]);
     else usage(`unknown option ${a}`);
@@ -44,6 +48,7 @@ async function main() {
   }
   const { loadModel } = await import('../../web/lib/models.js');
   let model;
+  const loadStart = performance.now();
   try {
     model = await loadModel(path.resolve(options.model));
   } catch (error) {
@@ -52,14 +57,18 @@ async function main() {
     process.exit(1);
   }
   const maskId = model.tokenizer?.maskId ?? undefined;
-  const causal = model.config.family === 'gpt2' && model.config.lmHead;
+  const causal = model.config.task === 'next-token';
+  const loadMs = performance.now() - loadStart;
   const lines = await readStdin();
+  let runMs = 0;
   let failed = 0;
   const out = [];
   for (const text of lines) {
     let line;
     try {
+      const runStart = performance.now();
       const r = model.run(text);
+      runMs += performance.now() - runStart;
       const next = causal ? model.top(r, options.top).map(([id, p]) => [id, float32Number(Math.fround(p))]) : undefined;
       const masked = !causal && r.logits && maskId !== undefined
         ? r.ids.flatMap((id, position) => (id === maskId
@@ -83,6 +92,10 @@ async function main() {
     if (out.length >= 64) process.stdout.write(`${out.splice(0).join('\n')}\n`);
   }
   if (out.length) process.stdout.write(`${out.join('\n')}\n`);
+  if (options.stats) {
+    const { moduleBytes, weightBytes } = model.memory();
+    process.stdout.write(`${JSON.stringify({ stats: { moduleBytes, weightBytes, loadMs: Math.round(loadMs), runMs: Math.round(runMs) } })}\n`);
+  }
   model.dispose();
   if (failed) console.error(`[model] ${failed} of ${lines.length} texts could not be run (their lines say why)`);
   process.exitCode = failed ? 1 : 0;

@@ -383,7 +383,7 @@ test('a BERT and a nanoGPT export open from files; BERT predicts at [MASK]', { e
   const gpt2 = await page.evaluate(() => window.explorer.source.opened?.stamp);
   await page.setInputFiles('#model-files', files('bert-mlm'));
   await waitForExplorer(page, (stamp) => window.explorer.source?.id === 'model' && window.explorer.source.opened?.stamp !== stamp && window.explorer.busy === 0, gpt2, 60000);
-  assert.equal(await page.evaluate(() => window.explorer.source.config.family), 'bert');
+  assert.equal(await page.evaluate(() => window.explorer.source.config.task), 'masked');
   const [run] = golden('bert-mlm');
   await showSentence(run.text);
   const shown = await shownLayers();
@@ -399,7 +399,7 @@ test('a BERT and a nanoGPT export open from files; BERT predicts at [MASK]', { e
   const bert = await page.evaluate(() => window.explorer.source.opened.stamp);
   await page.setInputFiles('#model-files', files('nanogpt-char'));
   await waitForExplorer(page, (stamp) => window.explorer.source?.id === 'model' && window.explorer.source.opened?.stamp !== stamp && window.explorer.busy === 0, bert, 60000);
-  assert.equal(await page.evaluate(() => window.explorer.source.config.family), 'gpt2');
+  assert.equal(await page.evaluate(() => window.explorer.source.config.task), 'next-token');
   const [nano] = golden('nanogpt-char');
   await showSentence(nano.text);
   const n = await shownLayers();

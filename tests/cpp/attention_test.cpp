@@ -7,6 +7,7 @@
 #include <random>
 
 #include "mha/attention.h"
+#include "mha/kernels.h"
 
 namespace {
 
@@ -624,6 +625,120 @@ TEST(CallMemory, ShapesAloneGiveForwardsVerdictAndMessage) {
   EXPECT_NE(wrong.message().find("embedding dimension of 8, but got 7"), std::string::npos) << wrong.message();
   shapes.query = {1, -2, 8};
   EXPECT_EQ(m->check_call_memory(shapes, options).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+
+namespace {
+
+// A packed module (weights held only in the GEMM's layout) computes what a plain one with the
+// same parameters computes, on every projection path: fused with weights, per head without
+// weights at a size that picks it, and cross-attention; its parameters read back unpacked;
+// reset_parameters draws the same values as a plain module's.
+TEST(PackedParameters, SameResultsAndParametersAsAPlainModule) {
+  Config config;
+  config.embed_dim = 1024;
+  config.num_heads = 8;
+  std::unique_ptr<MultiHeadAttention> plain = make(config, 7), packed;
+  ASSERT_TRUE(MultiHeadAttention::CreatePacked(config, &packed).ok());
+  for (const auto& name : plain->parameter_names()) {
+    mha::Tensor t;
+    ASSERT_TRUE(plain->get_parameter(name, &t).ok());
+    ASSERT_TRUE(packed->set_parameter(name, t.data.data(), t.data.size(), t.shape).ok()) << name;
+    mha::Tensor back;
+    ASSERT_TRUE(packed->get_parameter(name, &back).ok());
+    EXPECT_EQ(back.data, t.data) << name;
+  }
+  const auto same = [&](int64_t L, bool need_weights, bool cross) {
+    const std::vector<float> q = random_vector(static_cast<size_t>(L * 1024), 11), kv = random_vector(static_cast<size_t>(L * 1024), 12);
+    const TensorView query{q.data(), q.size(), {L, 1024}};
+    const TensorView other{kv.data(), kv.size(), {L, 1024}};
+    const TensorView& key = cross ? other : query;
+    ForwardOptions options;
+    options.need_weights = need_weights;
+    ForwardResult a, b;
+    ASSERT_TRUE(plain->forward(query, key, key, MaskView(), MaskView(), options, &a).ok());
+    ASSERT_TRUE(packed->forward(query, key, key, MaskView(), MaskView(), options, &b).ok());
+    EXPECT_EQ(a.output.data, b.output.data) << "L " << L << (need_weights ? " with weights" : "") << (cross ? " cross" : "");
+    EXPECT_EQ(a.weights.data, b.weights.data);
+  };
+  same(8, true, false);
+  same(700, false, false);  // N * L * 3E above 2^21 floats: projected per head
+  same(8, true, true);
+  std::unique_ptr<MultiHeadAttention> drawn;
+  ASSERT_TRUE(MultiHeadAttention::CreatePacked(config, &drawn).ok());
+  drawn->reset_parameters(7);
+  std::unique_ptr<MultiHeadAttention> reference;
+  ASSERT_TRUE(MultiHeadAttention::Create(config, 7, &reference).ok());
+  for (const char* name : {"in_proj_weight", "out_proj.weight"}) {
+    mha::Tensor a, b;
+    ASSERT_TRUE(drawn->get_parameter(name, &a).ok());
+    ASSERT_TRUE(reference->get_parameter(name, &b).ok());
+    EXPECT_EQ(a.data, b.data) << name;
+  }
+  Config cross;
+  cross.embed_dim = 1024;
+  cross.num_heads = 8;
+  cross.kdim = 32;
+  EXPECT_EQ(MultiHeadAttention::CreatePacked(cross, &drawn).code(), StatusCode::kInvalidConfig);
+}
+
+}  // namespace
+
+namespace {
+
+// A packed module holding a float16 or bfloat16 file's words computes exactly what a plain
+// module computes on those words widened to float32; setting a weight widens its storage.
+TEST(PackedParameters, SixteenBitStorageComputesOnTheWidenedValues) {
+  Config config;
+  config.embed_dim = 32;
+  config.num_heads = 4;
+  const int64_t E = 32;
+  for (const bool bf16 : {false, true}) {
+    std::unique_ptr<MultiHeadAttention> packed, plain = make(config, 3);
+    ASSERT_TRUE(MultiHeadAttention::CreatePacked(config, &packed, bf16 ? mha::PackedStorage::kBfloat16 : mha::PackedStorage::kFloat16).ok());
+    EXPECT_EQ(packed->packed_storage("in_proj_weight"), nullptr);
+    for (const char* name : {"in_proj_weight", "out_proj.weight"}) {
+      const int64_t rows = std::string(name) == "in_proj_weight" ? 3 * E : E;
+      std::vector<uint16_t> words(static_cast<size_t>(rows * E));
+      std::mt19937 gen(5);
+      // finite values of either format: a random sign, exponent 10..19 (binary16) / 118..127 (bfloat16), fraction
+      for (uint16_t& w : words) {
+        const uint32_t r = gen();
+        w = bf16 ? static_cast<uint16_t>((r & 0x8000u) | (118u + r % 10) << 7 | (r >> 8 & 0x7fu))
+                 : static_cast<uint16_t>((r & 0x8000u) | (10u + r % 10) << 10 | (r >> 8 & 0x3ffu));
+      }
+      std::vector<float> widened(words.size());
+      mha::kernels::widen16(widened.data(), words.data(), static_cast<int64_t>(words.size()), bf16);
+      mha::kernels::pack_weight_elements16(packed->packed_storage16(name), rows, E, 0, rows, words.data(), 0,
+                                           static_cast<int64_t>(words.size()), false);
+      ASSERT_TRUE(plain->set_parameter(name, widened.data(), widened.size(), {rows, E}).ok());
+      mha::Tensor back;
+      ASSERT_TRUE(packed->get_parameter(name, &back).ok());
+      EXPECT_EQ(back.data, widened) << name;
+    }
+    for (const char* name : {"in_proj_bias", "out_proj.bias"}) {
+      mha::Tensor t;
+      ASSERT_TRUE(plain->get_parameter(name, &t).ok());
+      ASSERT_TRUE(packed->set_parameter(name, t.data.data(), t.data.size(), t.shape).ok());
+    }
+    const std::vector<float> x = random_vector(static_cast<size_t>(6 * E), 9);
+    const TensorView view{x.data(), x.size(), {6, E}};
+    ForwardOptions options;
+    options.is_causal = true;
+    ForwardResult a, b;
+    ASSERT_TRUE(plain->forward(view, view, view, MaskView(), MaskView(), options, &a).ok());
+    ASSERT_TRUE(packed->forward(view, view, view, MaskView(), MaskView(), options, &b).ok());
+    EXPECT_EQ(a.output.data, b.output.data) << (bf16 ? "bfloat16" : "float16");
+    EXPECT_EQ(a.weights.data, b.weights.data);
+    // set a weight: the storage becomes float32 and the module computes on with it
+    mha::Tensor w;
+    ASSERT_TRUE(plain->get_parameter("out_proj.weight", &w).ok());
+    ASSERT_TRUE(packed->set_parameter("out_proj.weight", w.data.data(), w.data.size(), w.shape).ok());
+    EXPECT_NE(packed->packed_storage("in_proj_weight"), nullptr);
+    ASSERT_TRUE(packed->forward(view, view, view, MaskView(), MaskView(), options, &b).ok());
+    EXPECT_EQ(a.output.data, b.output.data);
+  }
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ function outputs(model, text) {
     hidden: Array.from(r.hidden.data),
     logits: r.logits && Array.from(r.logits.data),
     pooled: r.pooled && Array.from(r.pooled.data),
-    importance: model.config.family === 'gpt2' ? Array.from(model.headImportance(ids).data) : null,
+    importance: model.config.task === 'next-token' ? Array.from(model.headImportance(ids).data) : null,
   };
 }
 
@@ -182,7 +182,7 @@ test('a missing or sharded model.safetensors, HTTP errors, an HTML page, a bad c
   await assert.rejects(loadModel('ftp://example.com/model/'), refusedWith('INVALID_ARGUMENT', /has the scheme ftp:; expected http: or https:/));
 
   const model = await loadModel(server.url('gpt2-tied'));  // still works after all that
-  assert.equal(model.config.family, 'gpt2');
+  assert.equal(model.config.name, 'GPT-2');
   model.dispose();
 });
 

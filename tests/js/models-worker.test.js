@@ -59,6 +59,8 @@ test('a worker model gives what loadModel gives: from a folder path, a URL, File
       const started = performance.now();
       const model = await loadWorkerModel(input);
       assert.deepEqual(await outputs(model), expected, what);
+      const memory = await model.memory();
+      assert.ok(memory.moduleBytes > memory.weightBytes && memory.weightBytes > 0, `${what}: memory ${JSON.stringify(memory)}`);
       model.dispose();
       console.log(`    ${what}: identical (${(performance.now() - started).toFixed(0)} ms with the worker's start)`);
     }

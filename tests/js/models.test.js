@@ -95,7 +95,9 @@ test('the model\'s tokenizer gives the committed ids on every case', async () =>
 
 test('a folder on disk opens, and run() takes ids, ablation and gives top-k', async () => {
   const model = await loadModel(path.join(DIR, 'gpt2-tied'));
-  assert.equal(model.config.family, 'gpt2');
+  assert.equal(model.config.name, 'GPT-2');
+  assert.equal(model.config.causal, true);
+  assert.equal(model.config.task, 'next-token');
   assert.deepEqual(model.tokenizer, { kind: 'bpe', name: 'byte-level BPE', vocabSize: 377, maskId: null });
   const ids = model.encode('the king follows himself.');
   const plain = model.run(ids);
@@ -104,8 +106,33 @@ test('a folder on disk opens, and run() takes ids, ablation and gives top-k', as
   assert.ok(top.every(([id, p], i) => Number.isInteger(id) && p > 0 && p < 1 && (i === 0 || p <= top[i - 1][1])));
   const ablated = model.run(ids, { ablate: [[1, 2]] });
   assert.ok(maxError(ablated.logits.data, plain.logits.data) > 1e-3, 'switching a head off changes the logits');
+  // the weights in the kernels' layout: every parameter once, float32 (a tied head adds nothing;
+  // each packed matrix's rows padded to a multiple of 8)
+  const { moduleBytes, weightBytes } = model.memory();
+  const c = model.config;
+  const pad = (n) => Math.ceil(n / 8) * 8;
+  const E = c.hidden, I = c.intermediate;
+  const floats = pad(c.vocabSize) * E + c.maxPositions * E + 2 * E
+    + c.numLayers * (pad(3 * E) * E + 3 * E + pad(E) * E + E + 4 * E + pad(I) * E + I + pad(E) * I + E);
+  assert.equal(weightBytes, 4 * floats);
+  assert.ok(moduleBytes > weightBytes && moduleBytes % 65536 === 0, `module ${moduleBytes} bytes`);
   model.dispose();
   assert.throws(() => model.run(ids), /disposed/);
+  assert.throws(() => model.memory(), /disposed/);
+});
+
+test('the memory is planned from config.json: a model that will not fit is refused with the numbers before its weights are read', async () => {
+  const config = JSON.parse(read('gpt2-tied', 'config.json').toString('utf8'));
+  let reads = 0;
+  const weights = { size: 10 ** 9, slice: () => { reads += 1; return new Blob([]); }, arrayBuffer: async () => { reads += 1; return new ArrayBuffer(0); } };
+  await assert.rejects(loadModel({ 'config.json': JSON.stringify({ ...config, n_embd: 1024, n_head: 16, n_layer: 24, vocab_size: 50257, n_positions: 1024 }), 'model.safetensors': weights },
+    { maxMemoryBytes: 10 ** 9 }), (error) => {
+    assert.equal(error.code, 'TOO_LARGE');
+    assert.match(error.message, /^config\.json: the model needs \d+ MB \(354823168 parameters: weights 1420 MB, a run of 128 tokens \d+ MB\), more than the 1000 MB it may take$/);
+    console.log(`    refused as expected: ${error.message}`);
+    return true;
+  });
+  assert.equal(reads, 0, 'no byte of the weights was read');
 });
 
 test('tokenizer_config.json is read with tokenizer.json: its mask_token is the mask the CLI and the page fill in', async () => {
@@ -166,7 +193,7 @@ test('bad files are refused with the file and the field named', async () => {
   await damaged((j) => { j.model.unk_token = '[NOPE]'; }, /field 'model\.unk_token' is "\[NOPE\]"; expected a piece of model\.vocab/, 'bert-mlm');
   await refused({ 'config.json': JSON.stringify(config), 'model.safetensors': weights, 'tokenizer.json': tokenizer, 'tokenizer_config.json': '[1]' },
     'INVALID_CONFIG', /tokenizer_config\.json: expected a JSON object, got an array/);
-  assert.ok(MODEL_LIMITS.maxParameters >= 124_000_000, 'GPT-2 small fits the limits');
+  assert.ok(MODEL_LIMITS.maxMemoryBytes >= 2 ** 31, 'GPT-2 small fits the limits');
 });
 
 test('the module speaks boundary.h: results carry their shapes, a bad call returns an outcome and the module goes on', async () => {
@@ -174,10 +201,10 @@ test('the module speaks boundary.h: results carry their shapes, a bad call retur
   const INVALID = core.StatusCode.INVALID_ARGUMENT.value;
   const session = new core.ModelSession();
   try {
-    for (const result of [session.layerWeights(0), session.hidden(), session.headImportance(), session.weightsBuffer(-1), session.run([0, 1], false),
+    for (const result of [session.layerWeights(0), session.hidden(), session.headImportance(), session.chunkBuffer(-1), session.feed(1), session.finish(), session.run([0, 1], false),
       session.layerHeadOutputs(0), session.attentionParameter(0, 'out_proj.weight')]) {
       assert.equal(result.code, INVALID, result.message);
-      assert.match(result.message, /no model is loaded|no hidden|layer 0: the last run has 0 layers|expected a whole number/);
+      assert.match(result.message, /no model is loaded|no hidden|layer 0: the last run has 0 layers|expected a whole number|no load is under way/);
     }
     assert.ok(core.heapBytes() > 0 && core.heapInUse() > 0);
   } finally {
@@ -242,6 +269,16 @@ test('npm run model -- --json prints one object per text', () => {
     const V = 377, last = golden[i].logits.slice(2 * V, 3 * V);
     assert.equal(line.next[0][0], last.indexOf(Math.max(...last)));
   });
+  const stats = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'commands', 'model.js'), '--json', '--stats', '--no-build', '--model', path.join(DIR, 'gpt2-tied')], {
+    input: 'the king follows himself.\n', encoding: 'utf8',
+  });
+  assert.equal(stats.status, 0, stats.stderr);
+  const statsLines = stats.stdout.trim().split('\n');
+  assert.equal(statsLines.length, 2);
+  assert.deepEqual(JSON.parse(statsLines[0]), lines[0], '--stats adds a line and changes none');
+  const { stats: s } = JSON.parse(statsLines[1]);
+  assert.deepEqual(Object.keys(s), ['moduleBytes', 'weightBytes', 'loadMs', 'runMs']);
+  assert.ok(s.moduleBytes > s.weightBytes && s.weightBytes > 0 && s.loadMs >= 0 && s.runMs >= 0, JSON.stringify(s));
   const bert = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'commands', 'model.js'), '--json', '--no-build', '--model', path.join(DIR, 'bert-mlm')], {
     input: 'the [MASK] follows himself.\n', encoding: 'utf8',
   });

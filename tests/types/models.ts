@@ -4,20 +4,22 @@
 // must stay errors.
 import {
   loadModel, loadWorkerModel, MODEL_LIMITS,
-  type HeadImportance, type Model, type ModelConfig, type ModelProgress, type ModelRunResult, type TokenizerInfo, type TokenReading,
-  type WorkerModel,
+  type HeadImportance, type Model, type ModelConfig, type ModelMemory, type ModelProgress, type ModelRunResult, type TokenizerInfo,
+  type TokenReading, type WorkerModel,
 } from 'mha-explorer/models';
 
 export async function nextToken(files: File[]): Promise<number> {
-  const model: Model = await loadModel(files, { maxParameters: MODEL_LIMITS.maxParameters });
+  const model: Model = await loadModel(files, { maxMemoryBytes: MODEL_LIMITS.maxMemoryBytes });
   const result: ModelRunResult = model.run('the king follows', { ablate: [[0, 1]] });
   const weights: Float32Array = result.layers[0].weights.data;
   const [[id, probability]] = model.top(result, 5);
-  const family: 'gpt2' | 'bert' = model.config.family;
+  const family: 'next-token' | 'masked' | 'none' = model.config.task;
+  const { moduleBytes, weightBytes }: ModelMemory = model.memory();
+  const causal: boolean = model.config.causal;
   // @ts-expect-error ablation pairs are [layer, head]
   model.run('x', { ablate: [0, 1] });
   model.dispose();
-  return weights.length + id + probability + family.length;
+  return weights.length + id + probability + family.length + moduleBytes + weightBytes + Number(causal);
 }
 
 export async function fromBytes(config: string, weights: Uint8Array): Promise<string | null> {

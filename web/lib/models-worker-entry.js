@@ -3,12 +3,12 @@
 // goes to the page as messages of their own, { progress }.
 //
 //   load [files, options]            loadModel(files, options): { config, tokenizer }
-//   call [method, args]              encode, tokens, read, run, headImportance, attentionParameter
+//   call [method, args]              encode, tokens, read, memory, run, headImportance, attentionParameter
 import { MhaError } from './errors.js';
 import { loadModel } from './models.js';
 import { serveRequests } from './rpc.js';
 
-const METHODS = new Set(['encode', 'tokens', 'read', 'run', 'headImportance', 'attentionParameter']);
+const METHODS = new Set(['encode', 'tokens', 'read', 'memory', 'run', 'headImportance', 'attentionParameter']);
 
 /** @type {import('./models.js').Model | null} */
 let model = null;

@@ -140,6 +140,7 @@ export async function loadWorkerModel(files, options = {}) {
     encode: (text) => call('encode', [text]),
     tokens: (ids) => call('tokens', [ids]),
     read: (ids) => call('read', [ids]),
+    memory: () => call('memory', []),
     run: (input, runOptions) => call('run', [input, runOptions]),
     headImportance: (input) => call('headImportance', [input]),
     attentionParameter: (layer, name) => call('attentionParameter', [layer, name]),

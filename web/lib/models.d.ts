@@ -1,4 +1,4 @@
-// Types of web/lib/models.js: GPT-2- and BERT-family checkpoints in Hugging Face layout.
+// Types of web/lib/models.js: checkpoints in Hugging Face layout (the families of docs/models.md).
 
 /** A float tensor, row-major. */
 export interface ModelTensor {
@@ -6,10 +6,21 @@ export interface ModelTensor {
   shape: number[];
 }
 
-/** config.json as the core read it. */
+/** config.json as the core read it, normalised: the same fields for every family. */
 export interface ModelConfig {
-  family: 'gpt2' | 'bert';
+  /** The family as people write it ('GPT-2', 'BERT'): for display only; code asks `causal` and `task`. */
+  name: string;
   architecture: string;
+  /** Each position attends to itself and the positions before it (a decoder). */
+  causal: boolean;
+  /** What the head predicts: the next token, the token at each position (masked LM), or nothing (hidden states only). */
+  task: 'next-token' | 'masked' | 'none';
+  /** Each sublayer's norm comes before it (GPT-2), else after its residual add (BERT). */
+  preNorm: boolean;
+  /** The file stores linear weights [in, out] (a Conv1D layer), not nn.Linear's (out, in). */
+  conv1d: boolean;
+  /** W_O's name in the file, '{l}' standing for the layer: 'h.{l}.attn.c_proj'. */
+  attentionOutputName: string;
   vocabSize: number;
   maxPositions: number;
   hidden: number;
@@ -19,7 +30,7 @@ export interface ModelConfig {
   layerNormEps: number;
   activation: string;
   tieWordEmbeddings: boolean;
-  /** GPT-2's LM head or BERT's masked-LM head */
+  /** task is not 'none': run() gives logits */
   lmHead: boolean;
   pooler: boolean;
   parameters: number;
@@ -85,7 +96,8 @@ export interface ModelProgress {
 export interface LoadModelOptions {
   /** Refused above this, each file (default MODEL_LIMITS.maxFileBytes); over HTTP checked on the Content-Length before the body is read, and on the bytes. */
   maxFileBytes?: number;
-  maxParameters?: number;
+  /** Refused when the weights and one run of 128 tokens would take more (default MODEL_LIMITS.maxMemoryBytes, 2 GiB): planned from config.json before the weights are read, the message giving the numbers. */
+  maxMemoryBytes?: number;
   /** Called while files download (a folder URL): per file, from loaded 0 to loaded === total. */
   onProgress?: (progress: ModelProgress) => void;
   /** Aborts the load: it rejects with the signal's reason. */
@@ -107,10 +119,16 @@ export interface HeadImportance {
   shape: [number, number];
 }
 
+/** Memory in bytes: the models' WebAssembly module (it only grows; the models of a page or worker share it) and this model's weights in it. */
+export interface ModelMemory {
+  moduleBytes: number;
+  weightBytes: number;
+}
+
 /** A file's content: text, bytes or a File / Blob. */
 export type ModelFileContent = string | ArrayBuffer | ArrayBufferView | Blob;
 
-export declare const MODEL_LIMITS: Readonly<{ maxFileBytes: number; maxParameters: number }>;
+export declare const MODEL_LIMITS: Readonly<{ maxFileBytes: number; maxMemoryBytes: number }>;
 
 /** What loadModel() and loadWorkerModel() open: a folder URL or path, Files, a Map or an object of file name to content. */
 export type ModelFiles = string | URL | Iterable<File> | Map<string, ModelFileContent> | Record<string, ModelFileContent>;
@@ -125,6 +143,8 @@ export declare class Model {
   encode(text: string): number[];
   /** The vocabulary's strings for ids ('' for an id it has not). */
   tokens(ids: number[] | Int32Array): string[];
+  /** The module's memory and the weights' share of it. */
+  memory(): ModelMemory;
   /** How the pieces of ids read: what each shows, the word of each. */
   read(ids: number[] | Int32Array): TokenReading;
   run(input: string | number[] | Int32Array, options?: ModelRunOptions): ModelRunResult;
@@ -156,6 +176,8 @@ export interface WorkerModel {
   readonly disposed: boolean;
   encode(text: string): Promise<number[]>;
   tokens(ids: number[] | Int32Array): Promise<string[]>;
+  /** The worker's module's memory and the weights' share of it. */
+  memory(): Promise<ModelMemory>;
   read(ids: number[] | Int32Array): Promise<TokenReading>;
   run(input: string | number[] | Int32Array, options?: ModelRunOptions): Promise<ModelRunResult>;
   headImportance(input: string | number[] | Int32Array): Promise<HeadImportance>;

@@ -4,6 +4,9 @@
 // MultiHeadAttention) on ids from the model's own tokenizer (tokenizer.js: Hugging Face's
 // tokenizer library). Files, downloads, shapes, defaults, errors and ownership live here; the
 // core reads the config and the weights and computes.
+// The weights file is never held whole: it goes to the core in chunks (from disk, a Blob's
+// slices or a download's body as it arrives), each written straight into the layout the kernels
+// read.
 //
 //   const model = await loadModel('path/to/folder');            // Node.js: a folder on disk
 //   const model = await loadModel('models/gpt2/');              // a folder served over HTTP (relative to the page)
@@ -28,8 +31,14 @@ const TOKENIZER_FILE = 'tokenizer.json';
 const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json';
 const WEIGHTS_FILE = 'model.safetensors';
 const SHARDED_INDEX_FILE = 'model.safetensors.index.json';
-/** Refused above these: GPT-2 small (124M parameters, 0.5 GB in float32) fits. */
-export const MODEL_LIMITS = Object.freeze({ maxFileBytes: 2 ** 30, maxParameters: 200_000_000 });
+/**
+ * Refused above these: a weights file over maxFileBytes; a model whose weights and one run of 128
+ * tokens would take more than maxMemoryBytes (planned from config.json before the weights are read).
+ */
+export const MODEL_LIMITS = Object.freeze({ maxFileBytes: 2 ** 32, maxMemoryBytes: 2 ** 31 });
+
+/** Bytes of the weights file handed to the core at a time. */
+const CHUNK_BYTES = 4 << 20;
 
 /** @typedef {import('./wasm-module.js').Outcome} Outcome */
 /** @typedef {import('./wasm/mha_models.js').ModelSession} ModelSession */
@@ -120,8 +129,10 @@ async function textOf(value, file) {
 /**
  * One file of the model: read() gives its content; `where` is how messages name it (the name,
  * a path on disk or a URL).
- * @typedef {{ read: () => Promise<unknown>, where: string }} ModelFileEntry
- * @typedef {{ maxFileBytes: number, maxParameters: number }} Limits
+ * open(), where there is one, gives the content in chunks (a file on disk, a download's body).
+ * @typedef {{ size: number, chunks: AsyncIterable<Uint8Array> }} ChunkSource  size 0: not known
+ * @typedef {{ read: () => Promise<unknown>, where: string, open?: () => Promise<ChunkSource> }} ModelFileEntry
+ * @typedef {{ maxFileBytes: number, maxMemoryBytes: number }} Limits
  * @typedef {{ file: string, loaded: number, total: number }} ModelProgress
  * @typedef {{ limits: Limits, signal?: AbortSignal, onProgress?: (progress: ModelProgress) => void }} ReadOptions
  */
@@ -204,7 +215,7 @@ async function readFolder(location) {
   const names = ['node:fs/promises', 'node:path', 'node:url'];
   // the parts of Node.js read here (the page's types have no Node.js)
   const [fs, path, url] = /** @type {[
-   *   { readdir(dir: string): Promise<string[]>, readFile(file: string): Promise<Uint8Array> },
+   *   { readdir(dir: string): Promise<string[]>, readFile(file: string): Promise<Uint8Array>, open(file: string, flags: string): Promise<FileHandle> },
    *   { join(...parts: string[]): string, basename(p: string): string, dirname(p: string): string },
    *   { fileURLToPath(url: URL): string },
    * ]} */ (await Promise.all(names.map((n) => import(/* @vite-ignore */ n))));
@@ -221,15 +232,68 @@ async function readFolder(location) {
   for (const name of found) {
     if (name === CONFIG_FILE || name === TOKENIZER_FILE || name === TOKENIZER_CONFIG_FILE || name.endsWith('.safetensors')) {
       const where = path.join(dir, name);
-      byName.set(name, { read: () => fs.readFile(where), where });
+      byName.set(name, { read: () => fs.readFile(where), where, open: () => fileChunks(fs, where) });
     }
   }
   return byName;
 }
 
 /**
+ * The parts of a Node.js FileHandle read here.
+ * @typedef {{ stat(): Promise<{ size: number }>, read(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<{ bytesRead: number }>, close(): Promise<void> }} FileHandle
+ */
+
+/**
+ * A file on disk in chunks of CHUNK_BYTES, one buffer reused (each chunk is copied out before
+ * the next is read); the file is closed at the end or when the reader stops early.
+ * @param {{ open(file: string, flags: string): Promise<FileHandle> }} fs
+ * @param {string} where
+ * @returns {Promise<ChunkSource>}
+ */
+async function fileChunks(fs, where) {
+  const handle = await fs.open(where, 'r');
+  const { size } = await handle.stat();
+  async function* chunks() {
+    try {
+      const buffer = new Uint8Array(Math.min(CHUNK_BYTES, Math.max(size, 1)));
+      for (;;) {
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+        if (bytesRead === 0) break;
+        yield buffer.subarray(0, bytesRead);
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+  return { size, chunks: chunks() };
+}
+
+/**
+ * A file's content given as a value (bytes, a Blob or File, text) in chunks: a Blob is read
+ * slice by slice, bytes are handed on in place.
+ * @param {unknown} value
+ * @param {string} file
+ * @returns {Promise<ChunkSource>}
+ */
+async function valueChunks(value, file) {
+  if (value && typeof (/** @type {Blob} */ (value)).slice === 'function' && typeof (/** @type {Blob} */ (value)).arrayBuffer === 'function' && !ArrayBuffer.isView(value)) {
+    const blob = /** @type {Blob} */ (value);
+    async function* slices() {
+      for (let at = 0; at < blob.size; at += CHUNK_BYTES) yield new Uint8Array(await blob.slice(at, at + CHUNK_BYTES).arrayBuffer());
+    }
+    return { size: blob.size, chunks: slices() };
+  }
+  const bytes = await bytesOf(value, file);
+  async function* whole() {
+    yield bytes;
+  }
+  return { size: bytes.length, chunks: whole() };
+}
+
+/**
  * A folder over HTTP: config.json (required; checked to be JSON before the weights are
- * fetched), model.safetensors (required) and tokenizer.json (optional: a 404 means none).
+ * fetched), model.safetensors (required; its body read as the core takes it) and tokenizer.json
+ * (optional: a 404 means none; fetched after the weights).
  * tokenizer_config.json is not asked for: a page reports every 404 as an error in its console,
  * and the ids of GPT-2's, Llama 2's and Llama 3's tokenizers are the same without it
  * (tests/js/tokenizer.test.js); it is read where the files are given (a folder, Files).
@@ -251,8 +315,9 @@ async function downloadFolder(folder, options) {
   }
   byName.set(CONFIG_FILE, { read: async () => configText, where: configUrl.href });
 
+  // the weights: requested now (a 404 is answered here), their body read as the core takes it
   const weightsUrl = new URL(WEIGHTS_FILE, folder);
-  const weights = await download(weightsUrl, WEIGHTS_FILE, options, { optional: true });
+  const weights = await request(weightsUrl, options, { optional: true });
   if (!weights) {
     const indexUrl = new URL(SHARDED_INDEX_FILE, folder);
     const index = await download(indexUrl, SHARDED_INDEX_FILE, { ...options, onProgress: undefined }, { optional: true });
@@ -261,11 +326,25 @@ async function downloadFolder(folder, options) {
     }
     throw fileError(weightsUrl.href, 'not found (HTTP 404): a Hugging Face model folder has model.safetensors beside config.json (a PyTorch .bin is not read)');
   }
-  byName.set(WEIGHTS_FILE, { read: async () => weights, where: weightsUrl.href });
+  let opened = false;
+  const open = async () => {
+    if (opened) throw fileError(weightsUrl.href, 'its body was read already');
+    opened = true;
+    return { size: weights.total ?? 0, chunks: bodyChunks(weightsUrl, WEIGHTS_FILE, weights, options) };
+  };
+  byName.set(WEIGHTS_FILE, {
+    read: async () => {
+      const chunks = [];
+      for await (const chunk of (await open()).chunks) chunks.push(chunk.slice());
+      return new Blob(chunks);
+    },
+    where: weightsUrl.href,
+    open,
+  });
 
+  // fetched when read, after the weights (null: the server has none)
   const tokenizerUrl = new URL(TOKENIZER_FILE, folder);
-  const tokenizer = await download(tokenizerUrl, TOKENIZER_FILE, options, { optional: true });
-  if (tokenizer) byName.set(TOKENIZER_FILE, { read: async () => tokenizer, where: tokenizerUrl.href });
+  byName.set(TOKENIZER_FILE, { read: () => download(tokenizerUrl, TOKENIZER_FILE, options, { optional: true }), where: tokenizerUrl.href });
   return byName;
 }
 
@@ -286,18 +365,15 @@ function fetchFailure(error, url, signal, what) {
 }
 
 /**
- * Bytes of one file over HTTP, streamed where the response has a body stream, with progress
- * ({ file, loaded, total }: total the Content-Length, 0 while unknown, as in a ProgressEvent;
- * the last event has loaded === total), and the size limit checked on the Content-Length
- * before the body is read and again on the bytes. Any HTTP error other than an optional file's
- * 404 is an error naming the URL and the status.
+ * One file over HTTP, its body not read yet: fetched, and checked (any HTTP error other than an
+ * optional file's 404 is an error naming the URL and the status; an HTML page is refused; the
+ * size limit is checked on the Content-Length before the body is read).
  * @param {URL} url
- * @param {string} file  the name progress events give
  * @param {ReadOptions} options
  * @param {{ optional: boolean }} how
- * @returns {Promise<Uint8Array | null>}  null: an optional file the server has not
+ * @returns {Promise<{ response: Response, total: number | null } | null>}  null: an optional file the server has not
  */
-async function download(url, file, { limits, signal, onProgress }, { optional }) {
+async function request(url, { limits, signal }, { optional }) {
   signal?.throwIfAborted();
   /** @type {Response} */
   let response;
@@ -325,58 +401,97 @@ async function download(url, file, { limits, signal, onProgress }, { optional })
     drop();
     throw fileError(url.href, 'the server answered with an HTML page, not the file (does it answer every path with its index page?)');
   }
-  const { maxFileBytes } = limits;
-  const tooLarge = (/** @type {number} */ bytes, /** @type {string} */ how) => new MhaError('TOO_LARGE',
-    `${url.href}: ${bytes} bytes${how}, more than the ${maxFileBytes} loadModel takes (option maxFileBytes; GPT-2 small's 124M parameters fit)`);
   // a compressed response's Content-Length counts the compressed bytes, not the file's
   const encoded = !/^(identity)?$/i.test(response.headers.get('content-encoding') ?? '');
   const length = Number(response.headers.get('content-length') ?? NaN);
   const total = !encoded && Number.isSafeInteger(length) && length >= 0 ? length : null;
-  if (total !== null && total > maxFileBytes) {
+  if (total !== null && total > limits.maxFileBytes) {
     drop();
-    throw tooLarge(total, ' (its Content-Length)');
+    throw tooLarge(url, total, ' (its Content-Length)', limits.maxFileBytes);
   }
-  let bytes = new Uint8Array(total ?? 0);
+  return { response, total };
+}
+
+/** @param {URL} url @param {number} bytes @param {string} how @param {number} maxFileBytes */
+const tooLarge = (url, bytes, how, maxFileBytes) => new MhaError('TOO_LARGE',
+  `${url.href}: ${bytes} bytes${how}, more than the ${maxFileBytes} loadModel takes (option maxFileBytes)`);
+
+/**
+ * A response's body as it arrives, with progress ({ file, loaded, total }: total the
+ * Content-Length, 0 while unknown, as in a ProgressEvent; the last event has loaded === total)
+ * and the size limit checked on the bytes. The download stops when the reader does.
+ * @param {URL} url
+ * @param {string} file  the name progress events give
+ * @param {{ response: Response, total: number | null }} opened
+ * @param {ReadOptions} options
+ * @returns {AsyncGenerator<Uint8Array>}
+ */
+async function* bodyChunks(url, file, { response, total }, { limits, signal, onProgress }) {
+  const { maxFileBytes } = limits;
   let loaded = 0;
   onProgress?.({ file, loaded, total: total ?? 0 });
   /** @param {Uint8Array} chunk */
-  const append = (chunk) => {
-    if (loaded + chunk.byteLength > maxFileBytes) throw tooLarge(loaded + chunk.byteLength, ' at least (no Content-Length)');
+  const count = (chunk) => {
+    if (loaded + chunk.byteLength > maxFileBytes) throw tooLarge(url, loaded + chunk.byteLength, ' at least (no Content-Length)', maxFileBytes);
+    loaded += chunk.byteLength;
+  };
+  if (response.body && typeof response.body.getReader === 'function') {
+    const reader = response.body.getReader();
+    let done = false;
+    try {
+      for (;;) {
+        /** @type {ReadableStreamReadResult<Uint8Array>} */
+        let part;
+        try {
+          part = await reader.read();
+        } catch (error) {
+          throw fetchFailure(error, url, signal, `the download broke off after ${loaded} bytes`);
+        }
+        if (part.done) break;
+        count(part.value);
+        if (total === null || loaded < total) onProgress?.({ file, loaded, total: total ?? 0 });
+        yield part.value;
+      }
+      done = true;
+    } finally {
+      if (!done) reader.cancel().catch(() => {});
+    }
+  } else {
+    /** @type {Uint8Array} */
+    let bytes;
+    try {
+      bytes = new Uint8Array(await response.arrayBuffer());
+    } catch (error) {
+      throw fetchFailure(error, url, signal, 'the download broke off');
+    }
+    count(bytes);
+    yield bytes;
+  }
+  onProgress?.({ file, loaded, total: loaded });
+}
+
+/**
+ * Bytes of one file over HTTP (request, then bodyChunks gathered).
+ * @param {URL} url
+ * @param {string} file  the name progress events give
+ * @param {ReadOptions} options
+ * @param {{ optional: boolean }} how
+ * @returns {Promise<Uint8Array | null>}  null: an optional file the server has not
+ */
+async function download(url, file, options, how) {
+  const opened = await request(url, options, how);
+  if (!opened) return null;
+  let bytes = new Uint8Array(opened.total ?? 0);
+  let loaded = 0;
+  for await (const chunk of bodyChunks(url, file, opened, options)) {
     if (loaded + chunk.byteLength > bytes.byteLength) {
-      const grown = new Uint8Array(Math.min(maxFileBytes, Math.max(2 * bytes.byteLength, loaded + chunk.byteLength, 65536)));
+      const grown = new Uint8Array(Math.max(2 * bytes.byteLength, loaded + chunk.byteLength, 65536));
       grown.set(bytes.subarray(0, loaded));
       bytes = grown;
     }
     bytes.set(chunk, loaded);
     loaded += chunk.byteLength;
-  };
-  if (response.body && typeof response.body.getReader === 'function') {
-    const reader = response.body.getReader();
-    for (;;) {
-      /** @type {ReadableStreamReadResult<Uint8Array>} */
-      let part;
-      try {
-        part = await reader.read();
-      } catch (error) {
-        throw fetchFailure(error, url, signal, `the download broke off after ${loaded} bytes`);
-      }
-      if (part.done) break;
-      try {
-        append(part.value);
-      } catch (error) {
-        reader.cancel().catch(() => {});
-        throw error;
-      }
-      if (total === null || loaded < total) onProgress?.({ file, loaded, total: total ?? 0 });
-    }
-  } else {
-    try {
-      append(new Uint8Array(await response.arrayBuffer()));
-    } catch (error) {
-      throw error instanceof MhaError ? error : fetchFailure(error, url, signal, 'the download broke off');
-    }
   }
-  onProgress?.({ file, loaded, total: loaded });
   return loaded === bytes.byteLength ? bytes : bytes.slice(0, loaded);
 }
 
@@ -407,7 +522,7 @@ export async function loadModel(files, options = {}) {
   const { signal, onProgress } = options;
   const limits = {
     maxFileBytes: options.maxFileBytes ?? MODEL_LIMITS.maxFileBytes,
-    maxParameters: options.maxParameters ?? MODEL_LIMITS.maxParameters,
+    maxMemoryBytes: options.maxMemoryBytes ?? MODEL_LIMITS.maxMemoryBytes,
   };
   signal?.throwIfAborted();
   const core = await loadModelsCore(options);
@@ -429,20 +544,29 @@ export async function loadModel(files, options = {}) {
   /** @type {import('./tokenizer.js').ModelTokenizer | null} */
   let tokenizer = null;
   try {
-    const weightsValue = await weights.read();
-    const size = /** @type {{ size?: unknown, byteLength?: unknown, length?: unknown } | null} */ (weightsValue)?.size
-      ?? /** @type {{ byteLength?: unknown }} */ (weightsValue)?.byteLength ?? /** @type {{ length?: unknown }} */ (weightsValue)?.length;
-    if (typeof size === 'number' && size > limits.maxFileBytes) {
-      throw new MhaError('TOO_LARGE', `${weights.where}: ${size} bytes, more than the ${limits.maxFileBytes} loadModel takes (option maxFileBytes; GPT-2 small's 124M parameters fit)`);
+    // config.json first: the core plans the memory from it and refuses, with the numbers, a
+    // model that will not fit, before any of the weights is read
+    const configText = await textOf(await config.read(), config.where);
+    const source = weights.open ? await weights.open() : await valueChunks(await weights.read(), weights.where);
+    if (source.size > limits.maxFileBytes) {
+      throw new MhaError('TOO_LARGE', `${weights.where}: ${source.size} bytes, more than the ${limits.maxFileBytes} loadModel takes (option maxFileBytes)`);
     }
-    const bytes = await bytesOf(weightsValue, weights.where);
-    const buffer = check(session.weightsBuffer(bytes.length));  // may grow the memory: the view after it
-    heap().u8.set(bytes, buffer.data);
-    check(session.load(await textOf(await config.read(), config.where), config.where, weights.where, limits.maxFileBytes, limits.maxParameters));
+    check(session.begin(configText, config.where, weights.where, source.size, limits.maxFileBytes, limits.maxMemoryBytes));
+    for await (const chunk of source.chunks) {
+      signal?.throwIfAborted();
+      for (let at = 0; at < chunk.byteLength; at += CHUNK_BYTES) {
+        const part = chunk.subarray(at, at + CHUNK_BYTES);
+        const buffer = check(session.chunkBuffer(part.byteLength));  // may grow the memory: the view after it
+        heap().u8.set(part, buffer.data);
+        check(session.feed(part.byteLength));
+      }
+    }
+    check(session.finish());
     const tokenizerFile = byName.get(TOKENIZER_FILE);
     const tokenizerConfig = byName.get(TOKENIZER_CONFIG_FILE);
-    if (tokenizerFile) {
-      tokenizer = await loadTokenizer(await textOf(await tokenizerFile.read(), tokenizerFile.where),
+    const tokenizerText = tokenizerFile ? await tokenizerFile.read() : null;  // null: none over HTTP (a 404)
+    if (tokenizerFile && tokenizerText !== null) {
+      tokenizer = await loadTokenizer(await textOf(tokenizerText, tokenizerFile.where),
         tokenizerConfig ? await textOf(await tokenizerConfig.read(), tokenizerConfig.where) : null,
         { tokenizerFile: tokenizerFile.where, configFile: tokenizerConfig?.where });
     }
@@ -467,7 +591,7 @@ export class Model {
   constructor(session, tokenizer) {
     this.#session = session;
     this.#tokenizer = tokenizer;
-    /** config.json as the core read it: family, architecture, sizes, activation, head. */
+    /** config.json as the core read it, normalised: name, architecture, causal, task, sizes, activation, head. */
     this.config = Object.freeze(session.config());
     /** The tokenizer's kind, name, vocabulary size and mask token; null without tokenizer.json. */
     this.tokenizer = tokenizer ? tokenizer.info : null;
@@ -493,7 +617,7 @@ export class Model {
     const s = this.#live();
     const numbers = typeof input === 'string' ? this.#tokenizerOf('a text', '; pass ids').encode(input) : this.#checkedIds(input);
     const buffer = check(s.idsBuffer(numbers.length));
-    heap().i32.set(numbers, buffer.data >> 2);
+    heap().i32.set(numbers, buffer.data / 4);  // a byte offset may pass 2^31: no signed shift
     return numbers;
   }
 
@@ -520,6 +644,16 @@ export class Model {
 
   /** Whether dispose() has been called. */
   get disposed() { return this.#session === null; }
+
+  /**
+   * Memory: the models' WebAssembly module's (it only grows; every model of the page shares it)
+   * and this model's weights in it, in bytes.
+   * @returns {import('./models.js').ModelMemory}
+   */
+  memory() {
+    const s = this.#live();
+    return { moduleBytes: heap().u8.buffer.byteLength, weightBytes: s.weightBytes() };
+  }
 
   /**
    * The ids of a text, with the post-processor's special tokens.

@@ -85,6 +85,6 @@ export function heapViews(module) {
 export function readTensor(heap, { data, shape }) {
   let numel = 1;
   for (let i = 0; i < shape.length; ++i) numel *= shape[i];
-  const start = data >> 2;
+  const start = data / 4;  // a byte offset may pass 2^31 (a module of up to 4 GiB): no signed shift
   return { data: heap().f32.slice(start, start + numel), shape };
 }

@@ -82,12 +82,12 @@ export class ModelSource {
   }
   get name() {
     const label = this.opened ? this.opened.name : this.url ? decodeURIComponent(new URL(this.url).pathname.replace(/\/(config\.json)?$/, '').split('/').pop() || this.url) : 'model';
-    return this.model ? `${this.config.family === 'gpt2' ? 'GPT-2' : 'BERT'}-family model “${label}”` : `model “${label}”`;
+    return this.model ? `${this.config.name}-family model “${label}”` : `model “${label}”`;
   }
   get numLayers() { return this.model ? this.config.numLayers : 1; }
   get numHeads() { return this.model ? this.config.numHeads : 1; }
-  /** A decoder: each row sees its own token and the ones before it (the config says, by its family). */
-  get causal() { return this.model ? this.config.family === 'gpt2' : false; }
+  /** A decoder: each row sees its own token and the ones before it (the config says). */
+  get causal() { return this.model ? this.config.causal : false; }
   get maxTokens() { return this.model ? Math.min(MODEL_MAX_TOKENS, this.config.maxPositions) : MODEL_MAX_TOKENS; }
   get embedDim() { return this.model ? this.config.hidden : 0; }
 
@@ -152,8 +152,8 @@ export class ModelSource {
 
   textHelp() {
     return {
-      help: `Your model: any text, read by its own tokenizer; up to ${this.maxTokens} tokens.${this.config.family === 'bert' ? ' Write [MASK] where the model should fill in a word.' : ''}`,
-      placeholder: this.config.family === 'bert' ? 'e.g. The cat sat on the [MASK].' : 'e.g. The cat sat on the',
+      help: `Your model: any text, read by its own tokenizer; up to ${this.maxTokens} tokens.${this.config.task === 'masked' ? ' Write [MASK] where the model should fill in a word.' : ''}`,
+      placeholder: this.config.task === 'masked' ? 'e.g. The cat sat on the [MASK].' : 'e.g. The cat sat on the',
     };
   }
 
@@ -211,11 +211,11 @@ export class ModelSource {
 
   /**
    * Each head's importance on the model's task over the sentence: the mean drop in log p(next
-   * token) with it switched off, (layers, heads). GPT-2 family only (BERT has no next token).
+   * token) with it switched off, (layers, heads). Models that predict the next token only.
    * @param {ModelSentence} sentence
    */
   async headImportance(sentence) {
-    if (this.config.family !== 'gpt2') throw new Error('Head importance is measured on the next token, which a BERT-family model does not predict.');
+    if (this.config.task !== 'next-token') throw new Error(`Head importance is measured on the next token, which a ${this.config.name}-family model does not predict.`);
     if (sentence.ids.length < 2) throw new Error('Head importance needs at least two tokens (a token and the one after it).');
     return this.loaded.model.headImportance(sentence.ids);
   }
@@ -286,9 +286,9 @@ export class ModelSource {
   }
 
   woNote() {
-    return this.config.family === 'gpt2'
-      ? `This W_O is layer ${this.layer}'s attn.c_proj (stored transposed, as GPT-2's Conv1D does): it mixes all ${this.numHeads} heads into every number the block adds to its residual stream.`
-      : `This W_O is layer ${this.layer}'s attention.output.dense: it mixes all ${this.numHeads} heads before the residual add and the LayerNorm.`;
+    const { attentionOutputName, conv1d, preNorm } = this.config;
+    const name = attentionOutputName.includes('{l}.') ? attentionOutputName.split('{l}.').pop() : attentionOutputName;
+    return `This W_O is layer ${this.layer}'s ${name}${conv1d ? ' (stored transposed, as a Conv1D layer stores it)' : ''}: it mixes all ${this.numHeads} heads ${preNorm ? 'into every number the block adds to its residual stream' : 'before the residual add and the LayerNorm'}.`;
   }
 
   dispose() {

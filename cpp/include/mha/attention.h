@@ -107,11 +107,33 @@ struct CallShapes {
   bool value_is_key = false;
 };
 
+// How a packed module (CreatePacked) stores in_proj_weight and out_proj.weight: float32, or the
+// 16-bit words of a float16 / bfloat16 file, widened exactly as the GEMM reads them.
+enum class PackedStorage { kFloat32, kFloat16, kBfloat16 };
+
 class MultiHeadAttention {
  public:
   // Validates the config (PyTorch's wording where it has one) and initialises the parameters
   // as PyTorch does, from `seed`.
   static Status Create(const Config& config, uint64_t seed, std::unique_ptr<MultiHeadAttention>* out);
+  // A module whose in_proj_weight and out_proj.weight are held only in the GEMM's packed layout
+  // (kernels::pack_weight), for weights read once from a file: they take their memory once, and
+  // start at zero rather than drawn at random. Fill them in place through packed_storage();
+  // get_parameter unpacks on demand, set_parameter packs. Needs one fused in-projection
+  // (kdim = vdim = embed_dim, num_kv_heads = num_heads) and no bias_k / bias_v.
+  static Status CreatePacked(const Config& config, std::unique_ptr<MultiHeadAttention>* out,
+                             PackedStorage storage = PackedStorage::kFloat32);
+  // A packed module's storage: "in_proj_weight" and "out_proj.weight" packed
+  // (kernels::packed_weight_floats of their shapes), "in_proj_bias" and "out_proj.bias" as they
+  // are; nullptr for another name or a module made by Create.
+  float* packed_storage(const std::string& name);
+  // A 16-bit packed module's weights ("in_proj_weight", "out_proj.weight"); nullptr otherwise.
+  uint16_t* packed_storage16(const std::string& name);
+  // The bytes the parameters take (packed copies included).
+  size_t parameter_bytes() const;
+  // Use `other`'s scratch from now on: modules that never run at once (a model's layers, run one
+  // after another) then hold one workspace, as large as the largest call's, instead of one each.
+  void share_workspace(const MultiHeadAttention& other) { workspace_ = other.workspace_; }
 
   const Config& config() const { return config_; }  // resolved: num_kv_heads, kdim, vdim, out_dim set
   int64_t head_dim() const { return head_dim_; }
@@ -159,6 +181,14 @@ class MultiHeadAttention {
 
  private:
   MultiHeadAttention() = default;
+  static Status Make(const Config& config, bool packed_only, PackedStorage storage,
+                     std::unique_ptr<MultiHeadAttention>* out);
+  // The fused in-projection (N*L, E) -> (N*L, 3E) and the out-projection (N*L, E) -> (N*L, O)
+  // on the packed weights, float32 or 16-bit.
+  void in_projection(float* out, const float* in, const float* bias, int64_t rows) const;
+  void out_projection(float* out, const float* in, const float* bias, int64_t rows) const;
+  void unpack_in_proj(float* out) const;  // in_proj_weight (3E, E) from its packing
+  void widen_storage();                   // a 16-bit packed module's weights to float32
 
   struct Call;       // a validated call: its inputs, N, L, S, S_total and projection
   struct Workspace;  // a call's scratch offsets in workspace_, and its thread schedule
@@ -180,6 +210,9 @@ class MultiHeadAttention {
   Config config_;
   int64_t head_dim_ = 0;
   bool packed_in_proj_ = true;
+  bool packed_only_ = false;  // CreatePacked: in_proj_weight_ and out_proj_weight_ stay empty
+  PackedStorage storage_ = PackedStorage::kFloat32;
+  std::vector<uint16_t> packed16_in_proj_weight_, packed16_out_proj_weight_;  // storage_ 16-bit
   size_t memory_cap_bytes_ = kDefaultMemoryCapBytes;
 
   // Parameters, row-major, as PyTorch stores them. in_proj_weight_ holds q_proj_weight (E, E),
@@ -192,8 +225,9 @@ class MultiHeadAttention {
   std::vector<float> out_proj_weight_;  // (O, E)
   std::vector<float> out_proj_bias_;    // (O), or empty when !bias
 
-  // Scratch reused across calls, so that steady-state forwards do not allocate.
-  std::vector<float> workspace_;
+  // Scratch reused across calls, so that steady-state forwards do not allocate; shared with
+  // other modules by share_workspace.
+  std::shared_ptr<std::vector<float>> workspace_ = std::make_shared<std::vector<float>>();
   // in_proj_weight (when packed) and out_proj.weight packed for the GEMM (kernels::pack_weight),
   // rebuilt by the first forward after a parameter changes.
   std::vector<float> packed_in_proj_weight_;

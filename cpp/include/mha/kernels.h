@@ -23,6 +23,26 @@ int64_t packed_weight_floats(int64_t N, int64_t K);
 void pack_weight(float* packed, const float* weight, int64_t N, int64_t K);
 void linear_packed(float* out, const float* in, const float* packed_weight, const float* bias,
                    int64_t M, int64_t N, int64_t K);
+// A weight packed piece by piece, as a file's bytes arrive: values[0 .. count) are elements
+// first .. first + count of a part of `rows` rows (row_offset .. row_offset + rows of the whole
+// (N, K) weight), in (rows, K) order, or in (K, rows) order when `transposed` (GPT-2's Conv1D
+// stores [in, out]). `packed` holds packed_weight_floats(N, K), its padding already zero.
+void pack_weight_elements(float* packed, int64_t N, int64_t K, int64_t row_offset, int64_t rows,
+                          const float* values, int64_t first, int64_t count, bool transposed);
+// Rows [row_begin, row_end) of a packed (N, K) weight, unpacked: out[(row_end - row_begin), K].
+void unpack_weight_rows(float* out, const float* packed, int64_t K, int64_t row_begin, int64_t row_end);
+
+// The same three for a weight stored 16-bit in the packed layout (IEEE binary16, or bfloat16
+// when `bf16`), as a float16 or bfloat16 file holds it: linear_packed16 widens each panel to
+// float32 as the GEMM reaches it, exactly, so it computes what linear_packed computes on the
+// widened weight, at half the memory. values are the file's 16-bit words.
+void linear_packed16(float* out, const float* in, const uint16_t* packed_weight, bool bf16, const float* bias,
+                     int64_t M, int64_t N, int64_t K);
+void pack_weight_elements16(uint16_t* packed, int64_t N, int64_t K, int64_t row_offset, int64_t rows,
+                            const uint16_t* values, int64_t first, int64_t count, bool transposed);
+void unpack_weight_rows16(float* out, const uint16_t* packed, bool bf16, int64_t K, int64_t row_begin, int64_t row_end);
+// n 16-bit words widened to float32 (the packed layout kept).
+void widen16(float* out, const uint16_t* in, int64_t n, bool bf16);
 
 // x[n] = gelu_new(x) in place: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (GPT-2's MLP
 // activation), in float, tanh to about 1e-7 (absolute).

@@ -1,20 +1,20 @@
-// GPT-2- and BERT-family checkpoints in Hugging Face layout (config.json, model.safetensors),
-// run by the core: every attention layer an mha::MultiHeadAttention.
+// Checkpoints in Hugging Face layout (config.json, model.safetensors), run by the core: every
+// attention layer an mha::MultiHeadAttention. Which model_types it takes, and each one's
+// tensors and blocks, are tables (cpp/src/models/family.h, one file per family in
+// cpp/src/models/families/); the runtime builds every family's layers from the same blocks.
 //
-// GPT-2 (GPT2LMHeadModel), T tokens, width E, heads H, inner width I:
-//   x = wte[ids] + wpe[0 .. T)                                                   (T, E)
-//   per layer:  x += attn(ln_1(x))        causal; c_attn (E, 3E) = [W_q | W_k | W_v] as Conv1D
-//                                          stores it ([in, out]), c_proj (E, E) likewise
-//               x += act(ln_2(x) · c_fc + b) · c_proj + b                        (I = n_inner or 4E)
-//   h = ln_f(x);  logits = h · lm_headᵀ  (lm_head = wte when tied)               (T, vocab)
-// BERT (BertModel, BertForMaskedLM), post-LayerNorm:
-//   x = LayerNorm(word[ids] + token_type[0] + position[0 .. T))
-//   per layer:  x = LayerNorm(attn(x) + x)           q, k, v, output.dense as nn.Linear (out, in)
-//               x = LayerNorm(act(x · W_iᵀ + b) · W_oᵀ + b + x)
-//   pooled = tanh(pooler(x[0]))                       (when the file has a pooler)
-//   logits = LayerNorm(act(transform(x))) · decoderᵀ + cls.predictions.bias      (masked-LM head)
+// T tokens, width E, heads H, inner width I:
+//   x = embed(ids)                              token + position (+ token type), (T, E)
+//   per layer, pre-norm:   x += attn(norm_1(x));  x += ffn(norm_2(x))
+//              post-norm:  x = norm_1(x + attn(x));  x = norm_2(x + ffn(x))
+//                          ffn(x) = act(x · W_upᵀ + b) · W_downᵀ + b
+//   hidden = final_norm(x) where the family has one
+//   logits: next-token  hidden · W_headᵀ                 (W_head = the token embeddings when tied)
+//           masked      norm(act(transform(hidden))) · W_headᵀ + b
 // Attention is exact self-attention with per-head weights (H, T, T); no padding (one text).
-// Weights are read as float32 from F32, F16 or BF16 tensors.
+// Weights come from F32, F16 or BF16 tensors. A file whose every matrix is F16 (or every one
+// BF16) keeps its matrices 16-bit, widened exactly as the GEMM reads them; else they are
+// widened to float32 as they are read. Either way the kernels compute on the same float32 values.
 #pragma once
 
 #include <cstddef>
@@ -31,32 +31,44 @@
 
 namespace mha::models {
 
-enum class Family { kGpt2, kBert };
+struct Family;  // cpp/src/models/family.h
+// What the model's head computes.
+enum class Task {
+  kNone,       // the base model: hidden states only
+  kNextToken,  // a causal LM head: logits of the next token at every position
+  kMasked,     // a masked-LM head: logits of the token at every position
+};
 enum class Activation { kGeluTanh, kGeluErf, kRelu, kSilu };
 
 struct ModelConfig {
-  Family family = Family::kGpt2;
+  const Family* family = nullptr;
   std::string architecture;     // e.g. "GPT2LMHeadModel", "BertForMaskedLM", "BertModel"
+  Task task = Task::kNone;
   int64_t vocab_size = 0;
   int64_t max_positions = 0;    // n_positions / max_position_embeddings
   int64_t hidden = 0;           // E: n_embd / hidden_size
   int64_t num_layers = 0;
   int64_t num_heads = 0;
   int64_t intermediate = 0;     // I: n_inner (4E when null) / intermediate_size
-  int64_t type_vocab_size = 0;  // BERT only
+  int64_t type_vocab_size = 0;  // token-type embeddings, where the family has them
   double layer_norm_eps = 1e-5;
   Activation activation = Activation::kGeluTanh;
   std::string activation_name;  // as config.json spells it
   bool tie_word_embeddings = true;
-  bool lm_head = false;         // GPT-2's LM head or BERT's masked-LM head is part of the model
+  bool lm_head = false;         // task != kNone: the model has a head that gives logits
   int64_t parameter_count() const;  // the weights the config implies (tied ones once)
+  bool causal() const;              // each position attends to itself and the ones before it
+  std::string display_name() const; // the family as people write it: "GPT-2", "BERT"
+  bool pre_norm() const;            // each sublayer's norm before it (else after its residual add)
+  bool conv1d() const;              // the file stores linear weights [in, out]
+  std::string attention_output_name() const;  // W_O's name in the file, "{l}" for the layer, no prefix
 };
 
-// Parses config.json. Any field the core does not compute (another model_type, an architecture
-// other than the ones above, scale_attn_by_inverse_layer_idx, reorder_and_upcast_attn,
-// add_cross_attention, is_decoder, a non-absolute position_embedding_type, an activation other
-// than gelu_new / gelu_pytorch_tanh / gelu_fast / gelu / relu / silu / swish) is refused with a
-// message naming `file` and the field.
+// Parses config.json into the normalised config by its family's table. Any field the core does
+// not compute (a model_type no family takes, an architecture its family does not list, a flag
+// or text its family fixes, e.g. GPT-2's scale_attn_by_inverse_layer_idx or BERT's
+// position_embedding_type, an activation other than gelu_new / gelu_pytorch_tanh / gelu_fast /
+// gelu / relu / silu / swish) is refused with a message naming `file` and the field.
 Status ParseConfig(std::string_view json_text, const std::string& file, ModelConfig* out);
 
 // One tensor of a safetensors file, as float32.
@@ -66,9 +78,14 @@ struct LoadedTensor {
   std::vector<float> values;
 };
 
+// What a model may take. Memory is planned from config.json before any weight is read: the
+// weights in the layout the kernels read, and a run of plan_tokens tokens (its activations,
+// attention weights and logits); a model whose plan passes max_memory_bytes is refused with the
+// numbers. Run() checks its own length against the same budget.
 struct LoadLimits {
-  size_t max_file_bytes = size_t{1} << 30;     // GPT-2 small is 0.5 GB in float32
-  int64_t max_parameters = 200'000'000;         // GPT-2 small: 124M
+  uint64_t max_file_bytes = uint64_t{4} << 30;
+  uint64_t max_memory_bytes = uint64_t{2} << 30;  // what a browser tab can be expected to give
+  int64_t plan_tokens = 128;
 };
 
 // The tensors of a safetensors file (header: u64 little-endian length, JSON, then the data).
@@ -93,14 +110,14 @@ struct LayerResult {
 
 struct RunResult {
   std::vector<LayerResult> layers;
-  Tensor hidden;  // (T, E): GPT-2 after ln_f; BERT the last layer's output
+  Tensor hidden;  // (T, E): the last layer's output, after the final norm where the family has one
   Tensor logits;  // (T, vocab) when the model has an LM head
-  Tensor pooled;  // (E) when a BERT file has a pooler
+  Tensor pooled;  // (E) when the file has a pooler
 };
 
 class Model {
  public:
-  // Validates the config against `limits`; no weights yet.
+  // Validates the config and plans the memory against `limits`; no weights yet.
   static Status Create(const ModelConfig& config, const LoadLimits& limits, std::unique_ptr<Model>* out);
   // config.json and model.safetensors as bytes; the names are what messages call the files.
   static Status Load(std::string_view config_json, const std::string& config_file, std::string_view safetensors,
@@ -110,16 +127,29 @@ class Model {
   int64_t head_dim() const { return config_.hidden / config_.num_heads; }
   bool has_pooler() const { return has_pooler_; }
 
-  // Sets every weight from a safetensors file: each expected tensor present with its shape
-  // (messages name the tensor, the expected and the actual shape), nothing unknown.
+  // The weights, streamed: BeginWeights, then the file's bytes in order in chunks of any size
+  // (FeedWeights), then FinishWeights. Each byte goes straight from the chunk into the layout
+  // the kernels read (widened to float32); nothing of the file is kept. `file_bytes` is the
+  // file's size when known (0: not known), so that a damaged header is refused before its data
+  // arrives. The header is checked before any weight is written: each tensor the family expects
+  // present with its shape (messages name the tensor, the expected and the actual shape),
+  // nothing unknown. A failed load leaves the model without weights.
+  Status BeginWeights(const std::string& file, uint64_t file_bytes);
+  Status FeedWeights(const uint8_t* bytes, size_t count);
+  Status FinishWeights();
+  // LoadWeights(bytes) is the three in one.
   Status LoadWeights(std::string_view safetensors, const std::string& file);
+
+  // Bytes the weights take in memory (the kernels' layout), and a run of T tokens beside them.
+  uint64_t weight_bytes() const;
+  uint64_t run_bytes(int64_t T) const;
 
   // ids[0 .. count), each < vocab_size, 1 <= count <= max_positions. *result's storage is
   // reused (run again at the same length, nothing is allocated or cleared); when the ids or
   // options are refused it is left as it was.
   Status Run(const int32_t* ids, size_t count, const RunOptions& options, RunResult* result);
 
-  // Head importance on the model's own task (GPT-2's next token), (L, H):
+  // Head importance on the model's own task (a causal model's next token), (L, H):
   //   importance[l, h] = mean over t < T-1 of  log p(ids[t+1] | ids[..t])
   //                                          - log p(ids[t+1] | ids[..t], head (l, h) switched off)
   // (switched off: its output zeroed before W_O, as transformers' head_mask does). T >= 2.
@@ -129,26 +159,35 @@ class Model {
   Status HeadImportance(const int32_t* ids, size_t count, Tensor* importance);
 
   // A parameter of layer l's attention, in nn.MultiheadAttention's names and layout
-  // (in_proj_weight (3E, E), out_proj.weight (E, E), …): GPT-2's Conv1D weights as the core
-  // holds them, transposed at load.
+  // (in_proj_weight (3E, E), out_proj.weight (E, E), …), unpacked from the kernels' layout
+  // (a Conv1D's weights transposed).
   Status AttentionParameter(int64_t layer, const std::string& name, Tensor* out) const;
+
+  ~Model();
 
  private:
   Model() = default;
-  struct Linear {  // nn.Linear layout (out, in), packed for kernels::linear_packed
+  struct Linear {  // nn.Linear layout (out, in), packed for kernels::linear_packed (or 16-bit: linear_packed16)
     std::vector<float> packed;
+    std::vector<uint16_t> packed16;  // a float16 / bfloat16 file's words, when the model keeps them
+    bool bf16 = false;
     std::vector<float> bias;
     int64_t out = 0, in = 0;
+    // out[rows, this->out] = in[rows, this->in] · Wᵀ + bias (bias may be null)
+    void apply(float* y, const float* x, const float* bias, int64_t rows) const;
+    void row(float* y, int64_t r) const;  // row r of W, unpacked
   };
   struct Norm {
     std::vector<float> weight, bias;
   };
   struct Layer {
     std::unique_ptr<MultiHeadAttention> attention;
-    Norm norm1, norm2;  // GPT-2: ln_1, ln_2; BERT: attention.output.LayerNorm, output.LayerNorm
-    Linear up, down;    // c_fc / intermediate.dense, mlp.c_proj / output.dense
+    Norm attention_norm, ffn_norm;
+    Linear up, down;
   };
-  Status set_weights(std::map<std::string, LoadedTensor>* tensors, const std::string& file);
+  struct Loading;  // a streamed load's state: the header, the plan, where the bytes are
+  Status allocate(PackedStorage storage);
+  Status plan_weights(Loading* loading, const std::string& file);
   Status validate(const int32_t* ids, size_t count, const RunOptions& options) const;
   void embed(const int32_t* ids, int64_t T, std::vector<float>* x) const;
   Status run_layer(int64_t l, const std::vector<int64_t>& ablated, bool head_outputs, int64_t T, std::vector<float>* x,
@@ -158,15 +197,20 @@ class Model {
                            std::vector<double>* out);
   void layer_norm(float* out, const float* in, const Norm& norm, int64_t T) const;
   void activate(float* x, int64_t n) const;
+  const Linear& head_weight() const { return config_.tie_word_embeddings ? word_ : head_; }
 
   ModelConfig config_;
   LoadLimits limits_;
-  std::vector<float> word_, position_, token_type_;  // (V, E), (P, E), (types, E)
-  Norm embed_norm_, final_norm_, head_norm_;         // BERT embeddings.LayerNorm; GPT-2 ln_f; MLM transform.LayerNorm
+  Linear word_;                                      // (V, E) packed: embed() reads its rows; a tied head is it
+  std::vector<float> position_, token_type_;         // (P, E), (types, E)
+  Norm embed_norm_, final_norm_, head_norm_;
   std::vector<Layer> layers_;
-  Linear lm_head_, head_transform_, pooler_;
+  Linear head_, head_transform_, pooler_;            // head_: an untied head's weight, and a head's bias
   bool has_pooler_ = false;
   bool loaded_ = false;
+  // float32, or the 16-bit words of a file whose every matrix is float16 (or every one bfloat16)
+  PackedStorage storage_ = PackedStorage::kFloat32;
+  std::unique_ptr<Loading> loading_;
   std::vector<float> normed_, up_, down_;  // scratch reused across layers and calls
 };
 

@@ -1,6 +1,8 @@
 #include "gemm.h"
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include "parallel.h"
 
@@ -151,9 +153,10 @@ void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float
 
 namespace {
 
-void gemm_serial(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
+template <typename B>
+void gemm_serial(float* c, int64_t ldc, const float* a, int64_t lda, const B* packed_b,
                  int64_t panel_stride, const float* bias, int64_t M, int64_t N, int64_t K,
-                 bool accumulate);
+                 bool accumulate, bool bf16);
 
 // Below this many multiply-adds a GEMM is not worth splitting over threads.
 constexpr double kParallelMinMacs = 1 << 18;
@@ -170,18 +173,56 @@ void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float
     parallel_for(panels, 1, [&](int64_t p0, int64_t p1, int) {
       const int64_t n0 = p0 * kNR, n1 = std::min(N, p1 * kNR);
       gemm_serial(c + n0, ldc, a, lda, packed_b + p0 * panel_stride, panel_stride,
-                  bias ? bias + n0 : nullptr, M, n1 - n0, K, accumulate);
+                  bias ? bias + n0 : nullptr, M, n1 - n0, K, accumulate, false);
     });
     return;
   }
-  gemm_serial(c, ldc, a, lda, packed_b, panel_stride, bias, M, N, K, accumulate);
+  gemm_serial(c, ldc, a, lda, packed_b, panel_stride, bias, M, N, K, accumulate, false);
+}
+
+void gemm_packed16(float* c, int64_t ldc, const float* a, int64_t lda, const uint16_t* packed_b,
+                   bool bf16, const float* bias, int64_t M, int64_t N, int64_t K) {
+  if (M <= 0 || N <= 0) return;
+  const int64_t panels = (N + kNR - 1) / kNR, panel_stride = kNR * K;
+  if (num_threads() > 1 && panels >= 2 && double(M) * double(N) * double(K) >= kParallelMinMacs) {
+    parallel_for(panels, 1, [&](int64_t p0, int64_t p1, int) {
+      const int64_t n0 = p0 * kNR, n1 = std::min(N, p1 * kNR);
+      gemm_serial(c + n0, ldc, a, lda, packed_b + p0 * panel_stride, panel_stride,
+                  bias ? bias + n0 : nullptr, M, n1 - n0, K, false, bf16);
+    });
+    return;
+  }
+  gemm_serial(c, ldc, a, lda, packed_b, panel_stride, bias, M, N, K, false, bf16);
+}
+
+// binary16: its exponent and fraction shifted into float32's place read as a float32 are the
+// value times 2^-112 (subnormals included), so one multiply by 2^112 rebiases it exactly.
+void widen16(float* out, const uint16_t* in, int64_t n, bool bf16) {
+  if (bf16) {
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t bits = uint32_t{in[i]} << 16;
+      std::memcpy(out + i, &bits, 4);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t h = in[i], shifted = (h & 0x7fffu) << 13;
+    float magnitude;
+    std::memcpy(&magnitude, &shifted, 4);
+    magnitude *= 0x1p112f;
+    uint32_t bits;
+    std::memcpy(&bits, &magnitude, 4);
+    bits |= (h & 0x8000u) << 16;
+    std::memcpy(out + i, &bits, 4);
+  }
 }
 
 namespace {
 
-void gemm_serial(float* c, int64_t ldc, const float* a, int64_t lda, const float* packed_b,
+template <typename B>
+void gemm_serial(float* c, int64_t ldc, const float* a, int64_t lda, const B* packed_b,
                  int64_t panel_stride, const float* bias, int64_t M, int64_t N, int64_t K,
-                 bool accumulate) {
+                 bool accumulate, bool bf16) {
   if (K <= 0) {  // an empty sum: C = bias (or unchanged)
     if (accumulate) return;
     for (int64_t i = 0; i < M; ++i)
@@ -193,6 +234,7 @@ void gemm_serial(float* c, int64_t ldc, const float* a, int64_t lda, const float
   // (kKC x kNR, in L1) over the A panels.
   alignas(16) float a_block[kMC * kKC];
   alignas(16) float tile[kMR * kNR];
+  alignas(16) float b_wide[std::is_same_v<B, float> ? 1 : kKC * kNR];  // a 16-bit panel widened
   for (int64_t j0 = 0; j0 < N; j0 += kNC) {
     const int64_t nc = std::min(kNC, N - j0);
     for (int64_t k0 = 0; k0 < K; k0 += kKC) {
@@ -202,7 +244,14 @@ void gemm_serial(float* c, int64_t ldc, const float* a, int64_t lda, const float
         const int64_t mc = std::min(kMC, M - i0);
         pack_a(a_block, a + i0 * lda + k0, lda, mc, kc);
         for (int64_t n0 = j0; n0 < j0 + nc; n0 += kNR) {
-          const float* b_panel = packed_b + (n0 / kNR) * panel_stride + k0 * kNR;
+          const B* b_stored = packed_b + (n0 / kNR) * panel_stride + k0 * kNR;
+          const float* b_panel;
+          if constexpr (std::is_same_v<B, float>) {
+            b_panel = b_stored;
+          } else {
+            widen16(b_wide, b_stored, kc * kNR, bf16);
+            b_panel = b_wide;
+          }
           const int n_valid = static_cast<int>(std::min<int64_t>(kNR, N - n0));
           const float* bias_n = bias ? bias + n0 : nullptr;
           for (int64_t i = 0; i < mc; i += kMR) {

@@ -62,4 +62,13 @@ void gemm_packed(float* c, int64_t ldc, const float* a, int64_t lda, const float
                  int64_t panel_stride, const float* bias, int64_t M, int64_t N, int64_t K,
                  bool accumulate);
 
+// B packed as above but stored 16-bit (IEEE binary16, or bfloat16 when `bf16`): each kKC x kNR
+// panel is widened to float32 (exactly) into a buffer on the stack just before the micro-kernel
+// sweeps it, so the sums are the float32 B's, in the same order.
+void gemm_packed16(float* c, int64_t ldc, const float* a, int64_t lda, const uint16_t* packed_b,
+                   bool bf16, const float* bias, int64_t M, int64_t N, int64_t K);
+
+// 16-bit floats widened to float32, exactly (finite values: the loader refuses others).
+void widen16(float* out, const uint16_t* in, int64_t n, bool bf16);
+
 }  // namespace mha::kernels::gemm

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "mha/models.h"
+#include "models/family.h"
 #include "models/numbers.h"
 
 namespace mha::models {
@@ -103,88 +104,56 @@ Status parse_activation(const std::string& name, const char* field, const std::s
   return Status::Ok();
 }
 
-Status architecture(const Fields& f, const json& j, const std::string& file, const std::vector<std::string>& known,
-                    ModelConfig* c) {
-  c->architecture = known[0];
+// config.json's architectures: one name the family lists (its first when there is none).
+Status architecture(const Fields& f, const json& j, const std::string& file, const Family& family, ModelConfig* c) {
+  c->architecture = family.architectures[0].name;
+  c->task = family.architectures[0].task;
   if (!f.has("architectures")) return Status::Ok();
   const json& a = j["architectures"];
   if (!a.is_array() || a.size() != 1 || !a[0].is_string()) {
     return bad(file, "field 'architectures' must be a list of one name");
   }
   const std::string name = a[0].get<std::string>();
-  for (const std::string& k : known) {
-    if (name == k) {
+  for (const ArchitectureEntry& k : family.architectures) {
+    if (name == k.name) {
       c->architecture = name;
+      c->task = k.task;
       return Status::Ok();
     }
   }
   std::string list;
-  for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+  for (const ArchitectureEntry& k : family.architectures) list += (list.empty() ? "" : ", ") + std::string(k.name);
   return bad(file, "field 'architectures' is '" + name + "': not supported (" + list + " are)");
 }
 
-Status parse_gpt2(const Fields& f, const json& j, const std::string& file, ModelConfig* c) {
-  c->family = Family::kGpt2;
-  MHA_RETURN_IF_ERROR(architecture(f, j, file, {"GPT2LMHeadModel", "GPT2Model"}, c));
-  c->lm_head = c->architecture == "GPT2LMHeadModel";
-  // GPT2Config's defaults where a field is absent
-  MHA_RETURN_IF_ERROR(f.integer("vocab_size", 50257, false, &c->vocab_size));
-  MHA_RETURN_IF_ERROR(f.integer("n_positions", 1024, false, &c->max_positions));
-  MHA_RETURN_IF_ERROR(f.integer("n_embd", 768, false, &c->hidden));
-  MHA_RETURN_IF_ERROR(f.integer("n_layer", 12, false, &c->num_layers));
-  MHA_RETURN_IF_ERROR(f.integer("n_head", 12, false, &c->num_heads));
-  MHA_RETURN_IF_ERROR(f.integer("n_inner", 4 * c->hidden, false, &c->intermediate));
-  MHA_RETURN_IF_ERROR(f.number("layer_norm_epsilon", 1e-5, &c->layer_norm_eps));
-  std::string activation;
-  MHA_RETURN_IF_ERROR(f.string("activation_function", "gelu_new", &activation));
-  MHA_RETURN_IF_ERROR(parse_activation(activation, "activation_function", file, c));
-  MHA_RETURN_IF_ERROR(f.boolean("tie_word_embeddings", true, &c->tie_word_embeddings));
-  MHA_RETURN_IF_ERROR(f.only("scale_attn_weights", true, true, "attention scores are scaled by 1/sqrt(head_dim)"));
-  MHA_RETURN_IF_ERROR(f.only("scale_attn_by_inverse_layer_idx", false, false, "no layer-wise scaling of attention scores"));
-  MHA_RETURN_IF_ERROR(f.only("reorder_and_upcast_attn", false, false, "attention runs in float32 in the usual order"));
-  MHA_RETURN_IF_ERROR(f.only("add_cross_attention", false, false, "self-attention only"));
-  return Status::Ok();
-}
-
-Status parse_bert(const Fields& f, const json& j, const std::string& file, ModelConfig* c) {
-  c->family = Family::kBert;
-  MHA_RETURN_IF_ERROR(architecture(f, j, file, {"BertForMaskedLM", "BertModel", "BertForPreTraining"}, c));
-  c->lm_head = c->architecture != "BertModel";
-  MHA_RETURN_IF_ERROR(f.integer("vocab_size", 30522, false, &c->vocab_size));
-  MHA_RETURN_IF_ERROR(f.integer("max_position_embeddings", 512, false, &c->max_positions));
-  MHA_RETURN_IF_ERROR(f.integer("hidden_size", 768, false, &c->hidden));
-  MHA_RETURN_IF_ERROR(f.integer("num_hidden_layers", 12, false, &c->num_layers));
-  MHA_RETURN_IF_ERROR(f.integer("num_attention_heads", 12, false, &c->num_heads));
-  MHA_RETURN_IF_ERROR(f.integer("intermediate_size", 3072, false, &c->intermediate));
-  MHA_RETURN_IF_ERROR(f.integer("type_vocab_size", 2, false, &c->type_vocab_size));
-  MHA_RETURN_IF_ERROR(f.number("layer_norm_eps", 1e-12, &c->layer_norm_eps));
-  std::string activation;
-  MHA_RETURN_IF_ERROR(f.string("hidden_act", "gelu", &activation));
-  MHA_RETURN_IF_ERROR(parse_activation(activation, "hidden_act", file, c));
-  MHA_RETURN_IF_ERROR(f.boolean("tie_word_embeddings", true, &c->tie_word_embeddings));
-  std::string positions;
-  MHA_RETURN_IF_ERROR(f.string("position_embedding_type", "absolute", &positions));
-  if (positions != "absolute") {
-    return bad(file, "field 'position_embedding_type' is '" + positions + "': not supported (absolute is)");
+const char* key_of(const Family& family, int64_t ModelConfig::*field) {
+  for (const SizeField& s : family.sizes) {
+    if (s.field == field) return s.key;
   }
-  MHA_RETURN_IF_ERROR(f.only("is_decoder", false, false, "BERT runs as an encoder"));
-  MHA_RETURN_IF_ERROR(f.only("add_cross_attention", false, false, "self-attention only"));
-  if (c->type_vocab_size < 1) return bad(file, "field 'type_vocab_size' must be at least 1");
-  return Status::Ok();
+  return "?";
 }
 
 }  // namespace
 
 int64_t ModelConfig::parameter_count() const {
+  const TensorNames& n = family->names;
   const int64_t E = hidden, I = intermediate;
-  int64_t n = vocab_size * E + max_positions * E;
-  const int64_t per_layer = 4 * E * E + 4 * E + 2 * E * I + I + E + 4 * E;
-  n += num_layers * per_layer;
-  if (family == Family::kBert) n += type_vocab_size * E + 2 * E + (lm_head ? E * E + 3 * E + vocab_size : 0);
-  if (family == Family::kGpt2) n += 2 * E;
-  if (lm_head && !tie_word_embeddings) n += vocab_size * E;
-  return n;
+  int64_t count = vocab_size * E + max_positions * E;
+  if (!n.token_type.empty()) count += type_vocab_size * E;
+  if (!n.embed_norm.empty()) count += 2 * E;
+  const int64_t per_layer = 4 * E * E + 4 * E + 2 * E * I + I + E + 4 * E;  // attention, ffn, two norms
+  count += num_layers * per_layer;
+  if (!n.final_norm.empty()) count += 2 * E;
+  if (task == Task::kMasked) count += E * E + E + 2 * E + vocab_size;  // transform, its norm, the bias
+  if (lm_head && !tie_word_embeddings) count += vocab_size * E;
+  return count;
 }
+
+bool ModelConfig::causal() const { return family->causal; }
+std::string ModelConfig::display_name() const { return family->display_name; }
+bool ModelConfig::pre_norm() const { return family->norm_placement == NormPlacement::kPre; }
+bool ModelConfig::conv1d() const { return family->linear_layout == LinearLayout::kConv1D; }
+std::string ModelConfig::attention_output_name() const { return family->names.attention_out; }
 
 Status ParseConfig(std::string_view json_text, const std::string& file, ModelConfig* out) {
   const json j = json::parse(json_text.begin(), json_text.end(), nullptr, false);
@@ -193,38 +162,45 @@ Status ParseConfig(std::string_view json_text, const std::string& file, ModelCon
   const Fields f(j, file);
   std::string model_type;
   MHA_RETURN_IF_ERROR(f.string("model_type", "", &model_type));
+  std::string known;
+  for (const Family* k : Families()) known += (known.empty() ? "" : " and ") + std::string(k->model_type);
+  if (model_type.empty()) return bad(file, "field 'model_type' is missing (" + known + " are supported)");
+  const Family* family = FindFamily(model_type);
+  if (family == nullptr) return bad(file, "field 'model_type' is '" + model_type + "': not supported (" + known + " are)");
   ModelConfig c;
-  if (model_type == "gpt2") {
-    MHA_RETURN_IF_ERROR(parse_gpt2(f, j, file, &c));
-  } else if (model_type == "bert") {
-    MHA_RETURN_IF_ERROR(parse_bert(f, j, file, &c));
-  } else if (model_type.empty()) {
-    return bad(file, "field 'model_type' is missing (gpt2 and bert are supported)");
-  } else {
-    return bad(file, "field 'model_type' is '" + model_type + "': not supported (gpt2 and bert are)");
-  }
-  const auto positive = [&](int64_t v, const char* gpt2_name, const char* bert_name) -> Status {
-    if (v < 1 || v > (int64_t{1} << 31)) {
-      return bad(file, "field '" + std::string(c.family == Family::kGpt2 ? gpt2_name : bert_name) +
-                           "' must be a positive integer, got " + std::to_string(v));
+  c.family = family;
+  MHA_RETURN_IF_ERROR(architecture(f, j, file, *family, &c));
+  c.lm_head = c.task != Task::kNone;
+  for (const SizeField& s : family->sizes) {
+    const int64_t fallback = s.hidden_times > 0 ? c.hidden * s.hidden_times : s.fallback;
+    MHA_RETURN_IF_ERROR(f.integer(s.key, fallback, false, &(c.*s.field)));
+    const int64_t v = c.*s.field;
+    if (v < s.minimum || v > (int64_t{1} << 31)) {
+      return bad(file, "field '" + std::string(s.key) + "' must be " +
+                           (s.minimum == 1 ? std::string("a positive integer") : "an integer >= " + std::to_string(s.minimum)) +
+                           ", got " + std::to_string(v));
     }
-    return Status::Ok();
-  };
-  MHA_RETURN_IF_ERROR(positive(c.vocab_size, "vocab_size", "vocab_size"));
-  MHA_RETURN_IF_ERROR(positive(c.max_positions, "n_positions", "max_position_embeddings"));
-  MHA_RETURN_IF_ERROR(positive(c.hidden, "n_embd", "hidden_size"));
-  MHA_RETURN_IF_ERROR(positive(c.num_layers, "n_layer", "num_hidden_layers"));
-  MHA_RETURN_IF_ERROR(positive(c.num_heads, "n_head", "num_attention_heads"));
-  MHA_RETURN_IF_ERROR(positive(c.intermediate, "n_inner", "intermediate_size"));
+  }
+  MHA_RETURN_IF_ERROR(f.number(family->layer_norm_eps_key, family->layer_norm_eps_fallback, &c.layer_norm_eps));
+  std::string activation;
+  MHA_RETURN_IF_ERROR(f.string(family->activation_key, family->activation_fallback, &activation));
+  MHA_RETURN_IF_ERROR(parse_activation(activation, family->activation_key, file, &c));
+  MHA_RETURN_IF_ERROR(f.boolean("tie_word_embeddings", family->tie_word_embeddings_fallback, &c.tie_word_embeddings));
+  for (const FixedFlag& flag : family->fixed_flags) MHA_RETURN_IF_ERROR(f.only(flag.key, flag.fallback, flag.supported, flag.why));
+  for (const FixedText& text : family->fixed_texts) {
+    std::string value;
+    MHA_RETURN_IF_ERROR(f.string(text.key, text.fallback, &value));
+    if (value != text.supported) {
+      return bad(file, "field '" + std::string(text.key) + "' is '" + value + "': not supported (" + text.supported + " is)");
+    }
+  }
   if (c.hidden % c.num_heads != 0) {
-    return bad(file, std::string("field '") + (c.family == Family::kGpt2 ? "n_embd" : "hidden_size") + "' (" +
-                         std::to_string(c.hidden) + ") must be a multiple of '" +
-                         (c.family == Family::kGpt2 ? "n_head" : "num_attention_heads") + "' (" +
+    return bad(file, std::string("field '") + key_of(*family, &ModelConfig::hidden) + "' (" + std::to_string(c.hidden) +
+                         ") must be a multiple of '" + key_of(*family, &ModelConfig::num_heads) + "' (" +
                          std::to_string(c.num_heads) + ")");
   }
   if (!(c.layer_norm_eps > 0) || !std::isfinite(c.layer_norm_eps)) {
-    return bad(file, std::string("field '") + (c.family == Family::kGpt2 ? "layer_norm_epsilon" : "layer_norm_eps") +
-                         "' must be a positive number");
+    return bad(file, std::string("field '") + family->layer_norm_eps_key + "' must be a positive number");
   }
   *out = c;
   return Status::Ok();

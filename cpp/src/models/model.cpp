@@ -1,13 +1,17 @@
-// Model: the GPT-2 and BERT forward passes of mha/models.h. Every linear layer is
-// kernels::linear_packed on weights in nn.Linear's (out, in) layout (Conv1D's [in, out]
-// transposed when loaded); every attention layer is MultiHeadAttention::forward on the
-// stream, unbatched (T, E), with per-head weights.
+// Model: one runtime for every family of models/family.h. Every linear layer is
+// kernels::linear_packed on weights in nn.Linear's (out, in) layout, packed; every attention
+// layer is MultiHeadAttention::forward on the stream, unbatched (T, E), with per-head weights.
+// The weights go from the file's bytes straight into those packed buffers (Loading below);
+// which tensor goes where, and which blocks a layer runs, the family's table says.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "mha/kernels.h"
 #include "mha/models.h"
+#include "models/family.h"
 #include "models/numbers.h"
 
 namespace mha::models {
@@ -31,86 +35,188 @@ Tensor make_tensor(Shape shape) {
   return t;
 }
 
-// Buffers HF checkpoints carry beside the weights, not read: GPT-2's causal mask
-// (h.N.attn.bias, h.N.attn.masked_bias), BERT's position_ids, and BertForPreTraining's
-// next-sentence head.
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
-bool skip_gpt2(const std::string& name) { return ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias"); }
-bool skip_bert(const std::string& name) {
-  return ends_with(name, "embeddings.position_ids") || name.compare(0, 21, "cls.seq_relationship.") == 0;
+bool starts_with(const std::string& s, const std::string& head) { return s.compare(0, head.size(), head) == 0; }
+
+// A name template's "{l}" replaced by the layer.
+std::string at_layer(const std::string& name, int64_t l) {
+  const size_t at = name.find("{l}");
+  return at == std::string::npos ? name : name.substr(0, at) + std::to_string(l) + name.substr(at + 3);
 }
 
-// (rows, cols) row-major -> (cols, rows)
-std::vector<float> transposed(const std::vector<float>& w, int64_t rows, int64_t cols) {
-  std::vector<float> t(w.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) t[static_cast<size_t>(c * rows + r)] = w[static_cast<size_t>(r * cols + c)];
-  return t;
-}
+int64_t packed_floats(int64_t out, int64_t in) { return kernels::packed_weight_floats(out, in); }
 
-// Takes expected tensors out of a file's map; messages name the file, the tensor and shapes.
-class Take {
- public:
-  Take(std::map<std::string, LoadedTensor>* tensors, const std::string& file, const std::string& architecture)
-      : tensors_(tensors), file_(file), architecture_(architecture) {}
-
-  bool has(const std::string& name) const { return tensors_->count(name) != 0; }
-
-  Status operator()(const std::string& name, const Shape& shape, std::vector<float>* out) {
-    auto it = tensors_->find(name);
-    if (it == tensors_->end()) {
-      return Status(StatusCode::kUnknownParameter, file_ + ": tensor '" + name + "' is missing (expected shape " +
-                                                       shape_text(shape) + ")");
-    }
-    if (it->second.shape != shape) {
-      return Status(StatusCode::kShapeMismatch, file_ + ": tensor '" + name + "' has shape " + shape_text(it->second.shape) +
-                                                    ", expected " + shape_text(shape));
-    }
-    *out = std::move(it->second.values);
-    tensors_->erase(it);
-    return Status::Ok();
-  }
-
-  // Nothing left over: a tensor the architecture does not have means another model.
-  Status finish() const {
-    if (tensors_->empty()) return Status::Ok();
-    return Status(StatusCode::kUnknownParameter, file_ + ": tensor '" + tensors_->begin()->first + "' is not part of a " +
-                                                     architecture_ + (tensors_->size() > 1 ? " (nor are " +
-                                                     std::to_string(tensors_->size() - 1) + " more)" : ""));
-  }
-
- private:
-  std::map<std::string, LoadedTensor>* tensors_;
-  const std::string& file_;
-  std::string architecture_;
+// Where one tensor of the file goes.
+struct Slot {
+  enum class Kind { kCopy, kPack, kDrop } kind = Kind::kDrop;
+  Shape shape;              // as the file must have it
+  float* dest = nullptr;
+  uint16_t* dest16 = nullptr;  // kPack into a 16-bit packing: the file's words are written as they are
+  int64_t offset = 0;       // kCopy: the first float written
+  int64_t N = 0, K = 0;     // kPack: the packed weight (N, K) …
+  int64_t row_offset = 0;   // … rows row_offset .. + rows of it
+  int64_t rows = 0;
+  bool transposed = false;  // kPack: the file stores [K, rows] (Conv1D)
+  bool optional = false;    // may be absent (a tied head's copy)
 };
 
 }  // namespace
 
+// A streamed load: the header as it arrives, then each tensor's bytes converted and written
+// through its slot. data_pos counts bytes of the data section (after the header).
+struct Model::Loading {
+  struct Entry {
+    std::string name;
+    int width = 4;      // bytes per value
+    bool half = false;  // F16 (else BF16 when width 2)
+    uint64_t begin = 0, end = 0;
+    Slot slot;
+  };
+  std::string file;
+  uint64_t file_bytes = 0;  // 0: not known
+  uint64_t received = 0;
+  std::string header;       // the 8-byte length, then the JSON
+  uint64_t header_length = 0;
+  bool header_done = false;
+  std::vector<Entry> entries;  // by begin
+  size_t next = 0;
+  uint64_t data_pos = 0;
+  uint8_t carry[4] = {0, 0, 0, 0};  // a value split between two chunks
+  int carried = 0;
+  std::vector<float> values;        // one conversion's floats
+  std::vector<uint16_t> words;      // and their 16-bit words, when the file's are
+};
+
+Model::~Model() = default;
+
 Status Model::Create(const ModelConfig& config, const LoadLimits& limits, std::unique_ptr<Model>* out) {
-  if (config.hidden < 1 || config.num_heads < 1 || config.hidden % config.num_heads != 0 || config.num_layers < 1 ||
-      config.vocab_size < 1 || config.max_positions < 1 || config.intermediate < 1) {
-    return Status(StatusCode::kInvalidConfig, "model config: sizes must be positive and hidden a multiple of num_heads");
-  }
-  if (config.parameter_count() > limits.max_parameters) {
-    return Status(StatusCode::kTooLarge, "the model has " + std::to_string(config.parameter_count()) +
-                                             " parameters, more than the " + std::to_string(limits.max_parameters) +
-                                             " the core takes");
+  if (config.family == nullptr || config.hidden < 1 || config.num_heads < 1 || config.hidden % config.num_heads != 0 ||
+      config.num_layers < 1 || config.vocab_size < 1 || config.max_positions < 1 || config.intermediate < 1) {
+    return Status(StatusCode::kInvalidConfig, "model config: a family, and sizes positive with hidden a multiple of num_heads");
   }
   std::unique_ptr<Model> model(new Model());
   model->config_ = config;
   model->limits_ = limits;
-  model->layers_.resize(static_cast<size_t>(config.num_layers));
-  for (Layer& layer : model->layers_) {
-    Config attention;
-    attention.embed_dim = config.hidden;
-    attention.num_heads = config.num_heads;
-    MHA_RETURN_IF_ERROR(MultiHeadAttention::Create(attention, 0, &layer.attention));
+  const int64_t T = std::max<int64_t>(1, std::min(limits.plan_tokens, config.max_positions));
+  const double weights = static_cast<double>(model->weight_bytes()), run = static_cast<double>(model->run_bytes(T));
+  if (weights + run > static_cast<double>(limits.max_memory_bytes)) {
+    const auto mb = [](double b) { return std::to_string(static_cast<int64_t>(std::ceil(b / 1e6))) + " MB"; };
+    return Status(StatusCode::kTooLarge, "the model needs " + mb(weights + run) + " (" + std::to_string(config.parameter_count()) +
+                                             " parameters: weights " + mb(weights) + ", a run of " + std::to_string(T) +
+                                             " tokens " + mb(run) + "), more than the " + mb(static_cast<double>(limits.max_memory_bytes)) +
+                                             " it may take");
   }
   *out = std::move(model);
   return Status::Ok();
+}
+
+void Model::Linear::apply(float* y, const float* x, const float* b, int64_t rows) const {
+  if (packed16.empty()) kernels::linear_packed(y, x, packed.data(), b, rows, out, in);
+  else kernels::linear_packed16(y, x, packed16.data(), bf16, b, rows, out, in);
+}
+
+void Model::Linear::row(float* y, int64_t r) const {
+  if (packed16.empty()) kernels::unpack_weight_rows(y, packed.data(), in, r, r + 1);
+  else kernels::unpack_weight_rows16(y, packed16.data(), bf16, in, r, r + 1);
+}
+
+// Every buffer the weights go into, zeroed (packing pads with zeros); attention modules packed
+// only, nothing drawn at random. Made when the file's header says how the matrices are stored.
+Status Model::allocate(PackedStorage storage) {
+  storage_ = storage;
+  const bool sixteen = storage != PackedStorage::kFloat32, bf16 = storage == PackedStorage::kBfloat16;
+  const ModelConfig& c = config_;
+  const TensorNames& n = c.family->names;
+  const int64_t E = c.hidden, I = c.intermediate, V = c.vocab_size;
+  const auto linear = [&](Linear* lin, int64_t out, int64_t in, bool bias) {
+    lin->out = out;
+    lin->in = in;
+    const size_t size = static_cast<size_t>(packed_floats(out, in));
+    lin->packed.assign(sixteen ? 0 : size, 0.0f);
+    lin->packed16.assign(sixteen ? size : 0, 0);
+    lin->bf16 = bf16;
+    lin->bias.assign(bias ? static_cast<size_t>(out) : 0, 0.0f);
+  };
+  const auto norm = [&](Norm* nm) {
+    nm->weight.assign(static_cast<size_t>(E), 0.0f);
+    nm->bias.assign(static_cast<size_t>(E), 0.0f);
+  };
+  linear(&word_, V, E, false);
+  position_.assign(static_cast<size_t>(c.max_positions * E), 0.0f);
+  if (!n.token_type.empty()) token_type_.assign(static_cast<size_t>(c.type_vocab_size * E), 0.0f);
+  if (!n.embed_norm.empty()) norm(&embed_norm_);
+  layers_.clear();
+  layers_.resize(static_cast<size_t>(c.num_layers));
+  for (Layer& layer : layers_) {
+    Config attention;
+    attention.embed_dim = E;
+    attention.num_heads = c.num_heads;
+    MHA_RETURN_IF_ERROR(MultiHeadAttention::CreatePacked(attention, &layer.attention, storage));
+    if (&layer != &layers_[0]) layer.attention->share_workspace(*layers_[0].attention);  // layers run one at a time
+    norm(&layer.attention_norm);
+    norm(&layer.ffn_norm);
+    linear(&layer.up, I, E, true);
+    linear(&layer.down, E, I, true);
+  }
+  if (!n.final_norm.empty()) norm(&final_norm_);
+  if (c.task == Task::kMasked) {
+    linear(&head_transform_, E, E, true);
+    norm(&head_norm_);
+  }
+  if (c.lm_head) {
+    // head_: an untied weight, and the masked-LM head's bias
+    head_.out = V;
+    head_.in = E;
+    head_.packed.clear();
+    head_.packed16.clear();
+    head_.bf16 = bf16;
+    if (!c.tie_word_embeddings) {
+      if (sixteen) head_.packed16.assign(static_cast<size_t>(packed_floats(V, E)), 0);
+      else head_.packed.assign(static_cast<size_t>(packed_floats(V, E)), 0.0f);
+    }
+    if (c.task == Task::kMasked) head_.bias.assign(static_cast<size_t>(V), 0.0f);
+  }
+  return Status::Ok();
+}
+
+// The packed matrices (4 bytes a value, or 2 when the model keeps a 16-bit file's words) and
+// the vectors and position tables (float32).
+uint64_t Model::weight_bytes() const {
+  const ModelConfig& c = config_;
+  const TensorNames& n = c.family->names;
+  const int64_t E = c.hidden, I = c.intermediate, V = c.vocab_size;
+  int64_t matrices = packed_floats(V, E), vectors = c.max_positions * E;
+  if (!n.token_type.empty()) vectors += c.type_vocab_size * E;
+  if (!n.embed_norm.empty()) vectors += 2 * E;
+  matrices += c.num_layers * (packed_floats(3 * E, E) + packed_floats(E, E) + packed_floats(I, E) + packed_floats(E, I));
+  vectors += c.num_layers * (3 * E + E + 4 * E + I + E);
+  if (!n.final_norm.empty()) vectors += 2 * E;
+  if (c.task == Task::kMasked) {
+    matrices += packed_floats(E, E);
+    vectors += E + 2 * E + V;
+  }
+  if (c.lm_head && !c.tie_word_embeddings) matrices += packed_floats(V, E);
+  if (has_pooler_) {
+    matrices += packed_floats(E, E);
+    vectors += E;
+  }
+  const uint64_t value_bytes = storage_ == PackedStorage::kFloat32 ? 4 : 2;
+  return static_cast<uint64_t>(matrices) * value_bytes + static_cast<uint64_t>(vectors) * sizeof(float);
+}
+
+// A run of T tokens with head outputs kept: per layer its results (weights (H, T, T), residual,
+// head outputs, concatenation, attention output); the attention's workspace, one for every
+// layer (q k v, the probabilities, the concatenation); the stream and the feed-forward's
+// scratch; logits.
+uint64_t Model::run_bytes(int64_t T) const {
+  const ModelConfig& c = config_;
+  const int64_t E = c.hidden, H = c.num_heads, I = c.intermediate;
+  const int64_t per_layer = H * T * T + 4 * T * E;
+  const int64_t workspace = 3 * T * E + H * T * T + 2 * T * E;
+  const int64_t floats = c.num_layers * per_layer + workspace + 4 * T * E + T * I + (c.lm_head ? T * c.vocab_size : 0);
+  return static_cast<uint64_t>(floats) * sizeof(float);
 }
 
 Status Model::Load(std::string_view config_json, const std::string& config_file, std::string_view safetensors,
@@ -126,137 +232,384 @@ Status Model::Load(std::string_view config_json, const std::string& config_file,
 }
 
 Status Model::LoadWeights(std::string_view safetensors, const std::string& file) {
-  std::map<std::string, LoadedTensor> tensors;
-  MHA_RETURN_IF_ERROR(ReadSafetensors(safetensors, file, limits_, config_.family == Family::kGpt2 ? skip_gpt2 : skip_bert,
-                                      &tensors));
+  MHA_RETURN_IF_ERROR(BeginWeights(file, safetensors.size()));
+  MHA_RETURN_IF_ERROR(FeedWeights(reinterpret_cast<const uint8_t*>(safetensors.data()), safetensors.size()));
+  return FinishWeights();
+}
+
+Status Model::BeginWeights(const std::string& file, uint64_t file_bytes) {
   loaded_ = false;
-  MHA_RETURN_IF_ERROR(set_weights(&tensors, file));
-  loaded_ = true;
+  loading_.reset();
+  if (file_bytes > limits_.max_file_bytes) {
+    return Status(StatusCode::kTooLarge, file + ": " + std::to_string(file_bytes) + " bytes, more than the " +
+                                             std::to_string(limits_.max_file_bytes) + " the loader takes");
+  }
+  if (file_bytes != 0 && file_bytes < 8) {
+    return Status(StatusCode::kInvalidArgument, file + ": shorter than a safetensors header (8 bytes)");
+  }
+  loading_ = std::make_unique<Loading>();
+  loading_->file = file;
+  loading_->file_bytes = file_bytes;
   return Status::Ok();
 }
 
-Status Model::set_weights(std::map<std::string, LoadedTensor>* tensors, const std::string& file) {
+// The header read: every entry checked (as ReadSafetensors checks it), then each given its slot
+// from the family's table: a tensor the family expects and the file lacks, one with another
+// shape, or one the family has no place for is refused here, before any weight is written.
+Status Model::plan_weights(Loading* loading, const std::string& file) {
+  using nlohmann::json;
+  const auto fail = [&](const std::string& message) { return Status(StatusCode::kInvalidArgument, file + ": " + message); };
   const ModelConfig& c = config_;
-  const int64_t E = c.hidden, I = c.intermediate, V = c.vocab_size, P = c.max_positions;
-  Take take(tensors, file, c.architecture);
-  // LayerNorm weight and bias; checkpoints converted from the original BERT name them gamma and
-  // beta (transformers renames them when it loads).
-  const auto norm = [&](const std::string& name, Norm* n) {
-    const bool legacy = !take.has(name + ".weight") && take.has(name + ".gamma");
-    MHA_RETURN_IF_ERROR(take(name + (legacy ? ".gamma" : ".weight"), {E}, &n->weight));
-    return take(name + (legacy ? ".beta" : ".bias"), {E}, &n->bias);
+  const TensorNames& n = c.family->names;
+  const std::string_view text(loading->header.data() + 8, loading->header_length);
+  const json header = json::parse(text.begin(), text.end(), nullptr, false);
+  if (header.is_discarded() || !header.is_object()) return fail("the header is not a JSON object");
+  const uint64_t data_bytes = loading->file_bytes == 0 ? UINT64_MAX : loading->file_bytes - 8 - loading->header_length;
+  const auto skipped = [&](const std::string& name) {
+    for (const std::string& s : n.skip_suffixes) if (ends_with(name, s)) return true;
+    for (const std::string& s : n.skip_prefixes) if (starts_with(name, s)) return true;
+    return false;
   };
-  // A linear layer from a weight (out, in) and a bias (out) or none.
-  const auto linear = [](Linear* lin, const std::vector<float>& weight, std::vector<float> bias, int64_t out_dim,
-                         int64_t in_dim) {
-    lin->out = out_dim;
-    lin->in = in_dim;
-    lin->packed.assign(static_cast<size_t>(kernels::packed_weight_floats(out_dim, in_dim)), 0.0f);
-    kernels::pack_weight(lin->packed.data(), weight.data(), out_dim, in_dim);
-    lin->bias = std::move(bias);
-  };
-  const auto attention = [&](Layer& layer, const std::vector<float>& in_w, const std::vector<float>& in_b,
-                             const std::vector<float>& out_w, const std::vector<float>& out_b) {
-    MultiHeadAttention& a = *layer.attention;
-    MHA_RETURN_IF_ERROR(a.set_parameter("in_proj_weight", in_w.data(), in_w.size(), {3 * E, E}));
-    MHA_RETURN_IF_ERROR(a.set_parameter("in_proj_bias", in_b.data(), in_b.size(), {3 * E}));
-    MHA_RETURN_IF_ERROR(a.set_parameter("out_proj.weight", out_w.data(), out_w.size(), {E, E}));
-    return a.set_parameter("out_proj.bias", out_b.data(), out_b.size(), {E});
-  };
-  std::vector<float> w, b, w2, b2;
-  if (c.family == Family::kGpt2) {
-    const std::string p = take.has("transformer.wte.weight") ? "transformer."
-                          : take.has("wte.weight")            ? ""
-                          : c.lm_head                         ? "transformer."
-                                                              : "";
-    MHA_RETURN_IF_ERROR(take(p + "wte.weight", {V, E}, &word_));
-    MHA_RETURN_IF_ERROR(take(p + "wpe.weight", {P, E}, &position_));
-    for (int64_t l = 0; l < c.num_layers; ++l) {
-      Layer& layer = layers_[static_cast<size_t>(l)];
-      const std::string h = p + "h." + std::to_string(l) + ".";
-      MHA_RETURN_IF_ERROR(norm(h + "ln_1", &layer.norm1));
-      // Conv1D: c_attn.weight [E, 3E] -> in_proj_weight (3E, E), rows q, k, v
-      MHA_RETURN_IF_ERROR(take(h + "attn.c_attn.weight", {E, 3 * E}, &w));
-      MHA_RETURN_IF_ERROR(take(h + "attn.c_attn.bias", {3 * E}, &b));
-      MHA_RETURN_IF_ERROR(take(h + "attn.c_proj.weight", {E, E}, &w2));
-      MHA_RETURN_IF_ERROR(take(h + "attn.c_proj.bias", {E}, &b2));
-      MHA_RETURN_IF_ERROR(attention(layer, transposed(w, E, 3 * E), b, transposed(w2, E, E), b2));
-      MHA_RETURN_IF_ERROR(norm(h + "ln_2", &layer.norm2));
-      MHA_RETURN_IF_ERROR(take(h + "mlp.c_fc.weight", {E, I}, &w));
-      MHA_RETURN_IF_ERROR(take(h + "mlp.c_fc.bias", {I}, &b));
-      linear(&layer.up, transposed(w, E, I), b, I, E);
-      MHA_RETURN_IF_ERROR(take(h + "mlp.c_proj.weight", {I, E}, &w));
-      MHA_RETURN_IF_ERROR(take(h + "mlp.c_proj.bias", {E}, &b));
-      linear(&layer.down, transposed(w, I, E), b, E, I);
+  std::map<std::string, Loading::Entry> entries;
+  std::map<std::string, Shape> shapes;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    if (name == "__metadata__" || skipped(name)) continue;
+    const json& entry = it.value();
+    const std::string where = "tensor '" + name + "'";
+    if (!entry.is_object() || !entry.contains("dtype") || !entry["dtype"].is_string() || !entry.contains("shape") ||
+        !entry["shape"].is_array() || !entry.contains("data_offsets") || !entry["data_offsets"].is_array() ||
+        entry["data_offsets"].size() != 2 || !entry["data_offsets"][0].is_number_unsigned() ||
+        !entry["data_offsets"][1].is_number_unsigned()) {
+      return fail(where + ": expected {dtype, shape, data_offsets: [begin, end]}");
     }
-    MHA_RETURN_IF_ERROR(norm(p + "ln_f", &final_norm_));
-    if (c.lm_head) {
-      // Tied: the head is wte (a copy in the file, where one was written, is the same tensor).
-      if (c.tie_word_embeddings) {
-        if (take.has("lm_head.weight")) MHA_RETURN_IF_ERROR(take("lm_head.weight", {V, E}, &w));
-        w = word_;
-      } else {
-        MHA_RETURN_IF_ERROR(take("lm_head.weight", {V, E}, &w));
-      }
-      linear(&lm_head_, w, {}, V, E);
+    Loading::Entry e;
+    e.name = name;
+    const std::string dtype = entry["dtype"].get<std::string>();
+    if (dtype == "F32") e.width = 4;
+    else if (dtype == "F16" || dtype == "BF16") e.width = 2;
+    else return fail(where + " has dtype " + dtype + " (F32, F16 and BF16 are read)");
+    e.half = dtype == "F16";
+    uint64_t count = 1;
+    Shape shape;
+    for (const json& d : entry["shape"]) {
+      if (!d.is_number_unsigned()) return fail(where + ": a dimension of its shape is not a non-negative integer");
+      const uint64_t v = d.get<uint64_t>();
+      if (v != 0 && count > (uint64_t{1} << 40) / v) return fail(where + ": its shape holds more values than any file can");
+      count *= v;
+      shape.push_back(static_cast<int64_t>(v));
     }
-    return take.finish();
+    e.begin = entry["data_offsets"][0].get<uint64_t>();
+    e.end = entry["data_offsets"][1].get<uint64_t>();
+    if (e.begin > e.end || e.end > data_bytes) {
+      return fail(where + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] run past the " +
+                  std::to_string(data_bytes) + " bytes of data");
+    }
+    if (e.end - e.begin != count * static_cast<uint64_t>(e.width)) {
+      return fail(where + ": shape " + shape_text(shape) + " of " + dtype + " needs " + std::to_string(count * e.width) +
+                  " bytes, its data_offsets hold " + std::to_string(e.end - e.begin));
+    }
+    shapes[name] = shape;
+    entries.emplace(name, std::move(e));
   }
 
-  // BERT
-  const std::string p = take.has("bert.embeddings.word_embeddings.weight") ? "bert."
-                        : take.has("embeddings.word_embeddings.weight")    ? ""
-                        : c.lm_head                                         ? "bert."
-                                                                            : "";
-  MHA_RETURN_IF_ERROR(take(p + "embeddings.word_embeddings.weight", {V, E}, &word_));
-  MHA_RETURN_IF_ERROR(take(p + "embeddings.position_embeddings.weight", {P, E}, &position_));
-  MHA_RETURN_IF_ERROR(take(p + "embeddings.token_type_embeddings.weight", {c.type_vocab_size, E}, &token_type_));
-  MHA_RETURN_IF_ERROR(norm(p + "embeddings.LayerNorm", &embed_norm_));
+  // The matrices stay 16-bit when every one of them is float16, or every one bfloat16 (the
+  // GEMM widens them exactly as it reads them); else float32.
+  bool all_f16 = true, all_bf16 = true;
+  for (const auto& [name, e] : entries) {
+    if (shapes[name].size() != 2) continue;
+    all_f16 = all_f16 && e.width == 2 && e.half;
+    all_bf16 = all_bf16 && e.width == 2 && !e.half;
+  }
+  const PackedStorage storage = entries.empty() ? PackedStorage::kFloat32
+                                : all_f16       ? PackedStorage::kFloat16
+                                : all_bf16      ? PackedStorage::kBfloat16
+                                                : PackedStorage::kFloat32;
+  MHA_RETURN_IF_ERROR(allocate(storage));
+
+  // The slots, in the family's order.
+  const int64_t E = c.hidden, I = c.intermediate, V = c.vocab_size, P = c.max_positions;
+  const bool conv1d = c.family->linear_layout == LinearLayout::kConv1D;
+  const auto has = [&](const std::string& name) { return entries.count(name) != 0; };
+  const std::string p = has(n.base_prefix + n.word + ".weight") ? n.base_prefix
+                        : has(n.word + ".weight")                 ? ""
+                        : c.lm_head                               ? n.base_prefix
+                                                                  : "";
+  std::vector<std::pair<std::string, Slot>> plan;
+  const auto copy = [&](const std::string& name, Shape shape, float* dest, int64_t offset = 0) {
+    Slot s;
+    s.kind = Slot::Kind::kCopy;
+    s.shape = std::move(shape);
+    s.dest = dest;
+    s.offset = offset;
+    plan.emplace_back(name, s);
+  };
+  // a weight (rows, K) of a packed (N, K) from row `row_offset`; `file_conv1d`: stored [K, rows]
+  const auto pack = [&](const std::string& name, float* packed, uint16_t* packed16, int64_t N, int64_t K,
+                        int64_t row_offset, int64_t rows, bool file_conv1d) {
+    Slot s;
+    s.kind = Slot::Kind::kPack;
+    s.shape = file_conv1d ? Shape{K, rows} : Shape{rows, K};
+    s.dest = packed;
+    s.dest16 = packed16;
+    s.N = N;
+    s.K = K;
+    s.row_offset = row_offset;
+    s.rows = rows;
+    s.transposed = file_conv1d;
+    plan.emplace_back(name, s);
+  };
+  const auto drop = [&](const std::string& name, Shape shape) {
+    Slot s;
+    s.shape = std::move(shape);
+    s.optional = true;
+    plan.emplace_back(name, s);
+  };
+  const auto norm = [&](const std::string& base, Norm* nm) {
+    const bool legacy = !n.legacy_norm_weight.empty() && !has(base + ".weight") && has(base + "." + n.legacy_norm_weight);
+    copy(base + "." + (legacy ? n.legacy_norm_weight : "weight"), {E}, nm->weight.data());
+    copy(base + "." + (legacy ? n.legacy_norm_bias : "bias"), {E}, nm->bias.data());
+  };
+  const auto linear = [&](const std::string& base, Linear* lin) {
+    pack(base + ".weight", lin->packed.data(), lin->packed16.data(), lin->out, lin->in, 0, lin->out, conv1d);
+    if (!lin->bias.empty()) copy(base + ".bias", {lin->out}, lin->bias.data());
+  };
+  pack(p + n.word + ".weight", word_.packed.data(), word_.packed16.data(), V, E, 0, V, false);
+  copy(p + n.position + ".weight", {P, E}, position_.data());
+  if (!n.token_type.empty()) copy(p + n.token_type + ".weight", {c.type_vocab_size, E}, token_type_.data());
+  if (!n.embed_norm.empty()) norm(p + n.embed_norm, &embed_norm_);
   for (int64_t l = 0; l < c.num_layers; ++l) {
     Layer& layer = layers_[static_cast<size_t>(l)];
-    const std::string h = p + "encoder.layer." + std::to_string(l) + ".";
-    std::vector<float> in_w, in_b, part;
-    for (const char* which : {"query", "key", "value"}) {
-      MHA_RETURN_IF_ERROR(take(h + "attention.self." + which + ".weight", {E, E}, &part));
-      in_w.insert(in_w.end(), part.begin(), part.end());
-      MHA_RETURN_IF_ERROR(take(h + "attention.self." + which + ".bias", {E}, &part));
-      in_b.insert(in_b.end(), part.begin(), part.end());
+    MultiHeadAttention& a = *layer.attention;
+    float* in_w = a.packed_storage("in_proj_weight");
+    uint16_t* in_w16 = a.packed_storage16("in_proj_weight");
+    float* in_b = a.packed_storage("in_proj_bias");
+    const auto name = [&](const std::string& base) { return p + at_layer(base, l); };
+    if (c.family->norm_placement == NormPlacement::kPre) norm(name(n.attention_norm), &layer.attention_norm);
+    if (!n.qkv.empty()) {  // in_proj_weight's rows are q, k, v: the fused layer's outputs in order
+      pack(name(n.qkv) + ".weight", in_w, in_w16, 3 * E, E, 0, 3 * E, conv1d);
+      copy(name(n.qkv) + ".bias", {3 * E}, in_b);
+    } else {
+      int64_t part = 0;
+      for (const std::string* base : {&n.q, &n.k, &n.v}) {
+        pack(name(*base) + ".weight", in_w, in_w16, 3 * E, E, part * E, E, conv1d);
+        copy(name(*base) + ".bias", {E}, in_b, part * E);
+        ++part;
+      }
     }
-    MHA_RETURN_IF_ERROR(take(h + "attention.output.dense.weight", {E, E}, &w2));
-    MHA_RETURN_IF_ERROR(take(h + "attention.output.dense.bias", {E}, &b2));
-    MHA_RETURN_IF_ERROR(attention(layer, in_w, in_b, w2, b2));
-    MHA_RETURN_IF_ERROR(norm(h + "attention.output.LayerNorm", &layer.norm1));
-    MHA_RETURN_IF_ERROR(take(h + "intermediate.dense.weight", {I, E}, &w));
-    MHA_RETURN_IF_ERROR(take(h + "intermediate.dense.bias", {I}, &b));
-    linear(&layer.up, w, b, I, E);
-    MHA_RETURN_IF_ERROR(take(h + "output.dense.weight", {E, I}, &w));
-    MHA_RETURN_IF_ERROR(take(h + "output.dense.bias", {E}, &b));
-    linear(&layer.down, w, b, E, I);
-    MHA_RETURN_IF_ERROR(norm(h + "output.LayerNorm", &layer.norm2));
+    pack(name(n.attention_out) + ".weight", a.packed_storage("out_proj.weight"), a.packed_storage16("out_proj.weight"), E, E, 0,
+         E, conv1d);
+    copy(name(n.attention_out) + ".bias", {E}, a.packed_storage("out_proj.bias"));
+    if (c.family->norm_placement == NormPlacement::kPost) norm(name(n.attention_norm), &layer.attention_norm);
+    if (c.family->norm_placement == NormPlacement::kPre) norm(name(n.ffn_norm), &layer.ffn_norm);
+    linear(name(n.up), &layer.up);
+    linear(name(n.down), &layer.down);
+    if (c.family->norm_placement == NormPlacement::kPost) norm(name(n.ffn_norm), &layer.ffn_norm);
   }
-  has_pooler_ = take.has(p + "pooler.dense.weight");
+  if (!n.final_norm.empty()) norm(p + n.final_norm, &final_norm_);
+  has_pooler_ = !n.pooler.empty() && has(p + n.pooler + ".weight");
   if (has_pooler_) {
-    MHA_RETURN_IF_ERROR(take(p + "pooler.dense.weight", {E, E}, &w));
-    MHA_RETURN_IF_ERROR(take(p + "pooler.dense.bias", {E}, &b));
-    linear(&pooler_, w, b, E, E);
+    pooler_.out = pooler_.in = E;
+    pooler_.packed.assign(storage == PackedStorage::kFloat32 ? static_cast<size_t>(packed_floats(E, E)) : 0, 0.0f);
+    pooler_.packed16.assign(storage == PackedStorage::kFloat32 ? 0 : static_cast<size_t>(packed_floats(E, E)), 0);
+    pooler_.bf16 = storage == PackedStorage::kBfloat16;
+    pooler_.bias.assign(static_cast<size_t>(E), 0.0f);
+    linear(p + n.pooler, &pooler_);
+  }
+  if (c.task == Task::kMasked) {
+    linear(n.head_transform, &head_transform_);
+    norm(n.head_norm, &head_norm_);
+    copy(n.head_bias, {V}, head_.bias.data());
+    for (const std::string& copy_name : n.head_bias_copies) drop(copy_name, {V});
   }
   if (c.lm_head) {
-    MHA_RETURN_IF_ERROR(take("cls.predictions.transform.dense.weight", {E, E}, &w));
-    MHA_RETURN_IF_ERROR(take("cls.predictions.transform.dense.bias", {E}, &b));
-    linear(&head_transform_, w, b, E, E);
-    MHA_RETURN_IF_ERROR(norm("cls.predictions.transform.LayerNorm", &head_norm_));
-    MHA_RETURN_IF_ERROR(take("cls.predictions.bias", {V}, &b));
-    // decoder.bias is cls.predictions.bias (one tensor in the model); a copy in the file is read and dropped
-    if (take.has("cls.predictions.decoder.bias")) MHA_RETURN_IF_ERROR(take("cls.predictions.decoder.bias", {V}, &w));
-    if (c.tie_word_embeddings) {
-      if (take.has("cls.predictions.decoder.weight")) MHA_RETURN_IF_ERROR(take("cls.predictions.decoder.weight", {V, E}, &w));
-      w = word_;
-    } else {
-      MHA_RETURN_IF_ERROR(take("cls.predictions.decoder.weight", {V, E}, &w));
-    }
-    linear(&lm_head_, w, b, V, E);
+    // tied: the head is the token embeddings (a copy in the file, where one was written, is the same tensor)
+    if (c.tie_word_embeddings) drop(n.head_weight, {V, E});
+    else pack(n.head_weight, head_.packed.data(), head_.packed16.data(), V, E, 0, V, false);
   }
-  return take.finish();
+
+  for (auto& [name, slot] : plan) {
+    auto it = entries.find(name);
+    if (it == entries.end()) {
+      if (slot.optional) continue;
+      return Status(StatusCode::kUnknownParameter, file + ": tensor '" + name + "' is missing (expected shape " +
+                                                       shape_text(slot.shape) + ")");
+    }
+    if (shapes[name] != slot.shape) {
+      return Status(StatusCode::kShapeMismatch, file + ": tensor '" + name + "' has shape " + shape_text(shapes[name]) +
+                                                    ", expected " + shape_text(slot.shape));
+    }
+    it->second.slot = slot;
+    loading->entries.push_back(it->second);
+    entries.erase(it);
+  }
+  // Nothing left over: a tensor the architecture does not have means another model.
+  if (!entries.empty()) {
+    return Status(StatusCode::kUnknownParameter, file + ": tensor '" + entries.begin()->first + "' is not part of a " +
+                                                     c.architecture + (entries.size() > 1 ? " (nor are " +
+                                                     std::to_string(entries.size() - 1) + " more)" : ""));
+  }
+  std::sort(loading->entries.begin(), loading->entries.end(),
+            [](const Loading::Entry& a, const Loading::Entry& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < loading->entries.size(); ++i) {
+    const Loading::Entry &before = loading->entries[i - 1], &e = loading->entries[i];
+    if (e.begin < before.end) return fail("tensors '" + before.name + "' and '" + e.name + "' overlap in the file");
+  }
+  return Status::Ok();
+}
+
+Status Model::FeedWeights(const uint8_t* bytes, size_t count) {
+  if (!loading_) return Status(StatusCode::kInvalidArgument, "no load is under way (BeginWeights first)");
+  Loading& g = *loading_;
+  const auto failed = [&](Status s) {
+    loading_.reset();
+    return s;
+  };
+  const auto fail = [&](const std::string& message) {
+    return failed(Status(StatusCode::kInvalidArgument, g.file + ": " + message));
+  };
+  g.received += count;
+  if (g.received > limits_.max_file_bytes) {
+    return failed(Status(StatusCode::kTooLarge, g.file + ": " + std::to_string(g.received) + " bytes, more than the " +
+                                                    std::to_string(limits_.max_file_bytes) + " the loader takes"));
+  }
+  // 1. the header: its length, then its JSON
+  while (!g.header_done && count > 0) {
+    const size_t want = (g.header.size() < 8 ? 8 : 8 + g.header_length) - g.header.size();
+    const size_t take = std::min(want, count);
+    g.header.append(reinterpret_cast<const char*>(bytes), take);
+    bytes += take;
+    count -= take;
+    if (g.header.size() == 8) {
+      for (int i = 7; i >= 0; --i) g.header_length = g.header_length << 8 | static_cast<unsigned char>(g.header[static_cast<size_t>(i)]);
+      if ((g.file_bytes != 0 && g.header_length > g.file_bytes - 8) || g.header_length > (uint64_t{100} << 20)) {
+        return fail("header length " + std::to_string(g.header_length) + " runs past the end of the file");
+      }
+    }
+    if (g.header.size() >= 8 && g.header.size() == 8 + g.header_length) {
+      const Status planned = plan_weights(&g, g.file);
+      if (!planned.ok()) return failed(planned);
+      std::string().swap(g.header);
+      g.header_done = true;
+      g.values.resize(16384);
+      g.words.resize(16384);
+    }
+  }
+  // 2. the data: each tensor's values converted and written where its slot says
+  while (count > 0) {
+    while (g.next < g.entries.size() && g.entries[g.next].end <= g.data_pos) ++g.next;
+    if (g.next == g.entries.size()) {  // past the last tensor read (buffers, padding)
+      g.data_pos += count;
+      break;
+    }
+    Loading::Entry& e = g.entries[g.next];
+    if (g.data_pos < e.begin) {
+      const size_t gap = static_cast<size_t>(std::min<uint64_t>(count, e.begin - g.data_pos));
+      g.data_pos += gap;
+      bytes += gap;
+      count -= gap;
+      continue;
+    }
+    const size_t here = static_cast<size_t>(std::min<uint64_t>(count, e.end - g.data_pos));
+    if (e.slot.kind == Slot::Kind::kDrop) {
+      g.data_pos += here;
+      bytes += here;
+      count -= here;
+      continue;
+    }
+    // values first .. first + n of this tensor; a value split by the chunk's end is carried
+    const uint64_t width = static_cast<uint64_t>(e.width);
+    const uint64_t in_tensor = g.data_pos - e.begin;
+    uint64_t first = in_tensor / width;
+    size_t used = 0;
+    if (g.carried > 0) {
+      while (g.carried < e.width && used < here) g.carry[g.carried++] = bytes[used++];
+      if (g.carried < e.width) {
+        g.data_pos += used;
+        bytes += used;
+        count -= used;
+        continue;
+      }
+    }
+    float* out = g.values.data();
+    int64_t n_out = 0;
+    const auto flush = [&]() -> bool {
+      for (int64_t i = 0; i < n_out; ++i) {
+        if (!std::isfinite(out[i])) return false;
+      }
+      if (e.slot.kind == Slot::Kind::kCopy) {
+        std::memcpy(e.slot.dest + e.slot.offset + first, out, static_cast<size_t>(n_out) * sizeof(float));
+      } else if (e.slot.dest16 != nullptr) {
+        kernels::pack_weight_elements16(e.slot.dest16, e.slot.N, e.slot.K, e.slot.row_offset, e.slot.rows, g.words.data(),
+                                        static_cast<int64_t>(first), n_out, e.slot.transposed);
+      } else {
+        kernels::pack_weight_elements(e.slot.dest, e.slot.N, e.slot.K, e.slot.row_offset, e.slot.rows, out,
+                                      static_cast<int64_t>(first), n_out, e.slot.transposed);
+      }
+      first += static_cast<uint64_t>(n_out);
+      n_out = 0;
+      return true;
+    };
+    const auto value_of = [&](const uint8_t* p) {
+      float v;
+      if (e.width == 4) {
+        const uint32_t b = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+        std::memcpy(&v, &b, 4);
+      } else {
+        const uint16_t h = static_cast<uint16_t>(p[0] | p[1] << 8);
+        v = e.half ? half_to_float(h) : bfloat16_to_float(h);
+      }
+      return v;
+    };
+    const auto non_finite = [&]() {
+      for (int64_t i = 0; i < n_out; ++i) {
+        if (!std::isfinite(out[i])) {
+          return fail("tensor '" + e.name + "': value " + std::to_string(first + static_cast<uint64_t>(i)) + " is " +
+                      (std::isnan(out[i]) ? "NaN" : "infinite"));
+        }
+      }
+      return Status::Ok();
+    };
+    if (g.carried == e.width) {
+      if (e.width == 2) g.words[0] = static_cast<uint16_t>(g.carry[0] | g.carry[1] << 8);
+      out[n_out++] = value_of(g.carry);
+      g.carried = 0;
+      first = (in_tensor + used) / width - 1;
+      if (!flush()) return non_finite();
+    }
+    while (used + width <= here) {
+      const size_t batch = std::min<size_t>(g.values.size(), (here - used) / width);
+      for (size_t i = 0; i < batch; ++i) out[n_out++] = value_of(bytes + used + i * width);
+      if (e.width == 2) {
+        for (size_t i = 0; i < batch; ++i) g.words[i] = static_cast<uint16_t>(bytes[used + 2 * i] | bytes[used + 2 * i + 1] << 8);
+      }
+      used += batch * width;
+      if (!flush()) return non_finite();
+    }
+    while (used < here) g.carry[g.carried++] = bytes[used++];  // the start of a value the next chunk ends
+    g.data_pos += here;
+    bytes += here;
+    count -= here;
+  }
+  return Status::Ok();
+}
+
+Status Model::FinishWeights() {
+  if (!loading_) return Status(StatusCode::kInvalidArgument, "no load is under way (BeginWeights first)");
+  std::unique_ptr<Loading> g = std::move(loading_);
+  const auto fail = [&](const std::string& message) { return Status(StatusCode::kInvalidArgument, g->file + ": " + message); };
+  if (!g->header_done) {
+    if (g->header.size() < 8) return fail("shorter than a safetensors header (8 bytes)");
+    return fail("header length " + std::to_string(g->header_length) + " runs past the end of the file");
+  }
+  for (const Loading::Entry& e : g->entries) {
+    if (e.end > g->data_pos) {
+      return fail("tensor '" + e.name + "': data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                  "] run past the " + std::to_string(g->data_pos) + " bytes of data");
+    }
+  }
+  loaded_ = true;
+  return Status::Ok();
 }
 
 // out[T, E] = (in - mean) / sqrt(var + eps) * weight + bias per row; sums in double.
@@ -303,6 +656,13 @@ Status Model::validate(const int32_t* ids, size_t count, const RunOptions& optio
     return Status(StatusCode::kTooLarge, std::to_string(count) + " tokens: the model takes at most " +
                                              std::to_string(c.max_positions));
   }
+  const double need = static_cast<double>(weight_bytes()) + static_cast<double>(run_bytes(static_cast<int64_t>(count)));
+  if (need > static_cast<double>(limits_.max_memory_bytes)) {
+    return Status(StatusCode::kTooLarge, std::to_string(count) + " tokens: the weights (" + std::to_string(weight_bytes()) +
+                                             " bytes) and the run (" + std::to_string(run_bytes(static_cast<int64_t>(count))) +
+                                             " bytes) would take more than the " + std::to_string(limits_.max_memory_bytes) +
+                                             " bytes the model may take");
+  }
   for (size_t i = 0; i < count; ++i) {
     if (ids[i] < 0 || ids[i] >= c.vocab_size) {
       return Status(StatusCode::kInvalidArgument, "id " + std::to_string(i) + " is " + std::to_string(ids[i]) +
@@ -319,27 +679,29 @@ Status Model::validate(const int32_t* ids, size_t count, const RunOptions& optio
   return Status::Ok();
 }
 
-// x (T, E) = GPT-2: wte[ids] + wpe[t]; BERT: LayerNorm((word[ids] + token_type[0]) + position[t])
+// x (T, E) = word[ids] (+ token_type[0]) + position[t], in modeling_bert.py's order of
+// additions; then the embeddings' norm where the family has one.
 void Model::embed(const int32_t* ids, int64_t T, std::vector<float>* x) const {
   const int64_t E = config_.hidden;
-  const bool gpt2 = config_.family == Family::kGpt2;
+  const bool token_types = !token_type_.empty();
   x->assign(static_cast<size_t>(T * E), 0.0f);
   for (int64_t t = 0; t < T; ++t) {
-    const float* word = word_.data() + ids[t] * E;
+    float* row = x->data() + t * E;
+    word_.row(row, ids[t]);
     const float* position = position_.data() + t * E;
     for (int64_t i = 0; i < E; ++i) {
-      // BERT in modeling_bert.py's order of additions
-      (*x)[static_cast<size_t>(t * E + i)] = gpt2 ? word[i] + position[i] : (word[i] + token_type_[static_cast<size_t>(i)]) + position[i];
+      row[i] = token_types ? (row[i] + token_type_[static_cast<size_t>(i)]) + position[i] : row[i] + position[i];
     }
   }
-  if (!gpt2) layer_norm(x->data(), x->data(), embed_norm_, T);
+  if (!embed_norm_.weight.empty()) layer_norm(x->data(), x->data(), embed_norm_, T);
 }
 
-// One layer on x (T, E), in place: GPT-2 pre-LayerNorm, BERT post-LayerNorm.
+// One layer on x (T, E), in place: pre-norm  x += attn(norm_1(x)); x += ffn(norm_2(x))
+//                                   post-norm x = norm_1(x + attn(x)); x = norm_2(x + ffn(x))
 Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool head_outputs, int64_t T, std::vector<float>* x,
                         LayerResult* out) {
   const int64_t E = config_.hidden, I = config_.intermediate;
-  const bool gpt2 = config_.family == Family::kGpt2;
+  const bool pre = config_.family->norm_placement == NormPlacement::kPre;
   Layer& layer = layers_[static_cast<size_t>(l)];
   normed_.resize(x->size());
   up_.resize(static_cast<size_t>(T * I));
@@ -347,13 +709,13 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool hea
   ForwardOptions fo;
   fo.need_weights = true;
   fo.average_attn_weights = false;
-  fo.is_causal = gpt2;
+  fo.is_causal = config_.family->causal;
   fo.return_head_outputs = head_outputs;
   fo.return_concat = head_outputs;
   fo.ablate_heads = ablated;
   const float* attention_in = x->data();
-  if (gpt2) {
-    layer_norm(normed_.data(), x->data(), layer.norm1, T);
+  if (pre) {
+    layer_norm(normed_.data(), x->data(), layer.attention_norm, T);
     attention_in = normed_.data();
   }
   const TensorView stream{attention_in, static_cast<size_t>(T * E), {T, E}};
@@ -361,17 +723,17 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool hea
   MHA_RETURN_IF_ERROR(layer.attention->forward(stream, stream, stream, MaskView(), MaskView(), fo, &attended));
   const std::vector<float>& a = attended.output.data;
   for (size_t i = 0; i < x->size(); ++i) (*x)[i] += a[i];
-  if (gpt2) {
-    layer_norm(normed_.data(), x->data(), layer.norm2, T);
+  if (pre) {
+    layer_norm(normed_.data(), x->data(), layer.ffn_norm, T);
   } else {
-    layer_norm(x->data(), x->data(), layer.norm1, T);
+    layer_norm(x->data(), x->data(), layer.attention_norm, T);
     normed_ = *x;
   }
-  kernels::linear_packed(up_.data(), normed_.data(), layer.up.packed.data(), layer.up.bias.data(), T, I, E);
+  layer.up.apply(up_.data(), normed_.data(), layer.up.bias.data(), T);
   activate(up_.data(), T * I);
-  kernels::linear_packed(down_.data(), up_.data(), layer.down.packed.data(), layer.down.bias.data(), T, E, I);
+  layer.down.apply(down_.data(), up_.data(), layer.down.bias.data(), T);
   for (size_t i = 0; i < x->size(); ++i) (*x)[i] += down_[i];
-  if (!gpt2) layer_norm(x->data(), x->data(), layer.norm2, T);
+  if (!pre) layer_norm(x->data(), x->data(), layer.ffn_norm, T);
   out->weights = std::move(attended.weights);
   out->head_outputs = head_outputs ? std::move(attended.head_outputs) : Tensor();
   out->concat = head_outputs ? std::move(attended.concat) : Tensor();
@@ -388,27 +750,25 @@ void Model::heads(const std::vector<float>& x, int64_t T, RunResult* r) {
   reshape(&r->hidden, {T, E});
   if (!c.lm_head) r->logits = Tensor();
   if (!has_pooler_) r->pooled = Tensor();
-  if (c.family == Family::kGpt2) {
-    layer_norm(r->hidden.data.data(), x.data(), final_norm_, T);
-    if (c.lm_head) {
-      reshape(&r->logits, {T, V});
-      kernels::linear_packed(r->logits.data.data(), r->hidden.data.data(), lm_head_.packed.data(), nullptr, T, V, E);
-    }
-    return;
-  }
-  r->hidden.data = x;
-  if (has_pooler_) {
+  if (!final_norm_.weight.empty()) layer_norm(r->hidden.data.data(), x.data(), final_norm_, T);
+  else r->hidden.data = x;
+  const std::vector<float>& h = r->hidden.data;
+  if (has_pooler_) {  // the first token's hidden state
     reshape(&r->pooled, {E});
-    kernels::linear_packed(r->pooled.data.data(), x.data(), pooler_.packed.data(), pooler_.bias.data(), 1, E, E);
+    pooler_.apply(r->pooled.data.data(), h.data(), pooler_.bias.data(), 1);
     for (float& v : r->pooled.data) v = std::tanh(v);
   }
-  if (c.lm_head) {
-    normed_.resize(x.size());
-    kernels::linear_packed(normed_.data(), x.data(), head_transform_.packed.data(), head_transform_.bias.data(), T, E, E);
+  const float* bias = head_.bias.empty() ? nullptr : head_.bias.data();
+  if (c.task == Task::kNextToken) {
+    reshape(&r->logits, {T, V});
+    head_weight().apply(r->logits.data.data(), h.data(), bias, T);
+  } else if (c.task == Task::kMasked) {
+    normed_.resize(h.size());
+    head_transform_.apply(normed_.data(), h.data(), head_transform_.bias.data(), T);
     activate(normed_.data(), T * E);
     layer_norm(normed_.data(), normed_.data(), head_norm_, T);
     reshape(&r->logits, {T, V});
-    kernels::linear_packed(r->logits.data.data(), normed_.data(), lm_head_.packed.data(), lm_head_.bias.data(), T, V, E);
+    head_weight().apply(r->logits.data.data(), normed_.data(), bias, T);
   }
 }
 
@@ -432,16 +792,17 @@ Status Model::Run(const int32_t* ids, size_t count, const RunOptions& options, R
   return Status::Ok();
 }
 
-// log p(ids[t + 1] | ids[..t]) for t < T - 1 from the last layer's stream x (T, E): ln_f and the
-// LM head on the first T - 1 positions only (the last has no next token to predict), then
-// logits[t, ids[t + 1]] - log sum_v e^logits[t, v]. logits: scratch, (T - 1, vocab).
+// log p(ids[t + 1] | ids[..t]) for t < T - 1 from the last layer's stream x (T, E): the final
+// norm and the LM head on the first T - 1 positions only (the last has no next token to
+// predict), then logits[t, ids[t + 1]] - log sum_v e^logits[t, v]. logits: scratch, (T - 1, vocab).
 void Model::next_token_logprobs(const std::vector<float>& x, const int32_t* ids, int64_t T, std::vector<float>* logits,
                                 std::vector<double>* out) {
   const int64_t E = config_.hidden, V = config_.vocab_size, rows = T - 1;
   normed_.resize(static_cast<size_t>(rows * E));
-  layer_norm(normed_.data(), x.data(), final_norm_, rows);
+  if (!final_norm_.weight.empty()) layer_norm(normed_.data(), x.data(), final_norm_, rows);
+  else std::copy(x.begin(), x.begin() + rows * E, normed_.begin());
   logits->resize(static_cast<size_t>(rows * V));
-  kernels::linear_packed(logits->data(), normed_.data(), lm_head_.packed.data(), nullptr, rows, V, E);
+  head_weight().apply(logits->data(), normed_.data(), head_.bias.empty() ? nullptr : head_.bias.data(), rows);
   out->resize(static_cast<size_t>(rows));
   for (int64_t t = 0; t < rows; ++t) {
     const float* row = logits->data() + t * V;
@@ -459,8 +820,8 @@ Status Model::AttentionParameter(int64_t layer, const std::string& name, Tensor*
 
 Status Model::HeadImportance(const int32_t* ids, size_t count, Tensor* importance) {
   const ModelConfig& c = config_;
-  if (c.family != Family::kGpt2 || !c.lm_head) {
-    return Status(StatusCode::kInvalidArgument, "head importance needs a causal LM head (GPT2LMHeadModel); this is a " +
+  if (c.task != Task::kNextToken) {
+    return Status(StatusCode::kInvalidArgument, "head importance needs a causal LM head (a model that predicts the next token); this is a " +
                                                     c.architecture);
   }
   MHA_RETURN_IF_ERROR(validate(ids, count, RunOptions()));

@@ -143,8 +143,9 @@ TEST_F(BadFiles, FarTooLarge) {
   LoadLimits small;
   small.max_file_bytes = 10000;
   refused(gpt2_config_, write_f32(gpt2_), {"model.safetensors", "bytes, more than the 10000"}, small);
-  // a config whose weights would exceed the parameter limit is refused before any is read
-  refused(with(with(gpt2_config_, "n_embd", 8192), "n_layer", 48), write_f32(gpt2_), {"config.json", "parameters, more than"});
+  // a config whose weights and one run would pass the memory limit is refused before any weight is read
+  refused(with(with(gpt2_config_, "n_embd", 8192), "n_layer", 48), write_f32(gpt2_),
+          {"config.json", "the model needs", "parameters: weights", "more than the 2148 MB it may take"});
   // a shape no file can hold
   auto t = gpt2_;
   t["transformer.wte.weight"].shape = {1 << 30, 1 << 30};

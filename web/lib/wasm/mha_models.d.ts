@@ -3,9 +3,16 @@ import type { EmbindObject, EmscriptenModule, ModuleFactory, Outcome, TensorOutc
 import type { ModelConfig } from '../models.js';
 
 export interface ModelSession extends EmbindObject {
-  /** A buffer of `bytes` in the module's memory for the safetensors file (`data`: its byte offset); load() reads and frees it. */
-  weightsBuffer(bytes: number): TensorOutcome;
-  load(config: string, configFile: string, weightsFile: string, maxFileBytes: number, maxParameters: number): Outcome;
+  /** Parses config.json and plans the memory (refused with the numbers past maxMemoryBytes), before any weight; fileBytes 0 when not known. */
+  begin(config: string, configFile: string, weightsFile: string, fileBytes: number, maxFileBytes: number, maxMemoryBytes: number): Outcome;
+  /** A buffer of `bytes` in the module's memory for the next chunk of the safetensors file (`data`: its byte offset); feed() reads it. */
+  chunkBuffer(bytes: number): TensorOutcome;
+  /** Reads `bytes` of the chunk into the weights (the kernels' layout). */
+  feed(bytes: number): Outcome;
+  /** Ends the load: every tensor arrived. */
+  finish(): Outcome;
+  /** Bytes the weights take in the module. */
+  weightBytes(): number;
   config(): ModelConfig;
   /** A buffer of `count` int32 ids (`data`: its byte offset) that run() and headImportance() read (the tokenizer is web/lib/tokenizer.js). */
   idsBuffer(count: number): TensorOutcome;
