@@ -66,14 +66,17 @@ struct Slot {
 
 // A streamed load: the header as it arrives, then each tensor's bytes converted and written
 // through its slot. data_pos counts bytes of the data section (after the header).
+// One tensor of the file: where its bytes are, how wide its values, and where they go.
+struct FileEntry {
+  std::string name;
+  int width = 4;      // bytes per value
+  bool half = false;  // F16 (else BF16 when width 2)
+  uint64_t begin = 0, end = 0;
+  Slot slot;
+};
+
 struct Model::Loading {
-  struct Entry {
-    std::string name;
-    int width = 4;      // bytes per value
-    bool half = false;  // F16 (else BF16 when width 2)
-    uint64_t begin = 0, end = 0;
-    Slot slot;
-  };
+  using Entry = FileEntry;
   std::string file;
   uint64_t file_bytes = 0;  // 0: not known
   uint64_t received = 0;
@@ -253,25 +256,20 @@ Status Model::BeginWeights(const std::string& file, uint64_t file_bytes) {
   return Status::Ok();
 }
 
-// The header read: every entry checked (as ReadSafetensors checks it), then each given its slot
-// from the family's table: a tensor the family expects and the file lacks, one with another
-// shape, or one the family has no place for is refused here, before any weight is written.
-Status Model::plan_weights(Loading* loading, const std::string& file) {
+// Every entry of the header checked (as ReadSafetensors checks it): its dtype, shape and place in
+// the data; the names the family skips left out.
+// data_bytes: the size of the data section (UINT64_MAX when not known).
+static Status ReadEntries(std::string_view text, uint64_t data_bytes, const TensorNames& n, const std::string& file,
+                          std::map<std::string, FileEntry>* entries, std::map<std::string, Shape>* shapes) {
   using nlohmann::json;
   const auto fail = [&](const std::string& message) { return Status(StatusCode::kInvalidArgument, file + ": " + message); };
-  const ModelConfig& c = config_;
-  const TensorNames& n = c.family->names;
-  const std::string_view text(loading->header.data() + 8, loading->header_length);
   const json header = json::parse(text.begin(), text.end(), nullptr, false);
   if (header.is_discarded() || !header.is_object()) return fail("the header is not a JSON object");
-  const uint64_t data_bytes = loading->file_bytes == 0 ? UINT64_MAX : loading->file_bytes - 8 - loading->header_length;
   const auto skipped = [&](const std::string& name) {
     for (const std::string& s : n.skip_suffixes) if (ends_with(name, s)) return true;
     for (const std::string& s : n.skip_prefixes) if (starts_with(name, s)) return true;
     return false;
   };
-  std::map<std::string, Loading::Entry> entries;
-  std::map<std::string, Shape> shapes;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
     if (name == "__metadata__" || skipped(name)) continue;
@@ -283,7 +281,7 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
         !entry["data_offsets"][1].is_number_unsigned()) {
       return fail(where + ": expected {dtype, shape, data_offsets: [begin, end]}");
     }
-    Loading::Entry e;
+    FileEntry e;
     e.name = name;
     const std::string dtype = entry["dtype"].get<std::string>();
     if (dtype == "F32") e.width = 4;
@@ -309,9 +307,61 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
       return fail(where + ": shape " + shape_text(shape) + " of " + dtype + " needs " + std::to_string(count * e.width) +
                   " bytes, its data_offsets hold " + std::to_string(e.end - e.begin));
     }
-    shapes[name] = shape;
-    entries.emplace(name, std::move(e));
+    (*shapes)[name] = shape;
+    entries->emplace(name, std::move(e));
   }
+
+  return Status::Ok();
+}
+
+// Each slot of the plan given the file's entry of its name (missing, mis-shaped and left-over
+// tensors refused), the entries then in the file's order, none overlapping another.
+static Status MatchPlan(const std::vector<std::pair<std::string, Slot>>& plan, std::map<std::string, FileEntry>* entries,
+                        const std::map<std::string, Shape>& shapes, const std::string& file, const std::string& architecture,
+                        std::vector<FileEntry>* out) {
+  const auto fail = [&](const std::string& message) { return Status(StatusCode::kInvalidArgument, file + ": " + message); };
+  for (const auto& [name, slot] : plan) {
+    auto it = entries->find(name);
+    if (it == entries->end()) {
+      if (slot.optional) continue;
+      return Status(StatusCode::kUnknownParameter, file + ": tensor '" + name + "' is missing (expected shape " +
+                                                       shape_text(slot.shape) + ")");
+    }
+    if (shapes.at(name) != slot.shape) {
+      return Status(StatusCode::kShapeMismatch, file + ": tensor '" + name + "' has shape " + shape_text(shapes.at(name)) +
+                                                    ", expected " + shape_text(slot.shape));
+    }
+    it->second.slot = slot;
+    out->push_back(it->second);
+    entries->erase(it);
+  }
+  // Nothing left over: a tensor the architecture does not have means another model.
+  if (!entries->empty()) {
+    return Status(StatusCode::kUnknownParameter, file + ": tensor '" + entries->begin()->first + "' is not part of a " +
+                                                     architecture + (entries->size() > 1 ? " (nor are " +
+                                                     std::to_string(entries->size() - 1) + " more)" : ""));
+  }
+  std::sort(out->begin(), out->end(),
+            [](const FileEntry& a, const FileEntry& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < out->size(); ++i) {
+    const FileEntry &before = (*out)[i - 1], &e = (*out)[i];
+    if (e.begin < before.end) return fail("tensors '" + before.name + "' and '" + e.name + "' overlap in the file");
+  }
+  return Status::Ok();
+}
+
+// The header read (ReadEntries), then each entry given its slot from the family's table: a
+// tensor the family expects and the file lacks, one with another shape, or one the family has no
+// place for is refused here, before any weight is written.
+Status Model::plan_weights(Loading* loading, const std::string& file) {
+  const auto fail = [&](const std::string& message) { return Status(StatusCode::kInvalidArgument, file + ": " + message); };
+  const ModelConfig& c = config_;
+  const TensorNames& n = c.family->names;
+  std::map<std::string, Loading::Entry> entries;
+  std::map<std::string, Shape> shapes;
+  const std::string_view text(loading->header.data() + 8, loading->header_length);
+  const uint64_t data_bytes = loading->file_bytes == 0 ? UINT64_MAX : loading->file_bytes - 8 - loading->header_length;
+  MHA_RETURN_IF_ERROR(ReadEntries(text, data_bytes, n, file, &entries, &shapes));
 
   // The matrices stay 16-bit when every one of them is float16, or every one bfloat16 (the
   // GEMM widens them exactly as it reads them); else float32.
@@ -428,34 +478,7 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
     else pack(n.head_weight, head_.packed.data(), head_.packed16.data(), V, E, 0, V, false);
   }
 
-  for (auto& [name, slot] : plan) {
-    auto it = entries.find(name);
-    if (it == entries.end()) {
-      if (slot.optional) continue;
-      return Status(StatusCode::kUnknownParameter, file + ": tensor '" + name + "' is missing (expected shape " +
-                                                       shape_text(slot.shape) + ")");
-    }
-    if (shapes[name] != slot.shape) {
-      return Status(StatusCode::kShapeMismatch, file + ": tensor '" + name + "' has shape " + shape_text(shapes[name]) +
-                                                    ", expected " + shape_text(slot.shape));
-    }
-    it->second.slot = slot;
-    loading->entries.push_back(it->second);
-    entries.erase(it);
-  }
-  // Nothing left over: a tensor the architecture does not have means another model.
-  if (!entries.empty()) {
-    return Status(StatusCode::kUnknownParameter, file + ": tensor '" + entries.begin()->first + "' is not part of a " +
-                                                     c.architecture + (entries.size() > 1 ? " (nor are " +
-                                                     std::to_string(entries.size() - 1) + " more)" : ""));
-  }
-  std::sort(loading->entries.begin(), loading->entries.end(),
-            [](const Loading::Entry& a, const Loading::Entry& b) { return a.begin < b.begin; });
-  for (size_t i = 1; i < loading->entries.size(); ++i) {
-    const Loading::Entry &before = loading->entries[i - 1], &e = loading->entries[i];
-    if (e.begin < before.end) return fail("tensors '" + before.name + "' and '" + e.name + "' overlap in the file");
-  }
-  return Status::Ok();
+  return MatchPlan(plan, &entries, shapes, file, c.architecture, &loading->entries);
 }
 
 Status Model::FeedWeights(const uint8_t* bytes, size_t count) {
