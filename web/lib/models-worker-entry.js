@@ -15,11 +15,12 @@ let model = null;
 
 serveRequests(async (op, /** @type {any[]} */ args) => {
   if (op === 'load') {
-    /** @type {[unknown, import('./models.js').LoadModelOptions & { progress?: boolean }]} */
-    const [files, { progress, ...options }] = /** @type {any} */ (args);
+    /** @type {[unknown, import('./models.js').LoadModelOptions & { progress?: boolean, plan?: boolean }]} */
+    const [files, { progress, plan, ...options }] = /** @type {any} */ (args);
     // a worker's global scope (the page's types know only Window's postMessage)
     const scope = /** @type {{ postMessage(message: unknown): void }} */ (/** @type {unknown} */ (globalThis));
     if (progress) options.onProgress = (p) => scope.postMessage({ progress: p });
+    if (plan) options.onPlan = (p) => scope.postMessage({ plan: p });
     model?.dispose();
     model = null;
     model = await loadModel(/** @type {Parameters<typeof loadModel>[0]} */ (files), options);

@@ -86,9 +86,12 @@ export async function loadWorkerModel(files, options = {}) {
     throw new MhaError('WORKER_ERROR', 'loadWorkerModel needs Web Workers (a browser); in Node.js use loadModel()');
   }
   if (options === null || typeof options !== 'object') throw new MhaError('INVALID_ARGUMENT', `loadWorkerModel: expected an options object, got ${describe(options)}`);
-  const { workerUrl, wasmUrl, onProgress, signal, ...rest } = options;
+  const { workerUrl, wasmUrl, onProgress, onPlan, signal, ...rest } = options;
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new MhaError('INVALID_ARGUMENT', `loadWorkerModel: onProgress must be a function, got ${describe(onProgress)}`);
+  }
+  if (onPlan !== undefined && typeof onPlan !== 'function') {
+    throw new MhaError('INVALID_ARGUMENT', `loadWorkerModel: onPlan must be a function, got ${describe(onPlan)}`);
   }
   signal?.throwIfAborted();
   const { input, transfer } = toMessage(files);
@@ -101,6 +104,7 @@ export async function loadWorkerModel(files, options = {}) {
     : new Worker(new URL('./models-worker-entry.js', import.meta.url), { type: 'module', name: 'mha-models' });
   worker.addEventListener('message', (event) => {
     if (event.data && event.data.progress) onProgress?.(event.data.progress);
+    if (event.data && event.data.plan) onPlan?.(event.data.plan);
   });
   const rpc = connectWorker(worker, `the models' worker (${workerScriptName(entry)})`);
 
@@ -112,7 +116,7 @@ export async function loadWorkerModel(files, options = {}) {
     opened = await new Promise((resolve, reject) => {
       abort = () => reject(/** @type {AbortSignal} */ (signal).reason);
       signal?.addEventListener('abort', abort, { once: true });
-      const loadOptions = { ...rest, wasmUrl: wasmUrl === undefined ? undefined : new URL(wasmUrl, base).href, progress: Boolean(onProgress) };
+      const loadOptions = { ...rest, wasmUrl: wasmUrl === undefined ? undefined : new URL(wasmUrl, base).href, progress: Boolean(onProgress), plan: Boolean(onPlan) };
       rpc.send('load', [input, loadOptions], transfer).then(resolve, reject);
     });
   } catch (error) {

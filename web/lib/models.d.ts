@@ -102,10 +102,61 @@ export interface LoadModelOptions {
   onProgress?: (progress: ModelProgress) => void;
   /** Aborts the load: it rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** A Hub repository (`hf:owner/name`): the branch, tag or commit (default main). */
+  revision?: string;
+  /** A Hub repository: the Hub or a mirror (default HF_ENDPOINT in Node.js, else https://huggingface.co). */
+  endpoint?: string;
+  /** A Hub repository: keep its files (Cache Storage in a browser, a folder in Node.js; default true). */
+  cache?: boolean;
+  /** Node.js: the cache folder (default MHA_HUB_CACHE, else $HF_HOME/mha-explorer). */
+  cacheDir?: string;
+  /** A Hub repository: what will be fetched, once the memory plan has passed and before any weight is. */
+  onPlan?: (plan: HubPlan & { fits: true }) => void;
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Where mha_models.wasm is, if not beside models.js. */
   wasmUrl?: string | URL;
 }
+
+export interface HubOptions {
+  revision?: string;
+  endpoint?: string;
+  cache?: boolean;
+  cacheDir?: string;
+  signal?: AbortSignal;
+}
+
+export interface PlannedFile {
+  file: string;
+  /** from the Hub's listing (0: not listed) */
+  bytes: number;
+  cached: boolean;
+}
+
+/** What opening a Hub repository fetches. */
+export interface HubPlan {
+  repo: string;
+  revision: string;
+  /** the commit the revision resolved to */
+  commit: string;
+  endpoint: string;
+  files: PlannedFile[];
+  bytes: number;
+  /** bytes not in the cache */
+  downloadBytes: number;
+}
+
+export interface CachedModel {
+  repo: string;
+  commit: string;
+  /** the revisions that resolved to this commit */
+  revisions: string[];
+  files: Record<string, number>;
+  bytes: number;
+}
+
+export declare function hubModelInfo(id: string, options?: HubOptions): Promise<HubPlan>;
+export declare function listCachedModels(options?: { cacheDir?: string }): Promise<CachedModel[]>;
+export declare function deleteCachedModel(id: string, options?: { cacheDir?: string }): Promise<number>;
 
 export interface LoadWorkerModelOptions extends LoadModelOptions {
   /** models-worker-entry.js, if not beside models-worker.js (a bundler finds it without help). */

@@ -12,6 +12,7 @@
 //   const model = await loadModel('models/gpt2/');              // a folder served over HTTP (relative to the page)
 //   const model = await loadModel(fileList);                    // browser: File objects (a folder picked)
 //   const model = await loadModel({ 'config.json': text, 'model.safetensors': bytes, 'tokenizer.json': text });
+//   const model = await loadModel('hf:openai-community/gpt2', { revision, endpoint });  // the Hub, cached (hub.js)
 //   const result = model.run('The cat sat on the');              // or run(ids)
 //   result.layers[0].weights;      // { data: Float32Array, shape: [H, T, T] }
 //   model.top(result, 5);          // [[id, probability], …] at the last position (LM head)
@@ -131,7 +132,8 @@ async function textOf(value, file) {
  * a path on disk or a URL).
  * open(), where there is one, gives the content in chunks (a file on disk, a download's body).
  * @typedef {{ size: number, chunks: AsyncIterable<Uint8Array> }} ChunkSource  size 0: not known
- * @typedef {{ read: () => Promise<unknown>, where: string, open?: () => Promise<ChunkSource> }} ModelFileEntry
+ * planBytes: the weights' size before they are opened (the Hub's listing), for the memory plan.
+ * @typedef {{ read: () => Promise<unknown>, where: string, open?: () => Promise<ChunkSource>, planBytes?: number }} ModelFileEntry
  * @typedef {{ maxFileBytes: number, maxMemoryBytes: number }} Limits
  * @typedef {{ file: string, loaded: number, total: number }} ModelProgress
  * @typedef {{ limits: Limits, signal?: AbortSignal, onProgress?: (progress: ModelProgress) => void }} ReadOptions
@@ -501,9 +503,12 @@ async function download(url, file, options, how) {
  */
 function checkOptions(options) {
   if (options === null || typeof options !== 'object') throw new MhaError('INVALID_ARGUMENT', `loadModel: expected an options object, got ${describe(options)}`);
-  const { onProgress, signal } = /** @type {{ onProgress?: unknown, signal?: unknown }} */ (options);
+  const { onProgress, onPlan, signal } = /** @type {{ onProgress?: unknown, onPlan?: unknown, signal?: unknown }} */ (options);
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new MhaError('INVALID_ARGUMENT', `loadModel: onProgress must be a function, got ${describe(onProgress)}`);
+  }
+  if (onPlan !== undefined && typeof onPlan !== 'function') {
+    throw new MhaError('INVALID_ARGUMENT', `loadModel: onPlan must be a function, got ${describe(onPlan)}`);
   }
   if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof (/** @type {AbortSignal} */ (signal)).throwIfAborted !== 'function')) {
     throw new MhaError('INVALID_ARGUMENT', `loadModel: signal must be an AbortSignal, got ${describe(signal)}`);
@@ -526,7 +531,17 @@ export async function loadModel(files, options = {}) {
   };
   signal?.throwIfAborted();
   const core = await loadModelsCore(options);
-  const byName = await collectFiles(files, { limits, signal, onProgress });
+  /** @type {import('./hub.js').HubPlan | null} */
+  let plan = null;
+  /** @type {Map<string, ModelFileEntry>} */
+  let byName;
+  if (typeof files === 'string' && files.startsWith('hf:')) {
+    const { hubFiles } = await import('./hub.js');
+    const { revision, endpoint, cache, cacheDir } = options;
+    ({ files: byName, plan } = await hubFiles(files, { revision, endpoint, cache, cacheDir, signal, onProgress, maxFileBytes: limits.maxFileBytes }));
+  } else {
+    byName = await collectFiles(files, { limits, signal, onProgress });
+  }
   signal?.throwIfAborted();
   const config = byName.get(CONFIG_FILE);
   if (!config) throw fileError(CONFIG_FILE, 'is missing: a Hugging Face model folder has config.json beside model.safetensors');
@@ -547,6 +562,11 @@ export async function loadModel(files, options = {}) {
     // config.json first: the core plans the memory from it and refuses, with the numbers, a
     // model that will not fit, before any of the weights is read
     const configText = await textOf(await config.read(), config.where);
+    if (weights.planBytes !== undefined) {
+      // the sizes are known before any weight is fetched (the Hub's listing): the plan first
+      check(session.begin(configText, config.where, weights.where, weights.planBytes, limits.maxFileBytes, limits.maxMemoryBytes));
+      if (plan) options.onPlan?.({ ...plan, fits: true });
+    }
     const source = weights.open ? await weights.open() : await valueChunks(await weights.read(), weights.where);
     if (source.size > limits.maxFileBytes) {
       throw new MhaError('TOO_LARGE', `${weights.where}: ${source.size} bytes, more than the ${limits.maxFileBytes} loadModel takes (option maxFileBytes)`);
@@ -576,6 +596,36 @@ export async function loadModel(files, options = {}) {
     throw error;
   }
   return new Model(session, tokenizer);
+}
+
+/**
+ * What opening a Hub repository will fetch (hub.js): its commit, each file with its size and
+ * whether it is cached. Asks the models API unless the revision is cached.
+ * @param {string} id  `hf:owner/name` or `owner/name`
+ * @param {import('./models.js').HubOptions} [options]
+ * @returns {Promise<import('./models.js').HubPlan>}
+ */
+export async function hubModelInfo(id, options) {
+  return (await import('./hub.js')).hubModelInfo(id, options);
+}
+
+/**
+ * The Hub's models kept in this browser's Cache Storage (or Node.js's cache folder).
+ * @param {{ cacheDir?: string }} [options]
+ * @returns {Promise<import('./models.js').CachedModel[]>}
+ */
+export async function listCachedModels(options) {
+  return (await import('./hub.js')).listCachedModels(options);
+}
+
+/**
+ * Deletes a repository's cached files; resolves to the bytes freed.
+ * @param {string} id
+ * @param {{ cacheDir?: string }} [options]
+ * @returns {Promise<number>}
+ */
+export async function deleteCachedModel(id, options) {
+  return (await import('./hub.js')).deleteCachedModel(id, options);
 }
 
 export class Model {
