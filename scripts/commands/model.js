@@ -14,18 +14,26 @@
 //   --stats                            then one last line {"stats": {"moduleBytes", "weightBytes", "loadMs", "runMs"}}:
 //                                      the models' module's memory and the weights' share of it, in bytes;
 //                                      the time to open the model and to run every text, in ms
+//   --model hf:OWNER/NAME              a model on the Hugging Face Hub by its id (web/lib/hub.js): its
+//                                      files kept in $MHA_HUB_CACHE, else $HF_HOME/mha-explorer
+//                                      (~/.cache/huggingface/mha-explorer), so a second run needs no
+//                                      network; what will be fetched, and each file as it comes, on
+//                                      standard error
+//   --revision REV                     a branch, tag or commit of it (default main)
+//   --endpoint URL                     the Hub or a mirror (default $HF_ENDPOINT, else https://huggingface.co)
+//   --no-cache                         fetch it again and keep nothing
 // A text that cannot be run gives {"text", "error": {"code", "message"}} on its line, and the
 // exit code is 1 at the end; a folder that cannot be opened is one message and exit code 1.
 import path from 'node:path';
 import { float32Number, nested, readStdin, step } from './cli.js';
 
 function usage(message) {
-  console.error(`${message}\nusage: npm run model -- [--json] [--top K] [--stats] --model DIR  (texts on standard input, one per line)`);
+  console.error(`${message}\nusage: npm run model -- [--json] [--top K] [--stats] --model DIR|hf:OWNER/NAME [--revision REV] [--endpoint URL] [--no-cache]  (texts on standard input, one per line)`);
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const options = { json: false, top: 5, model: null, build: true, stats: false };
+  const options = { json: false, top: 5, model: null, build: true, stats: false, revision: undefined, endpoint: undefined, cache: true };
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     if (a === '--json') options.json = true;
@@ -33,11 +41,32 @@ function parseArgs(argv) {
     else if (a === '--stats') options.stats = true;
     else if (a === '--model') options.model = argv[++i];
     else if (a === '--top') options.top = Number(argv[++i]);
+    else if (a === '--revision') options.revision = argv[++i];
+    else if (a === '--endpoint') options.endpoint = argv[++i];
+    else if (a === '--no-cache') options.cache = false;
     else usage(`unknown option ${a}`);
   }
-  if (!options.model) usage('--model DIR is required');
+  if (!options.model) usage('--model DIR or --model hf:OWNER/NAME is required');
+  if ((options.revision !== undefined || options.endpoint !== undefined || !options.cache) && !options.model.startsWith('hf:')) {
+    usage('--revision, --endpoint and --no-cache are for a model on the Hub (--model hf:OWNER/NAME)');
+  }
   if (!Number.isInteger(options.top) || options.top < 1) usage('--top: expected a whole number >= 1');
   return options;
+}
+
+/** @param {number} bytes */
+const megabytes = (bytes) => (bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`);
+
+/** What a Hub model will fetch, before the weights: on standard error. */
+function reportPlan(plan) {
+  const fetched = plan.files.filter((f) => !f.cached);
+  console.error(`[model] ${plan.repo} at ${plan.revision} (commit ${plan.commit.slice(0, 12)}) from ${plan.endpoint}: ` +
+    `${plan.files.length} files, ${megabytes(plan.bytes)}; ${fetched.length ? `${megabytes(plan.downloadBytes)} to download (${fetched.map((f) => f.file).join(', ')})` : 'all cached'}; fits in memory`);
+}
+
+/** A line per file downloaded, when it is whole. */
+function reportProgress({ file, loaded, total }) {
+  if (loaded === total && total > 0) console.error(`[model] ${file}: ${megabytes(total)} downloaded`);
 }
 
 async function main() {
@@ -50,7 +79,9 @@ async function main() {
   let model;
   const loadStart = performance.now();
   try {
-    model = await loadModel(path.resolve(options.model));
+    model = options.model.startsWith('hf:')
+      ? await loadModel(options.model, { revision: options.revision, endpoint: options.endpoint, cache: options.cache, onPlan: reportPlan, onProgress: reportProgress })
+      : await loadModel(path.resolve(options.model));
   } catch (error) {
     if (error?.name !== 'MhaError') throw error;
     console.error(`[model] ${error.message}`);

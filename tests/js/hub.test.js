@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { loadModel, listCachedModels, deleteCachedModel, hubModelInfo } from '../../web/lib/models.js';
 import { parseHubId } from '../../web/lib/hub.js';
 import { MODELS_DIR, startMimicHub } from './mimic-hub.js';
@@ -227,4 +229,41 @@ test('hubModelInfo: the files and sizes without fetching them; what is cached', 
   const again = await hubModelInfo('hf:openai-community/gpt2', { endpoint: hub.endpoint, cacheDir });
   assert.equal(again.downloadBytes, 0);
   assert.deepEqual(since(at), []);
+});
+
+/** Runs a script with Node.js (asynchronously: the mimic Hub answers from this process). */
+function run(args, { input = '', env = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+test('npm run model -- --model hf:openai-community/gpt2: the same lines as the folder, HF_ENDPOINT read, the second run from the cache', { timeout: 120_000 }, async () => {
+  const script = fileURLToPath(new URL('../../scripts/commands/model.js', import.meta.url));
+  const input = 'the king follows himself.\nthe cat sat.\n';
+  const env = { HF_ENDPOINT: hub.endpoint, MHA_HUB_CACHE: freshCache() };
+  const fromFolder = await run([script, '--json', '--no-build', '--model', path.join(MODELS_DIR, 'gpt2-trained')], { input });
+  assert.equal(fromFolder.status, 0, fromFolder.stderr);
+  const at = hub.requests.length;
+  const first = await run([script, '--json', '--no-build', '--model', 'hf:openai-community/gpt2'], { input, env });
+  assert.equal(first.status, 0, first.stderr);
+  assert.equal(first.stdout, fromFolder.stdout);
+  assert.match(first.stderr, /\[model\] openai-community\/gpt2 at main \(commit [0-9a-f]{12}\) from http:\/\/127\.0\.0\.1:\d+: 3 files, 166\.7 kB; 166\.7 kB to download \(config\.json, model\.safetensors, tokenizer\.json\); fits in memory/);
+  assert.match(first.stderr, /\[model\] model\.safetensors: 161\.0 kB downloaded/);
+  assert.equal(since(at).length, 5);
+  const second = await run([script, '--json', '--no-build', '--model', 'hf:openai-community/gpt2'], { input, env });
+  assert.equal(second.stdout, fromFolder.stdout);
+  assert.match(second.stderr, /3 files, 166\.7 kB; all cached/);
+  assert.equal(since(at).length, 5, 'the second run makes no request');
+  const gated = await run([script, '--no-build', '--model', 'hf:test/gated'], { env });
+  assert.equal(gated.status, 1);
+  assert.match(gated.stderr, /^\[model\] test\/gated is gated \(HTTP 401/m);
+  console.log(`    ${first.stderr.trim().split('\n').join('\n    ')}`);
 });
