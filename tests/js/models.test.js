@@ -160,8 +160,8 @@ test('bad files are refused with the file and the field named', async () => {
   };
   await refused({ 'model.safetensors': weights }, 'MODEL_FILE', /config\.json: is missing/);
   await refused({ 'config.json': JSON.stringify(config) }, 'MODEL_FILE', /model\.safetensors: is missing/);
-  await refused({ 'config.json': JSON.stringify({ ...config, model_type: 'llama' }), 'model.safetensors': weights },
-    'INVALID_CONFIG', /config\.json: field 'model_type' is 'llama'/);
+  await refused({ 'config.json': JSON.stringify({ ...config, model_type: 'gemma' }), 'model.safetensors': weights },
+    'INVALID_CONFIG', /config\.json: field 'model_type' is 'gemma'/);
   await refused({ 'config.json': JSON.stringify({ ...config, scale_attn_by_inverse_layer_idx: true }), 'model.safetensors': weights },
     'INVALID_CONFIG', /config\.json: field 'scale_attn_by_inverse_layer_idx'/);
   await refused({ 'config.json': JSON.stringify({ ...config, n_embd: 32 }), 'model.safetensors': weights },

@@ -154,7 +154,7 @@ TEST_F(BadFiles, FarTooLarge) {
 
 TEST_F(BadFiles, UnsupportedConfig) {
   const std::string weights = write_f32(gpt2_);
-  refused(with(gpt2_config_, "model_type", "llama"), weights, {"config.json", "'model_type'", "llama"});
+  refused(with(gpt2_config_, "model_type", "gemma"), weights, {"config.json", "'model_type'", "gemma"});
   refused(with(gpt2_config_, "scale_attn_by_inverse_layer_idx", true), weights, {"config.json", "'scale_attn_by_inverse_layer_idx'"});
   refused(with(gpt2_config_, "reorder_and_upcast_attn", true), weights, {"config.json", "'reorder_and_upcast_attn'"});
   refused(with(gpt2_config_, "add_cross_attention", true), weights, {"config.json", "'add_cross_attention'"});
