@@ -16,7 +16,8 @@ import { toSafetensors } from '../../web/lib/safetensors.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = path.join(ROOT, 'tests', 'golden', 'models');
-const NAMES = ['gpt2-tied', 'gpt2-untied', 'gpt2-one-head', 'gpt2-trained', 'bert-mlm', 'bert-base-model', 'bert-untied', 'nanogpt-char'];
+const NAMES = ['gpt2-tied', 'gpt2-untied', 'gpt2-one-head', 'gpt2-trained', 'bert-mlm', 'bert-base-model', 'bert-untied', 'nanogpt-char',
+  'llama-gqa', 'llama-mqa-llama3', 'llama-linear-bias', 'llama-dynamic-v5', 'mistral-window', 'qwen2-bias-window'];
 const read = (...parts) => fs.readFileSync(path.join(DIR, ...parts));
 
 function maxError(got, expected) {
