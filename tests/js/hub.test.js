@@ -63,8 +63,12 @@ test('repository ids: hf:owner/name, a revision after @ or as an option; bad ids
   assert.throws(() => parseHubId('hf:a/b@x?y'), /revision "x\?y": expected a branch, tag or commit/);
 });
 
-test('GPT-2 and BERT by name: the plan first, every file with its size; what opens is what opens from the folder', { timeout: 60_000 }, async () => {
-  for (const [repo, folder, text] of [['openai-community/gpt2', 'gpt2-trained', 'the king follows himself.'], ['google-bert/bert-base-uncased', 'bert-mlm', 'the [MASK] follows himself.']]) {
+test('GPT-2, BERT and Llama by name: the plan first, every file with its size; what opens is what opens from the folder', { timeout: 60_000 }, async () => {
+  for (const [repo, folder, text] of [
+    ['openai-community/gpt2', 'gpt2-trained', 'the king follows himself.'],
+    ['google-bert/bert-base-uncased', 'bert-mlm', 'the [MASK] follows himself.'],
+    ['HuggingFaceTB/SmolLM2-135M', 'llama-gqa', 'the king follows himself.'],
+  ]) {
     const direct = await loadModel(path.join(MODELS_DIR, folder));
     const expected = outputs(direct, text);
     direct.dispose();
@@ -229,6 +233,12 @@ test('hubModelInfo: the files and sizes without fetching them; what is cached', 
   const again = await hubModelInfo('hf:openai-community/gpt2', { endpoint: hub.endpoint, cacheDir });
   assert.equal(again.downloadBytes, 0);
   assert.deepEqual(since(at), []);
+  // a sharded checkpoint: its shards counted before the index is read
+  const sharded = await hubModelInfo('test/gpt2-sharded', { endpoint: hub.endpoint, cacheDir });
+  const listed = Object.values(hub.repos['test/gpt2-sharded'].files).reduce((sum, bytes) => sum + bytes.length, 0);
+  assert.deepEqual(sharded.files.map((f) => f.file), ['config.json', 'model.safetensors.index.json',
+    'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'tokenizer.json']);
+  assert.equal(sharded.downloadBytes, listed);
 });
 
 /** Runs a script with Node.js (asynchronously: the mimic Hub answers from this process). */

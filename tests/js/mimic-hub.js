@@ -10,7 +10,7 @@
 //   401 with X-Error-Code GatedRepo for a gated repository, 404 RepoNotFound / RevisionNotFound /
 //   EntryNotFound for what is not there.
 //
-// Repositories (REPOS): GPT-2 and BERT golden folders under Hub-like ids, a sharded copy of the
+// Repositories (REPOS): GPT-2, BERT and Llama (grouped-query) golden folders under Hub-like ids, a sharded copy of the
 // GPT-2 (two shards and model.safetensors.index.json, made here from its model.safetensors), a
 // gated one, one with pytorch_model.bin only, one whose weights' connection drops midway, and a
 // slow one (the weights in small parts far apart: progress and abort). `requests` lists every
@@ -84,11 +84,14 @@ export function makeRepos() {
     'openai-community/gpt2': { files: gpt2 },
     'google-bert/bert-base-uncased': { files: folderFiles('bert-mlm') },
     'distilbert/distilgpt2': { files: folderFiles('gpt2-tied') },
+    'HuggingFaceTB/SmolLM2-135M': { files: folderFiles('llama-gqa') },
     'test/gpt2-sharded': { files: { ...gpt2Rest, ...shard(weights, 2) } },
     'test/gated': { files: gpt2, gated: true },
     'test/pytorch-only': { files: { 'config.json': gpt2['config.json'], 'pytorch_model.bin': Buffer.alloc(1024), 'tokenizer.json': gpt2['tokenizer.json'] } },
     'test/gpt2-dropped': { files: gpt2, fault: 'drop' },
     'test/gpt2-slow': { files: gpt2, fault: 'slow' },
+    // the listing says GPT-2 small's size (its files are the small GPT-2's): a link to it asks first
+    'test/large-listing': { files: gpt2, listed: { 'model.safetensors': 548105171 } },
   };
 }
 
@@ -166,14 +169,17 @@ export async function startMimicHub({ repos = makeRepos() } = {}) {
     if (revision !== 'main' && revision !== commit) return fail(req, res, 404, 'RevisionNotFound', `Invalid rev id: ${revision}`);
     if (api) {
       const blobsWanted = url.searchParams.get('blobs') === 'true';
-      const siblings = Object.entries(repo.files).map(([file, bytes]) => ({
-        rfilename: file,
-        ...(blobsWanted ? {
-          blobId: crypto.createHash('sha1').update(bytes).digest('hex'),
-          size: bytes.length,
-          ...(isLfs(file) ? { lfs: { sha256: sha256(bytes), size: bytes.length, pointerSize: 134 } } : {}),
-        } : {}),
-      }));
+      const siblings = Object.entries(repo.files).map(([file, bytes]) => {
+        const size = repo.listed?.[file] ?? bytes.length;
+        return {
+          rfilename: file,
+          ...(blobsWanted ? {
+            blobId: crypto.createHash('sha1').update(bytes).digest('hex'),
+            size,
+            ...(isLfs(file) ? { lfs: { sha256: sha256(bytes), size, pointerSize: 134 } } : {}),
+          } : {}),
+        };
+      });
       const body = JSON.stringify({ _id: commit.slice(0, 24), id: repoId, modelId: repoId, private: false, gated: false, sha: commit, siblings, library_name: 'transformers' });
       res.writeHead(200, { ...hubCors(req), 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
       res.end(body);

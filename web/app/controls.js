@@ -69,6 +69,7 @@ export function showSourceControls() {
   $('model-name').textContent = source?.id === 'model' ? `(${source.name})` : opened ? `(${opened.name})` : '';
   const bar = /** @type {HTMLProgressElement} */ ($('source-progress-bar'));
   $('source-progress').hidden = !(loading && progress);
+  $('source-stop').hidden = !(loading && explorer.stoppable);
   if (loading && progress) {
     bar.max = progress.total || 1;
     bar.value = progress.loaded;

@@ -5,6 +5,7 @@
 import { linkOf, linkProblems, readLink, followLink } from '../explorer/url.js';
 import { explorer, PAGE_VIEWS } from './explorer.js';
 import { drawn } from './draw.js';
+import { askBeforeLinkDownload, sizeText, ASK_ABOVE_BYTES } from './hub.js';
 
 /** The page's element for a selector: the markup has every one asked for here. */
 const $ = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
@@ -45,6 +46,10 @@ export async function startFromLink() {
   $('#status').after(note);
   const params = new URLSearchParams(location.search);
   const { want, problems } = readLink(params);
+  if (want.source && !(await askBeforeLinkDownload(want.source))) {
+    problems.push(`the model it names was not downloaded (more than ${sizeText(ASK_ABOVE_BYTES)}: open it from the Hub box when you want it); showing the designed heads`);
+    want.source = { id: 'designed' };
+  }
   const later = await explorer.start(want);
   if (explorer.status === 'error') return;
   await settle([...problems, ...linkProblems(later, params, explorer)]);

@@ -11,6 +11,7 @@ import { DIMENSION_NAMES } from '../sources/embeddings.js';
 import { pageStatus } from '../explorer/present.js';
 import { explorer } from './explorer.js';
 import { startFromLink } from './link.js';
+import { wireHubBox } from './hub.js';
 import {
   drawHover, drawSelectedHead, headWeightsShown, labels, render, renderHeadWeights, resetSizes, setHoverCell, setHoverToken, setTheme, watchSizes,
 } from './draw.js';
@@ -53,6 +54,8 @@ function wireControls() {
   });
   $('download-weights').addEventListener('click', downloadWeights);
   wireModelOpening();
+  wireHubBox();
+  $('source-stop').addEventListener('click', () => explorer.stopLoading());
   $('importance-measure').addEventListener('click', () => explorer.measureImportance());
   $('head-how').addEventListener('toggle', () => renderHeadWeights());
   // on the select's label: the select itself is replaced at times (controls.js)

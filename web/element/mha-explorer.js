@@ -8,6 +8,8 @@
 //   heads          designed | random | random:SEED | trained | pretrained | model | URL of a state_dict (.safetensors or .json)
 //   layer          0-based layer of a model with several (trained, pretrained)     default 0
 //   model-url      where the pretrained model's files are (a folder URL)            default the package's
+//   model          a model on the Hugging Face Hub by its id (owner/name), kept in the browser's cache
+//   hub-endpoint   the Hub's address for model (a mirror)                          default https://huggingface.co
 //   d-model        model width (random heads; designed heads are 64 wide)        default 64
 //   num-heads      number of heads (random heads; a file's own config wins)       default 8
 //   selected-head  1-based head shown in the single and compare views             default 1
@@ -40,7 +42,7 @@ const WORKER_MODES = ['auto', 'always', 'never'];
 /** Work that has taken this long shows the progress indicator. */
 const PROGRESS_DELAY_MS = 200;
 /** The attributes that change what is computed (the others change only what is drawn). */
-const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'worker'];
+const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'model', 'hub-endpoint', 'worker'];
 
 /** @typedef {'single' | 'grid' | 'compare'} View */
 /**
@@ -93,7 +95,7 @@ function layerAttribute(value) {
 
 export class MhaExplorerElement extends HTMLElement {
   static get observedAttributes() {
-    return ['sentence', 'heads', 'd-model', 'num-heads', 'selected-head', 'compare-head', 'view', 'theme', 'height', 'worker', 'layer', 'model-url'];
+    return ['sentence', 'heads', 'd-model', 'num-heads', 'selected-head', 'compare-head', 'view', 'theme', 'height', 'worker', 'layer', 'model-url', 'model', 'hub-endpoint'];
   }
 
   /** @type {ShadowRoot} */

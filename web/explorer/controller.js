@@ -71,7 +71,7 @@ export class Explorer extends EventTarget {
     this.layer = 0;
     /** The spec being loaded, while it loads. @type {{ spec: SourceSpec, note: string } | null} */
     this.loading = null;
-    /** A model's download while a source loads. @type {{ file: string, loaded: number, total: number } | null} */
+    /** A model's download while a source loads (plan: what a Hub repository's opening fetches). @type {{ file: string, loaded: number, total: number, plan?: import('../lib/models.js').HubPlan } | null} */
     this.progress = null;
     /** { text, example, tokens, … } from source.sentence(). @type {Sentence | null} */
     this.sentence = null;
@@ -290,8 +290,12 @@ export class Explorer extends EventTarget {
   async #loadSource(spec, problems) {
     this.#setError('source', null);
     this.#update({ loading: { spec, note: '' }, progress: null });
+    /** @type {HeadSource | null} */
+    let made = null;
     try {
       const source = await this.#make(spec);
+      made = source;
+      this.#loadingSources.add(source);
       if (source.loadingNote) this.#update({ loading: { spec, note: source.loadingNote() } });
       await source.load(await this.#directCore());
       this.#setError('source', null);
@@ -312,7 +316,25 @@ export class Explorer extends EventTarget {
       }
       if (!this.source) this.#update({ status: 'error' });
       return null;
+    } finally {
+      if (made) this.#loadingSources.delete(made);
     }
+  }
+
+  /** The sources being loaded (a model's download can be stopped). @type {Set<HeadSource>} */
+  #loadingSources = new Set();
+
+  /** Whether a source being loaded can be stopped (a model's download). */
+  get stoppable() {
+    return [...this.#loadingSources].some((s) => typeof s.stop === 'function');
+  }
+
+  /**
+   * Stop the sources being loaded that can be (a model's download): each load fails with its
+   * message and what was shown before stays (or the fallback is shown).
+   */
+  stopLoading() {
+    for (const source of this.#loadingSources) source.stop?.();
   }
 
   /** @param {SourceSpec} spec */

@@ -45,12 +45,30 @@ export function headText(explorer, h) {
   };
 }
 
+/** Bytes in words: "548 MB", "1.5 GB", "167 kB". @param {number} bytes */
+export const sizeText = (bytes) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : bytes >= 1e6 ? `${Math.round(bytes / 1e6)} MB` : `${Math.max(1, Math.round(bytes / 1e3))} kB`);
+
 /**
- * A model's download in words: "weights.bin: 1.2 of 14.0 MB".
- * @param {{ file: string, loaded: number, total: number }} progress
+ * What opening a Hub repository fetches, in words: "openai-community/gpt2 at 607a30d: 3 files,
+ * 548 MB, 548 MB to download; it fits in this tab's memory".
+ * @param {import('../lib/models.js').HubPlan} plan
  */
-export function progressText({ file, loaded, total }) {
-  return `${file}: ${(loaded / 1e6).toFixed(1)} of ${total ? (total / 1e6).toFixed(1) : '?'} MB`;
+export function planText(plan) {
+  const { repo, commit, files, bytes, downloadBytes } = plan;
+  const fetched = downloadBytes === 0 ? 'all kept in this browser' : downloadBytes === bytes ? `${sizeText(downloadBytes)} to download` : `${sizeText(downloadBytes)} to download, the rest kept in this browser`;
+  return `${repo} at ${commit.slice(0, 7)}: ${files.length} files, ${sizeText(bytes)}, ${fetched}; it fits in this tab's memory`;
+}
+
+/**
+ * A model's download in words: "weights.bin: 1.2 of 14.0 MB"; with a Hub repository's plan,
+ * that first and the file's place among its files.
+ * @param {{ file: string, loaded: number, total: number, plan?: import('../lib/models.js').HubPlan }} progress
+ */
+export function progressText({ file, loaded, total, plan }) {
+  const amount = `${(loaded / 1e6).toFixed(1)} of ${total ? (total / 1e6).toFixed(1) : '?'} MB`;
+  if (!plan) return `${file}: ${amount}`;
+  const at = plan.files.findIndex((f) => f.file === file);
+  return `${planText(plan)}. ${file}${at >= 0 ? ` (file ${at + 1} of ${plan.files.length})` : ''}: ${amount}`;
 }
 
 /** A sentence in a status line: quoted, cut after about 40 characters. @param {string} text */

@@ -10,6 +10,7 @@
 //   { id: 'pretrained', modelUrl? }                        Universal Sentence Encoder lite
 //   { id: 'model', opened }                                a model the user opened (openModelFiles)
 //   { id: 'model', url }                                   a model folder (Hugging Face layout) fetched from a URL
+//   { id: 'model', url: 'hf:owner/name', endpoint? }       a model on the Hugging Face Hub (or a mirror), cached
 //
 // The layer shown is not part of a spec: a source has its layers once loaded (explorer.layer).
 
@@ -27,7 +28,7 @@ import { NUM_HEADS } from '../sources/designed-heads.js';
  *   | { id: 'file', file?: WeightsFile, url?: string, numHeads?: number }
  *   | { id: 'trained' }
  *   | { id: 'pretrained', modelUrl?: string }
- *   | { id: 'model', opened?: OpenedModel, url?: string }} SourceSpec
+ *   | { id: 'model', opened?: OpenedModel, url?: string, endpoint?: string }} SourceSpec
  */
 /** @typedef {import('../sources/model.js').OpenedModel} OpenedModel */
 /** @typedef {(name: string) => string | null | undefined} AttributeReader */
@@ -37,6 +38,34 @@ export const MAX_SEED = 2147483647;
 
 /** A problem with what was asked for, said in words (an Error the views show as it is). */
 export class SpecError extends Error {}
+
+/** A Hub repository id as a link or attribute gives it: owner/name (hub.js checks it in full when it opens). */
+const HUB_ID = /^[A-Za-z0-9][\w.-]{0,95}(?:\/[A-Za-z0-9][\w.-]{0,95})?$/;
+
+/**
+ * The spec of a model on the Hub, `owner/name` (or `hf:owner/name`), from a mirror at `endpoint`.
+ * @param {string} id
+ * @param {string | null | undefined} [endpoint]
+ * @returns {SourceSpec}
+ */
+export function hubSpec(id, endpoint) {
+  const repo = id.trim().replace(/^hf:/, '');
+  if (!HUB_ID.test(repo) || repo.includes('..')) throw new SpecError(`model: expected a Hugging Face Hub repository id such as openai-community/gpt2, got ${JSON.stringify(id.slice(0, 80))}`);
+  if (endpoint === null || endpoint === undefined || endpoint === '') return { id: 'model', url: `hf:${repo}` };
+  let url;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new SpecError(`the Hub's address must be an http(s) URL such as https://huggingface.co, got ${JSON.stringify(endpoint.slice(0, 80))}`);
+  return { id: 'model', url: `hf:${repo}`, endpoint: url.href.replace(/\/+$/, '') };
+}
+
+/** The Hub repository a spec opens (`owner/name`), or null. @param {SourceSpec | null | undefined} spec */
+export function hubRepoOf(spec) {
+  return spec?.id === 'model' && typeof spec.url === 'string' && spec.url.startsWith('hf:') ? spec.url.slice(3) : null;
+}
 
 /**
  * A whole number n >= 1 from an attribute's text; the fallback when there is none; NaN when it is not one.
@@ -58,6 +87,8 @@ export function positiveInteger(value, fallback) {
  * @returns {SourceSpec}
  */
 export function specFromAttributes(get, base) {
+  const hubModel = get('model');
+  if (hubModel !== null && hubModel !== undefined && hubModel.trim() !== '') return hubSpec(hubModel, get('hub-endpoint'));
   const modelUrl = get('model-url');
   const heads = (get('heads') ?? (modelUrl ? 'model' : 'designed')).trim();
   if (heads === 'model') {
@@ -126,7 +157,7 @@ export function specKey(spec) {
  * the explorer's worker option; 'never' keeps every source on the page's thread (a model is
  * otherwise opened in a worker of its own; the others compute where the explorer says).
  * @param {SourceSpec} spec
- * @param {{ onProgress?: (p: { loaded: number, total: number, file: string }) => void, worker?: string }} [options]
+ * @param {{ onProgress?: (p: { loaded: number, total: number, file: string, plan?: import('../lib/models.js').HubPlan }) => void, worker?: string }} [options]
  * @returns {Promise<HeadSource>}
  */
 export async function createSource(spec, { onProgress, worker = 'auto' } = {}) {
@@ -160,7 +191,7 @@ export async function createSource(spec, { onProgress, worker = 'auto' } = {}) {
     case 'model': {
       if (!spec.opened && !spec.url) throw new SpecError('Open a model folder first (config.json, model.safetensors and tokenizer.json).');
       const { ModelSource } = await import('../sources/model.js');
-      return new ModelSource({ opened: spec.opened, url: spec.url, onProgress, inWorker: worker !== 'never' });
+      return new ModelSource({ opened: spec.opened, url: spec.url, endpoint: spec.endpoint, onProgress, inWorker: worker !== 'never' });
     }
     default:
       throw new SpecError(`There is no source of heads called "${/** @type {{ id?: unknown } | undefined} */ (spec)?.id}" (expected one of ${SOURCE_IDS.join(', ')}).`);

@@ -1,6 +1,7 @@
 // The explorer's state as a link, so that a link opens the same view:
 //
 //   ?source=random&seed=3&sentence=The%20dog%20ran.&head=5&compare=5,2&layer=1&view=compare
+//   ?model=openai-community/gpt2&layer=3          a model on the Hugging Face Hub (endpoint=URL: a mirror)
 //
 // source (designed | random | trained | pretrained; a weights file or a model folder cannot come from a link),
 // seed (random), layer, sentence (an example or typed text), head (the selected head, from 1),
@@ -9,12 +10,12 @@
 // applies it through the controller, which checks the rest against the source; linkOf writes the
 // state back. A parameter that is bad or hostile gives a message and its default.
 
-import { MAX_SEED, SOURCE_IDS } from './sources.js';
+import { MAX_SEED, SOURCE_IDS, hubRepoOf, hubSpec } from './sources.js';
 
 /** @typedef {import('./controller.js').Explorer} Explorer */
 /** @typedef {import('./controller.js').WantedState} WantedState */
 
-export const LINK_PARAMETERS = ['source', 'seed', 'layer', 'sentence', 'head', 'compare', 'view'];
+export const LINK_PARAMETERS = ['source', 'seed', 'model', 'endpoint', 'layer', 'sentence', 'head', 'compare', 'view'];
 export const MAX_SENTENCE = 600;
 
 /** Integer n with min <= n <= max from a parameter, or null. @param {string} text @param {number} min @param {number} max */
@@ -49,6 +50,16 @@ export function readLink(params) {
     want.source = { id, seed: seed ?? 0 };
   } else {
     want.source = /** @type {import('./sources.js').SourceSpec} */ ({ id }); // one of SOURCE_IDS without options
+  }
+  const hubModel = params.get('model');
+  if (hubModel !== null) {
+    try {
+      want.source = hubSpec(hubModel, params.get('endpoint'));
+    } catch (error) {
+      problems.push(`${error instanceof Error ? error.message : String(error)}; showing the default`);
+    }
+  } else if (params.has('endpoint')) {
+    problems.push('endpoint= is read only with model=');
   }
   if (params.has('layer')) {
     const text = params.get('layer') ?? '';
@@ -112,7 +123,14 @@ export function linkOf(explorer) {
   const params = new URLSearchParams();
   const { spec, source, sentence } = explorer;
   if (!source || !sentence) return params;
-  if (source.id !== 'designed') params.set('source', source.id);
+  const repo = hubRepoOf(spec);
+  if (repo) {
+    params.set('model', repo);
+    const { endpoint } = /** @type {{ endpoint?: string }} */ (spec);
+    if (endpoint) params.set('endpoint', endpoint);
+  } else if (source.id !== 'designed') {
+    params.set('source', source.id);
+  }
   if (spec?.id === 'random') params.set('seed', String(spec.seed));
   if (source.numLayers > 1) params.set('layer', String(source.layer));
   if (sentence.example !== 0) params.set('sentence', sentence.text);

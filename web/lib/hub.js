@@ -822,7 +822,10 @@ async function resolveRepo(id, options) {
     plan.bytes += bytes;
     if (!cached) plan.downloadBytes += bytes;
   };
-  for (const file of [CONFIG_FILE, picked.weights, ...picked.optional]) await addToPlan(file);
+  // a sharded checkpoint's shards are named by its index, read only when it opens: until then
+  // the listing's safetensors files stand for them, so that the plan's size is the download's
+  const listedShards = picked.weights === INDEX_FILE ? Object.keys(info.files).filter((f) => /^[\w.-]+\.safetensors$/.test(f)).sort() : [];
+  for (const file of [CONFIG_FILE, picked.weights, ...listedShards, ...picked.optional]) await addToPlan(file);
   return { repo, revision, endpoint, store, info, commit: sha, picked, fromApi, plan, sizeOf, isCached };
 }
 
@@ -912,17 +915,14 @@ export async function hubFiles(id, options) {
       if (!(shard in info.files)) throw hubError(`${where(INDEX_FILE)}: names ${shard}, which ${repo} does not have`);
       if ((sizeOf(shard) ?? 0) > maxFileBytes) throw new MhaError('TOO_LARGE', `${shard} of ${repo}: ${sizeOf(shard)} bytes, more than the ${maxFileBytes} loadModel takes (option maxFileBytes)`);
     }
-    // the plan lists the shards in the index's place
+    // the plan lists the shards the index names after it (in place of the listing's safetensors files)
+    plan.files = plan.files.filter((f) => !f.file.endsWith('.safetensors'));
     const at = plan.files.findIndex((f) => f.file === INDEX_FILE);
     const shardPlan = [];
-    for (const shard of shards) {
-      const bytes = sizeOf(shard) ?? 0;
-      const cached = await isCached(shard);
-      shardPlan.push({ file: shard, bytes, cached });
-      plan.bytes += bytes;
-      if (!cached) plan.downloadBytes += bytes;
-    }
+    for (const shard of shards) shardPlan.push({ file: shard, bytes: sizeOf(shard) ?? 0, cached: await isCached(shard) });
     plan.files.splice(at + 1, 0, ...shardPlan);
+    plan.bytes = plan.files.reduce((sum, f) => sum + f.bytes, 0);
+    plan.downloadBytes = plan.files.reduce((sum, f) => sum + (f.cached ? 0 : f.bytes), 0);
     const planBytes = shards.reduce((sum, s) => sum + (sizeOf(s) ?? 0), 0);
     files.set(WEIGHTS_FILE, {
       read: () => { throw hubError('read the weights as a stream'); },

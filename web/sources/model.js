@@ -46,15 +46,17 @@ export function openModel(files, options, inWorker = true) {
 
 export class ModelSource {
   /**
-   * @param {{ opened?: OpenedModel, url?: string, onProgress?: (p: { loaded: number, total: number, file: string }) => void, inWorker?: boolean }} o
-   *   opened: a model the page opened (the source does not own it); url: a folder to fetch (owned);
+   * @param {{ opened?: OpenedModel, url?: string, endpoint?: string, onProgress?: (p: { loaded: number, total: number, file: string, plan?: import('../lib/models.js').HubPlan }) => void, inWorker?: boolean }} o
+   *   opened: a model the page opened (the source does not own it); url: a folder to fetch, or
+   *   hf:owner/name on the Hub (owned); endpoint: the Hub's address (a mirror);
    *   inWorker: open that folder in a Web Worker (false: on the page's thread)
    */
-  constructor({ opened, url, onProgress, inWorker = true }) {
+  constructor({ opened, url, endpoint, onProgress, inWorker = true }) {
     /** @type {'model'} */
     this.id = 'model';
     this.opened = opened ?? null;
     this.url = url ?? null;
+    this.endpoint = endpoint ?? null;
     this.onProgress = onProgress;
     /** @type {Model | null} */
     this.model = opened ? opened.model : null;
@@ -69,7 +71,16 @@ export class ModelSource {
     this.sentenceSet = 'lesson';
     this.runsInWorker = false;
     this.inWorker = inWorker;
+    /** What opening a Hub repository fetches, once the Hub has said and the memory plan passed. @type {import('../lib/models.js').HubPlan | null} */
+    this.plan = null;
   }
+
+  /** Stops the download of a model this source fetches. */
+  stop() {
+    if (!this.model && this.url) this.#stopper.abort(new Error(`Stopped: ${this.name} was not opened (the files that had come whole are kept for next time).`));
+  }
+
+  #stopper = new AbortController();
 
   /** Whether the model it fetches is opened in a worker of its own; null for a model the page opened. */
   get ownWorker() {
@@ -81,7 +92,7 @@ export class ModelSource {
     return this.model.config;
   }
   get name() {
-    const label = this.opened ? this.opened.name : this.url ? decodeURIComponent(new URL(this.url).pathname.replace(/\/(config\.json)?$/, '').split('/').pop() || this.url) : 'model';
+    const label = this.opened ? this.opened.name : this.url?.startsWith('hf:') ? this.url.slice(3) : this.url ? decodeURIComponent(new URL(this.url).pathname.replace(/\/(config\.json)?$/, '').split('/').pop() || this.url) : 'model';
     return this.model ? `${this.config.name}-family model “${label}”` : `model “${label}”`;
   }
   get numLayers() { return this.model ? this.config.numLayers : 1; }
@@ -98,7 +109,14 @@ export class ModelSource {
     this.mha = mha;
     if (!this.model) {
       if (!this.url) throw new Error('No model to show: open a model folder first.');
-      this.model = await openModel(this.url, { onProgress: this.onProgress }, this.inWorker);
+      const hub = this.url.startsWith('hf:');
+      /** @param {{ file: string, loaded: number, total: number }} p */
+      const onProgress = (p) => this.onProgress?.(this.plan ? { ...p, plan: this.plan } : p);
+      this.model = await openModel(this.url, {
+        onProgress, signal: this.#stopper.signal,
+        ...(hub ? { onPlan: (/** @type {import('../lib/models.js').HubPlan} */ plan) => { this.plan = plan; } } : {}),
+        ...(this.endpoint ? { endpoint: this.endpoint } : {}),
+      }, this.inWorker);
     }
     try {
       if (!this.model.tokenizer) {
@@ -273,6 +291,11 @@ export class ModelSource {
 
   /** Where its files came from: fetched from a URL, or read from files the user picked or dropped. */
   provenance() {
+    const { plan } = this;
+    if (plan) {
+      const where = plan.endpoint === 'https://huggingface.co' ? 'the Hugging Face Hub' : plan.endpoint;
+      return `Its files come from ${where} (${plan.repo} at commit ${plan.commit.slice(0, 7)}) and are kept in this browser, so it opens again offline`;
+    }
     if (this.url) return `Its files were fetched from ${this.url}`;
     const o = this.opened;
     const list = o?.files?.length ? ` (${o.files.join(', ')})` : '';

@@ -208,6 +208,8 @@ export interface HeadSource {
   dispose(): void;
   /** What loading does, shown while it loads. */
   loadingNote?(): string;
+  /** Stops a load under way (a download): load() then rejects with a message saying so. */
+  stop?(): void;
   /** The note under the sentence list on the sentence shown. */
   sentenceNote?(sentence: Sentence): string;
   /** The free-text box's help and placeholder, in place of the page's own. */
