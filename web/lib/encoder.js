@@ -286,7 +286,8 @@ export class Encoder {
     const session = this.#live();
     const { check, heap } = this.#module;
     if (typeof input === 'string') {
-      return check(session.tokenize(writeCodePoints(session, this.#module, input, what), truncate), what);
+      // NFKC first, as the model's TF.js tokenizer does, with the same String.prototype.normalize
+      return check(session.tokenize(writeCodePoints(session, this.#module, input.normalize('NFKC'), what), truncate), what);
     }
     const given = input !== null && typeof input === 'object' ? /** @type {{ ids?: unknown }} */ (input).ids : undefined;
     if (Array.isArray(given) || (ArrayBuffer.isView(given) && !(given instanceof DataView))) {

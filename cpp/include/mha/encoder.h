@@ -3,7 +3,8 @@
 // mha::MultiHeadAttention.
 //
 // Tokenizer (SentencePiece unigram, as the model's own TF.js tokenizer cuts text):
-//   text -> NFKC -> "▁" + text with every space as "▁" -> best path over the pieces (Viterbi)
+//   text -> NFKC (the caller's: String.prototype.normalize, as the reference's)
+//   -> "▁" + text with every space as "▁" -> best path over the pieces (Viterbi)
 //   -> ids, a run of unknown code points merged into one unknown piece (id 0)
 //
 // Encoder, T tokens (T <= max_tokens), widths E_l (attention), out_l (residual after layer l):
@@ -43,7 +44,7 @@ namespace mha {
 // of the word it belongs to (words_of_pieces).
 struct Tokens {
   std::vector<int32_t> ids;
-  std::u32string text;  // what the pieces are cut from: "▁" + NFKC(input), spaces as "▁"
+  std::u32string text;  // what the pieces are cut from: "▁" + the input, spaces as "▁"
   std::vector<int32_t> piece_begin;
   std::vector<int32_t> piece_end;
   std::vector<int32_t> words;
@@ -54,7 +55,7 @@ class Tokenizer {
  public:
   static constexpr char32_t kWordBoundary = U'\u2581';  // "▁"
   static constexpr int32_t kUnknownId = 0;
-  // Texts longer than this are refused (normalisation can multiply a text's length).
+  // Texts longer than this are refused.
   static constexpr size_t kMaxCodePoints = size_t{1} << 24;
 
   // vocab.txt: line i holds the score of piece i, a tab, and the piece in UTF-8. The first
@@ -67,9 +68,10 @@ class Tokenizer {
   // A text of `count` code points (or of `count` UTF-16 units, which bound them) against
   // kMaxCodePoints: kTooLarge past it. tokenize() makes the same check.
   static Status check_text_size(size_t count);
-  // Any code points up to 0x10FFFF, lone surrogates included.
+  // Any code points up to 0x10FFFF, lone surrogates included, already in NFKC (a text that is
+  // not is cut as it is).
   Status tokenize(const char32_t* code_points, size_t count, Tokens* out) const;
-  // Well-formed UTF-8 (anything else is refused with the offset of the first bad byte).
+  // Well-formed UTF-8 in NFKC (anything else is refused with the offset of the first bad byte).
   Status tokenize_utf8(std::string_view text, Tokens* out) const;
   // The pieces of given ids (each 0 <= id < vocab_size()), their words and text.
   Status from_ids(const int32_t* ids, size_t count, Tokens* out) const;

@@ -1,6 +1,7 @@
 // The tokenizer of Universal Sentence Encoder lite, id for id as its TF.js tokenizer
 // (@tensorflow-models/universal-sentence-encoder, a port of SentencePiece's EncodeAsIds) cuts
-// text, quirks included:
+// text already in NFKC (the reference's first step, String.prototype.normalize: the caller's),
+// quirks included:
 //  - a piece listed twice keeps the last listing (its id and score);
 //  - a position no piece starts at is covered by the unknown piece (id 0, score 0, one code point);
 //  - best[end] is replaced when it is still 0 (unset, or a path of score 0) or when a path
@@ -16,7 +17,6 @@
 #include <map>
 #include <string>
 
-#include "encoder/nfkc.h"
 #include "encoder/punctuation_table.h"
 #include "mha/encoder.h"
 
@@ -67,15 +67,13 @@ size_t decode_utf8(std::string_view text, std::u32string* out) {
   return std::string_view::npos;
 }
 
-// The reference's processInput: NFKC, then "▁" before the text and for every space.
-void prepare(const char32_t* in, size_t count, std::u32string* text) {
-  std::u32string normalized;
-  encoder::nfkc_normalize(in, count, &normalized);
+// The rest of the reference's processInput after NFKC: "▁" before the text and for every space.
+void prepare(const char32_t* normalized, size_t count, std::u32string* text) {
   text->clear();
-  if (normalized.empty()) return;
-  text->reserve(normalized.size() + 1);
+  if (count == 0) return;
+  text->reserve(count + 1);
   text->push_back(Tokenizer::kWordBoundary);
-  for (char32_t c : normalized) text->push_back(c == U' ' ? Tokenizer::kWordBoundary : c);
+  for (size_t i = 0; i < count; ++i) text->push_back(normalized[i] == U' ' ? Tokenizer::kWordBoundary : normalized[i]);
 }
 
 bool is_punctuation_or_symbol(char32_t c) {

@@ -1,4 +1,4 @@
-// The tokenizer: NFKC, the reference's quirks (ties, unknown runs merged, a piece listed twice),
+// The tokenizer on NFKC text (the caller's), the reference's quirks (ties, unknown runs merged, a piece listed twice),
 // words of pieces, and bad input. Ids of real sentences are checked against the reference
 // tokenizer in golden_test.cpp.
 #include <gtest/gtest.h>
@@ -6,32 +6,11 @@
 #include <memory>
 #include <string>
 
-#include "encoder/nfkc.h"
 #include "mha/encoder.h"
 #include "model_files.h"
 
 namespace mha {
 namespace {
-
-std::u32string nfkc(const std::u32string& in) {
-  std::u32string out;
-  encoder::nfkc_normalize(in.data(), in.size(), &out);
-  return out;
-}
-
-TEST(Nfkc, ComposesDecomposesAndReorders) {
-  EXPECT_EQ(nfkc(U"e\u0301"), U"\u00e9");                      // e + acute -> é
-  EXPECT_EQ(nfkc(U"\ufb01"), U"fi");                           // the fi ligature
-  EXPECT_EQ(nfkc(U"\uff21\uff22"), U"AB");                     // full-width letters
-  EXPECT_EQ(nfkc(U"\u00bd"), U"1\u20442");                     // ½ -> 1⁄2
-  EXPECT_EQ(nfkc(U"q\u0307\u0323"), U"q\u0323\u0307");         // marks in canonical order
-  EXPECT_EQ(nfkc(U"\u1100\u1161\u11a8"), U"\uac01");           // Hangul jamo -> syllable
-  EXPECT_EQ(nfkc(U"\uac01"), U"\uac01");
-  EXPECT_EQ(nfkc(U"A\u030a"), U"\u00c5");
-  EXPECT_EQ(nfkc(U"\u212b"), U"\u00c5");                       // Ångström sign
-  EXPECT_EQ(nfkc(U"\u00a0"), U" ");                            // no-break space
-  EXPECT_EQ(nfkc(std::u32string{U'a', 0xD800, 0x301}), (std::u32string{U'a', 0xD800, 0x301}));  // lone surrogate kept
-}
 
 class TokenizerTest : public ::testing::Test {
  protected:
