@@ -40,14 +40,13 @@ namespace mha {
 // ---------------------------------------------------------------------------------------------
 // Tokenizer
 
-// The tokens of one text. Piece i is text[piece_begin[i], piece_end[i]); words[i] is the index
-// of the word it belongs to (words_of_pieces).
+// The tokens of one text. Piece i is text[piece_begin[i], piece_end[i]) (which pieces make a
+// word is read off these texts in JavaScript: web/lib/encoder.js, wordsOfPieces).
 struct Tokens {
   std::vector<int32_t> ids;
   std::u32string text;  // what the pieces are cut from: "▁" + the input, spaces as "▁"
   std::vector<int32_t> piece_begin;
   std::vector<int32_t> piece_end;
-  std::vector<int32_t> words;
   std::string piece_utf8(size_t i) const;  // a lone surrogate is written as its 3-byte form
 };
 
@@ -73,7 +72,7 @@ class Tokenizer {
   Status tokenize(const char32_t* code_points, size_t count, Tokens* out) const;
   // Well-formed UTF-8 in NFKC (anything else is refused with the offset of the first bad byte).
   Status tokenize_utf8(std::string_view text, Tokens* out) const;
-  // The pieces of given ids (each 0 <= id < vocab_size()), their words and text.
+  // The pieces of given ids (each 0 <= id < vocab_size()) and their text.
   Status from_ids(const int32_t* ids, size_t count, Tokens* out) const;
 
  private:
@@ -96,12 +95,6 @@ class Tokenizer {
   std::vector<Node> nodes_;             // nodes_[0] is the root
   std::vector<Edge> edges_;             // each node's edges, sorted by code point
 };
-
-// The word index of each piece. A piece begins a word when it is the first, when it starts with
-// "▁", when it is all punctuation or symbols (Unicode P* and S*, its leading "▁" aside), or when
-// the piece before it is: "▁The ▁ma t ▁is ▁red ." is five words (0 1 1 2 3 4), "▁( cat ) ▁ok"
-// four (0 1 2 3), "▁my ▁ aunt" two (0 1 1: a lone "▁" begins a word, which "aunt" continues).
-void words_of_pieces(const Tokens& tokens, std::vector<int32_t>* words);
 
 // ---------------------------------------------------------------------------------------------
 // Encoder

@@ -17,7 +17,6 @@
 #include <map>
 #include <string>
 
-#include "encoder/punctuation_table.h"
 #include "mha/encoder.h"
 
 namespace mha {
@@ -76,45 +75,12 @@ void prepare(const char32_t* normalized, size_t count, std::u32string* text) {
   for (size_t i = 0; i < count; ++i) text->push_back(normalized[i] == U' ' ? Tokenizer::kWordBoundary : normalized[i]);
 }
 
-bool is_punctuation_or_symbol(char32_t c) {
-  const encoder::CodePointRange* end = encoder::kPunctuationRanges + encoder::kNumPunctuationRanges;
-  const encoder::CodePointRange* range =
-      std::upper_bound(encoder::kPunctuationRanges, end, c, [](char32_t v, const encoder::CodePointRange& r) { return v < r.first; });
-  return range != encoder::kPunctuationRanges && c <= (range - 1)->last;
-}
-
-// Whether text[begin, end) is all punctuation or symbols once the "▁" that starts it is set
-// aside. A piece that is only "▁" is not: it begins a word and the next piece continues it
-// ("▁ aunt" is the word "aunt").
-bool is_punctuation_piece(const std::u32string& text, int32_t begin, int32_t end) {
-  if (begin < end && text[static_cast<size_t>(begin)] == Tokenizer::kWordBoundary) ++begin;
-  if (begin >= end) return false;
-  for (int32_t k = begin; k < end; ++k) {
-    if (!is_punctuation_or_symbol(text[static_cast<size_t>(k)])) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string Tokens::piece_utf8(size_t i) const {
   std::string out;
   for (int32_t k = piece_begin[i]; k < piece_end[i]; ++k) append_utf8(text[static_cast<size_t>(k)], &out);
   return out;
-}
-
-void words_of_pieces(const Tokens& tokens, std::vector<int32_t>* words) {
-  words->clear();
-  int32_t word = -1;
-  bool after_punctuation = false;
-  for (size_t i = 0; i < tokens.piece_begin.size(); ++i) {
-    const int32_t begin = tokens.piece_begin[i], end = tokens.piece_end[i];
-    const bool marked = end > begin && tokens.text[static_cast<size_t>(begin)] == Tokenizer::kWordBoundary;
-    const bool punctuation = is_punctuation_piece(tokens.text, begin, end);
-    if (word < 0 || marked || punctuation || after_punctuation) ++word;
-    words->push_back(word);
-    after_punctuation = punctuation;
-  }
 }
 
 Status Tokenizer::FromVocabText(std::string_view text, int reserved, std::unique_ptr<Tokenizer>* out) {
@@ -254,7 +220,6 @@ Status Tokenizer::tokenize(const char32_t* code_points, size_t count, Tokens* ou
   tokens.ids.assign(ids.rbegin(), ids.rend());
   tokens.piece_begin.assign(begins.rbegin(), begins.rend());
   tokens.piece_end.assign(ends.rbegin(), ends.rend());
-  words_of_pieces(tokens, &tokens.words);
   *out = std::move(tokens);
   return Status::Ok();
 }
@@ -281,7 +246,6 @@ Status Tokenizer::from_ids(const int32_t* ids, size_t count, Tokens* out) const 
     tokens.text += p;
     tokens.piece_end.push_back(static_cast<int32_t>(tokens.text.size()));
   }
-  words_of_pieces(tokens, &tokens.words);
   *out = std::move(tokens);
   return Status::Ok();
 }
