@@ -22,7 +22,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { ENGINE, serve, startWeb, stopWeb, test } from './driver.js';
-import { attachExplorer, resetExplorer, waitForExplorer } from './page-state.js';
+import { attachExplorer, resetExplorer, settled, waitForExplorer } from './page-state.js';
+import { runAxe } from './axe.js';
+import { clippedText } from './readable.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const models = path.join(root, 'tests', 'golden', 'models');
@@ -143,6 +145,32 @@ test('a Llama with grouped-query attention picked as files: every layer as PyTor
   assert.match(await page.text('#pair-kv-note'), new RegExp(`A reads key/value head ${KV[two.a] + 1}, B key/value head ${KV[two.b] + 1}`));
   await page.screenshot('llama-gqa-compare.png', { selector: '#compare-view' });
   assert.deepEqual(consoleErrors, []);
+});
+
+test('with the Llama open in the compare view, at 390 and 1280 px wide: no text cut, the page no wider than the window; 0 axe violations', { engines: 'all', why: 'layout', timeout: 300000 }, async () => {
+  await showModel();
+  await page.evaluate(() => window.explorer.setState({ pair: [0, 2], head: 1 }));
+  await settled(page, 60000);
+  const problems = [];
+  try {
+    for (const width of [390, 1280]) {
+      await page.setViewport({ width, height: 900 });
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 50)))));
+      await settled(page, 60000);
+      const r = await page.evaluate(clippedText, { within: '#explorer' });
+      console.log(`  [${ENGINE}] the Llama at ${r.innerWidth} px: the document is ${r.scrollWidth} px wide; ${r.clipped.length} texts cut`);
+      if (r.scrollWidth > r.innerWidth) problems.push(`at ${r.innerWidth} px the page is ${r.scrollWidth} px wide`);
+      for (const c of r.clipped) problems.push(`at ${r.innerWidth} px: ${c.what} "${c.text}": ${c.why}`);
+      if (width === 390) {
+        await page.scrollIntoView('#layers-panel');
+        await page.screenshot('llama-gqa-390.png');
+      }
+    }
+  } finally {
+    await page.setViewport({ width: 1280, height: 900 });
+  }
+  assert.deepEqual(problems, []);
+  assert.deepEqual(await runAxe(page, 'the page with a Llama open'), []);
 });
 
 test('the Llama\'s other golden sentence, its predictions as PyTorch computes them; head importance, a head switched off, the W_O view', { engines: 'chromium', why: 'computation', timeout: 180000 }, async () => {
