@@ -3,8 +3,10 @@
 // fallback) and Llama 3's (byte-level BPE with a Unicode-class regex), read from the
 // @lenml/tokenizer-* packages in node_modules, and the golden models' WordPiece and character
 // vocabularies. Their ids are those of @lenml/tokenizers (another JavaScript implementation, the
-// packages' own) on every committed text and more; how their pieces read (the text each shows,
-// the words they make, the special tokens) comes from each tokenizer's own decoder.
+// packages' own) on every committed text and more, and Llama 2's and Llama 3's (as shipped and in
+// the forms later checkpoints ship them) those of @huggingface/tokenizers' own encode; how their
+// pieces read (the text each shows, a split character's on each of its pieces, the words they
+// make, the special tokens) comes from each tokenizer's own decoder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

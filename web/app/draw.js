@@ -232,7 +232,7 @@ function renderWo() {
     token, position: t, numHeads: H, headDim: hd, embedDim: E, outDim: out, headOutputs,
     concat: concat.data.subarray(t * E, (t + 1) * E), output: output.data.subarray(t * out, (t + 1) * out),
     wo: wo.data, selectedHead: explorer.selectedHead, titleOf, theme,
-    formula: `Token “${token}” (position ${t + 1}): ${concatFormula(H)} holds ${H} heads × ${hd} dimensions = ${H * hd}${out === E ? ' = d_model' : `, and W_O maps them to the ${out} numbers of d_model`}. (At the original Transformer's d_model of 512: 8 heads × 64 = 512, and W_O is 512 × 512.)`,
+    formula: `Token “${token}” (position ${t + 1}): ${concatFormula(H)} holds ${H} heads × ${hd} dimensions = ${H * hd} = d_model${out === E ? '' : `, and W_O maps them to ${out} numbers`}. (At the original Transformer's d_model of 512: 8 heads × 64 = 512, and W_O is 512 × 512.)`,
     note: source.woNote ? source.woNote() : '',
   });
 }
