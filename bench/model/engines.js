@@ -1,10 +1,10 @@
-// The engines of the model benchmark, each running ids through a GPT-2 checkpoint and returning
+// The engines of the model benchmark, each running ids through a checkpoint and returning
 // { logits: Float32Array (T·vocab), attentions: Float32Array (every layer's (H, T, T), in order) }:
 //   wasm                 this project's mha_models.wasm (single thread) through its JS API
 //                        (web/lib/models.js: loadModel, run): every layer's weights and residual,
 //                        the hidden state and the logits copied out as the API returns them
 //   onnxruntime-web      onnxruntime-web's WebAssembly backend (SIMD) in Node.js, 1 thread, on
-//                        the same checkpoint exported by scripts/export/export_gpt2_onnx.py
+//                        the same checkpoint exported to ONNX (bench/model/cases.js)
 //   onnxruntime-web-2t   the same, 2 threads
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -20,7 +20,7 @@ const shown = (file) => path.relative(repoRoot, file);
 export function available(engine, modelCase) {
   if (engine === 'wasm') {
     if (!fs.existsSync(path.join(repoRoot, 'web/lib/wasm/mha_models.wasm'))) return 'web/lib/wasm/mha_models.wasm is not built (npm run build)';
-    if (!fs.existsSync(path.join(modelCase.dir, 'model.safetensors'))) return `${shown(modelCase.dir)}/model.safetensors is missing (made by scripts/export/export_gpt2_onnx.py on a full run)`;
+    if (!fs.existsSync(path.join(modelCase.dir, 'model.safetensors'))) return `${shown(modelCase.dir)}/model.safetensors is missing (made on a full run: bench/model/cases.js)`;
     return true;
   }
   try {
@@ -28,7 +28,7 @@ export function available(engine, modelCase) {
   } catch {
     return 'onnxruntime-web is not installed (npm ci)';
   }
-  if (!fs.existsSync(modelCase.onnx)) return `${shown(modelCase.onnx)} is missing (made by scripts/export/export_gpt2_onnx.py on a full run)`;
+  if (!fs.existsSync(modelCase.onnx)) return `${shown(modelCase.onnx)} is missing (made on a full run: bench/model/cases.js)`;
   return true;
 }
 

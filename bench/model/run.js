@@ -1,8 +1,8 @@
-// The model section of `npm run bench`: a GPT-2-layout checkpoint run end to end (ids ->
+// The model section of `npm run bench`: a checkpoint run end to end (ids ->
 // logits and every layer's attention weights) on this project's mha_models.wasm and on
 // onnxruntime-web (1 and 2 threads) running the same checkpoint exported to ONNX
-// (bench/model/cases.js). A full run times GPT-2 small's shape at 128 tokens, making its files
-// first when they are missing (scripts/export/export_gpt2_onnx.py, about a minute); `--quick` the
+// (bench/model/cases.js). A full run times GPT-2 small's and SmolLM2-135M's shapes at 128 tokens,
+// making their files first when they are missing (about a minute each, with PyTorch); `--quick` the
 // golden test's small GPT-2 at 32 tokens. Logits and attention weights are cross-checked to
 // 1e-4 before timing; each job runs in a process of its own (bench/model/worker.js); jobs run in
 // rounds, each engine keeping its fastest round.
@@ -15,16 +15,19 @@ const runJob = (job) => runJobIn('model/worker.js', job);
 import { MODEL_CASES, modelFlops } from './cases.js';
 import { available, MODEL_ENGINES } from './engines.js';
 
-export const MODEL_GOALS = [['gpt2-small', 'onnxruntime-web', 1.25]];
+export const MODEL_GOALS = [['gpt2-small', 'onnxruntime-web', 1.25], ['smollm2-135m', 'onnxruntime-web', 1.25]];
 
-/** Writes GPT-2 small's random checkpoint and its ONNX export when they are missing. */
-function makeGpt2Small(log) {
-  const c = MODEL_CASES['gpt2-small'];
-  if (fs.existsSync(path.join(c.dir, 'model.safetensors')) && fs.existsSync(c.onnx)) return;
-  log(`[bench] writing a random GPT-2 small checkpoint and its ONNX export into ${path.relative(repoRoot, c.dir)} (scripts/export/export_gpt2_onnx.py)`);
-  const r = spawnSync('/usr/bin/python3', ['scripts/export/export_gpt2_onnx.py', 'random-gpt2-small', c.dir], { encoding: 'utf8', cwd: repoRoot });
-  if (r.status !== 0) {
-    log(`[bench] the GPT-2 small export failed (its engines will be skipped): ${(r.stderr || r.error || '').toString().trim().split('\n').pop()}`);
+/** Writes a case's random checkpoint and its ONNX export when they are missing. */
+function makeCase(name, log) {
+  const c = MODEL_CASES[name];
+  if (!c.make || (fs.existsSync(path.join(c.dir, 'model.safetensors')) && fs.existsSync(c.onnx))) return;
+  log(`[bench] writing a random ${name} checkpoint and its ONNX export into ${path.relative(repoRoot, c.dir)}`);
+  for (const [command, ...args] of c.make) {
+    const r = spawnSync(command === 'node' ? process.execPath : command, args, { encoding: 'utf8', cwd: repoRoot });
+    if (r.status !== 0) {
+      log(`[bench] ${args[0]} failed (the ${name} engines will be skipped): ${(r.stderr || r.error || '').toString().trim().split('\n').pop()}`);
+      return;
+    }
   }
 }
 
@@ -33,8 +36,8 @@ function makeGpt2Small(log) {
  * @returns {{ results: object[], goals: object[], skipped: object[], failures: number }}
  */
 export function runModelBench({ quick, budgetMs, rounds, log, fmt }) {
-  const caseNames = quick ? ['gpt2-tied'] : ['gpt2-small'];
-  if (!quick) makeGpt2Small(log);
+  const caseNames = quick ? ['gpt2-tied'] : ['gpt2-small', 'smollm2-135m'];
+  if (!quick) for (const name of caseNames) makeCase(name, log);
   fs.mkdirSync(benchDir, { recursive: true });
   const skipped = [];
   const jobs = [];
@@ -95,7 +98,7 @@ export function runModelBench({ quick, budgetMs, rounds, log, fmt }) {
 export function printModelTable(results, fmt) {
   if (results.length === 0) return;
   const pad = (t, n) => String(t).padStart(n);
-  console.log('\nmodel: GPT-2 layout, ids → logits + every layer\'s attention weights; median ms per forward (GFLOP/s) [ratio to wasm]\n');
+  console.log('\nmodel: ids → logits + every layer\'s attention weights; median ms per forward (GFLOP/s) [ratio to wasm]\n');
   console.log(`${'case'.padEnd(18)}${MODEL_ENGINES.map((e) => pad(e, 26)).join('')}`);
   for (const name of new Set(results.map((r) => r.case))) {
     const ours = results.find((r) => r.engine === 'wasm' && r.case === name);

@@ -145,9 +145,8 @@ class EncoderSession {
     if (!ready("fromIds", &r) || !in_range(count, ids_.size(), "fromIds", &r)) return r;
     return counted(tokenizer_->from_ids(ids_.data(), static_cast<size_t>(count), &tokens_), truncate);
   }
-  // The last tokens: ids, word indices, piece bounds into tokenText().
+  // The last tokens: ids, piece bounds into tokenText().
   val tokenIds() { return val(typed_memory_view(tokens_.ids.size(), tokens_.ids.data())); }
-  val tokenWords() { return val(typed_memory_view(tokens_.words.size(), tokens_.words.data())); }
   val tokenBegins() { return val(typed_memory_view(tokens_.piece_begin.size(), tokens_.piece_begin.data())); }
   val tokenEnds() { return val(typed_memory_view(tokens_.piece_end.size(), tokens_.piece_end.data())); }
   val tokenText() {
@@ -257,7 +256,6 @@ EMSCRIPTEN_BINDINGS(mha_encoder) {
       .function("idsBuffer", &EncoderSession::idsBuffer)
       .function("fromIds", &EncoderSession::fromIds)
       .function("tokenIds", &EncoderSession::tokenIds)
-      .function("tokenWords", &EncoderSession::tokenWords)
       .function("tokenBegins", &EncoderSession::tokenBegins)
       .function("tokenEnds", &EncoderSession::tokenEnds)
       .function("tokenText", &EncoderSession::tokenText)

@@ -5,6 +5,9 @@
 //   model-f32.safetensors   float32 weights under PyTorch's names (use-lite/convert.js)
 //   model-f16.safetensors   the same rounded to float16 (half the download)
 //   vocab.txt               the tokenizer's 8,000 pieces with their scores
+//   tokenizer.json          the same pieces as a Unigram tokenizer of Hugging Face's tokenizers
+//                           (the same ids but where the model's tokenizer breaks ties or starts
+//                           with a path of score 0 its own way: docs/pretrained.md)
 //   manifest.json           config, and each file's size and SHA-256 (the loader checks them)
 //   LICENSE                 the model's licence (Apache-2.0), from the package
 // Skipped when the outputs exist and were made by this converter from this package version.
@@ -19,12 +22,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toSafetensors } from '../../web/lib/safetensors.js';
-import { convertModelPackage } from './use-lite/convert.js';
+import { convertModelPackage, tokenizerJson } from './use-lite/convert.js';
 import { MODEL_PACKAGE, MODEL_PACKAGE_VERSION, ModelPackageError, modelPackageDir, readModelPackage } from './use-lite/package-files.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const MODEL_DIR = path.join(here, '../../web/models/use-lite');
-export const MODEL_FILES = { float32: 'model-f32.safetensors', float16: 'model-f16.safetensors', vocab: 'vocab.txt', manifest: 'manifest.json' };
+export const MODEL_FILES = { float32: 'model-f32.safetensors', float16: 'model-f16.safetensors', vocab: 'vocab.txt', tokenizer: 'tokenizer.json', manifest: 'manifest.json' };
 
 export { ModelPackageError };
 
@@ -67,12 +70,14 @@ export function buildModel({ outDir = MODEL_DIR, force = false, log = console.lo
   }
   const started = Date.now();
   const dir = modelPackageDir();
-  const { tensors, config, vocab } = convertModelPackage(readModelPackage(dir));
+  const modelPackage = readModelPackage(dir);
+  const { tensors, config, vocab } = convertModelPackage(modelPackage);
   const metadata = { config: JSON.stringify(config), source: `${MODEL_PACKAGE}@${MODEL_PACKAGE_VERSION}`, license: 'Apache-2.0' };
   const outputs = {
     [MODEL_FILES.float32]: toSafetensors(tensors, metadata, { dtype: 'F32' }),
     [MODEL_FILES.float16]: toSafetensors(tensors, metadata, { dtype: 'F16' }),
     [MODEL_FILES.vocab]: Buffer.from(vocab, 'utf8'),
+    [MODEL_FILES.tokenizer]: Buffer.from(JSON.stringify(tokenizerJson(modelPackage.vocab)), 'utf8'),
     LICENSE: fs.readFileSync(path.join(dir, '../LICENSE')),
   };
   fs.mkdirSync(outDir, { recursive: true });

@@ -143,11 +143,19 @@ export const requirements = [
   },
   { pkg: 'xvfb', for: ['test'], what: 'Xvfb, the display WebKit draws on', present: () => Boolean(which('Xvfb')) },
   { pkg: 'npm', for: ['start', 'test', 'build'], what: 'npm', present: () => Boolean(which('npm')) },
+  {
+    pkg: 'ccache',
+    for: ['test', 'build', 'fuzz'],
+    what: 'a compiler cache: a build of a source compiled before takes its objects from it (never required)',
+    present: () => Boolean(which('ccache')),
+    optional: true,
+  },
 ];
 
-export function missingPackages(command) {
+/** The packages `command` needs that are missing; `optional` ones too when asked. */
+export function missingPackages(command, { optional = false } = {}) {
   return requirements
-    .filter((r) => r.for.includes(command) && !r.present())
+    .filter((r) => r.for.includes(command) && (optional || !r.optional) && !r.present())
     .map((r) => r.pkg);
 }
 
@@ -168,11 +176,14 @@ export class SetupError extends Error {}
  * throw a SetupError whose message holds the exact command to run.
  */
 export function ensureSystemPackages(command) {
-  const missing = missingPackages(command);
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const canInstall = isRoot && Boolean(which('apt-get'));
+  const required = missingPackages(command);
+  // an optional package is installed along with required ones, or alone as root; never demanded
+  const missing = canInstall ? missingPackages(command, { optional: true }) : required;
   if (missing.length === 0) return;
   const install = `apt-get install -y --no-install-recommends ${missing.join(' ')}`;
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (!isRoot || !which('apt-get')) {
+  if (!canInstall) {
     const lines = [
       `Missing system packages: ${missing.join(' ')}`,
       ...requirements.filter((r) => missing.includes(r.pkg)).map((r) => `  ${r.pkg}: ${r.what}`),
@@ -190,7 +201,13 @@ export function ensureSystemPackages(command) {
     ['apt-get', ['install', '-y', '--no-install-recommends', ...missing]],
   ]) {
     const result = run(cmd, args, { env });
-    if (!result.ok) throw new SetupError(`[setup] ${result.message}; the command was: apt-get update && ${install}`);
+    if (!result.ok) {
+      if (required.length === 0) {
+        console.log(`[setup] ${result.message}; going on without ${missing.join(' ')} (optional)`);
+        return;
+      }
+      throw new SetupError(`[setup] ${result.message}; the command was: apt-get update && ${install}`);
+    }
   }
   const stillMissing = missingPackages(command);
   if (stillMissing.length > 0) {

@@ -3,7 +3,8 @@
 //   - the sentences of tests/golden/encoder/sentences.json, the seven example sentences of
 //     web/sources/examples.js, a text of exactly 128 tokens and one longer than 128 (whose graph
 //     output covers its first 128 tokens: the graph cuts there, as encode({ truncate }) does);
-//   - per case: the reference tokenizer's ids, and from the graph each layer's attention
+//   - per case: the text (code_points where it holds a lone surrogate), its NFKC form where
+//     that differs (nfkc, nfkc_code_points), the reference tokenizer's ids, and from the graph each layer's attention
 //     weights [H, T, T] and the 512-d embedding, as float32 in cases.f32 (offsets in floats).
 // For the empty text the graph attends over one padding position that is no token; the case
 // keeps weights of shape [H, 0, 0] and the graph's embedding. `npm test` only reads these files.
@@ -77,6 +78,13 @@ async function main() {
     const entry = { name: input.name, group: input.group };
     if (LONE_SURROGATE.test(input.text)) entry.code_points = Array.from(input.text, (c) => c.codePointAt(0));
     else entry.text = input.text;
+    // the text after NFKC, the reference tokenizer's first step (String.prototype.normalize),
+    // where it differs: the core's tokenizer takes normalised text
+    const nfkc = input.text.normalize('NFKC');
+    if (nfkc !== input.text) {
+      if (LONE_SURROGATE.test(nfkc)) entry.nfkc_code_points = Array.from(nfkc, (c) => c.codePointAt(0));
+      else entry.nfkc = nfkc;
+    }
     entry.ids = ids;
     if (ids.length > MAX_TOKENS) entry.truncated_to = MAX_TOKENS;
     entry.weights = weights;

@@ -8,7 +8,7 @@
 //   node --test tests/js/encoder.test.js
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { loadEncoder } from '../../web/lib/encoder.js';
+import { loadEncoder, wordsOfPieces } from '../../web/lib/encoder.js';
 import { parseSafetensors } from '../../web/lib/safetensors.js';
 import { loadEncoderGolden, maxAbsDiff } from '../golden/encoder/golden_common.js';
 import fs from 'node:fs';
@@ -110,6 +110,17 @@ test('config, shapes, pieces joined into words', () => {
       assert.ok(Math.abs(sum - 1) < 1e-5, `a weights row sums to ${sum}`);
     }
   }
+});
+
+test('which pieces make a word: the mark, punctuation and what follows it', () => {
+  assert.deepEqual(wordsOfPieces(['▁The', '▁ma', 't', '▁is', '▁red', '.']), [0, 1, 1, 2, 3, 4]);
+  assert.deepEqual(wordsOfPieces(['▁(', 'cat', ')', '▁ok']), [0, 1, 2, 3]);
+  assert.deepEqual(wordsOfPieces(['t', 'cat', '—', 'mat', '▁']), [0, 0, 1, 2, 3]);
+  assert.deepEqual(wordsOfPieces(['▁is', '▁', 'mat', '.']), [0, 1, 1, 2]);  // a lone "▁" begins a word
+  assert.deepEqual(wordsOfPieces(['—', '▁', 'mat']), [0, 1, 1]);
+  assert.deepEqual(wordsOfPieces(['mat', '▁€5', 't']), [0, 1, 1]);  // "€5" is not all symbols
+  assert.deepEqual(wordsOfPieces(['a', '\uD800', 'b', '\t']), [0, 0, 0, 0]);  // a lone surrogate, a control character: neither
+  assert.deepEqual(wordsOfPieces([]), []);
 });
 
 test('ids in give what the text gives; an unknown piece keeps its text', () => {

@@ -13,7 +13,7 @@ import { renderModelGrid } from '../views/model-grid.js';
 import { renderPredictions } from '../views/predictions.js';
 import { headMaps } from '../sources/source.js';
 import { D_MODEL, LAYOUT } from '../sources/embeddings.js';
-import { headText, concatFormula } from '../explorer/present.js';
+import { headText, concatFormula, kvHeadsOf } from '../explorer/present.js';
 import { explorer } from './explorer.js';
 import { nextTask } from '../lib/next-task.js';
 
@@ -82,13 +82,13 @@ const VIEWS = {
   table: () => scheduleWeightsTable(),
   grid: () => renderHeadGrid($('small-multiples'), {
     maps: headMaps(explorer.shown().result.weights), length: explorer.shown().sentence.tokens.length, selected: explorer.selectedHead,
-    width: measured().grid, minColumn: 130, theme, shortOf, highlightRow: highlightRow(), onSelect: (h) => selectHead(h),
+    width: measured().grid, minColumn: 130, theme, shortOf, highlightRow: highlightRow(), onSelect: (h) => selectHead(h), kvHeads: kvHeadsOf(explorer.shown().source),
   }),
   pair: () => renderCompare($('compare-view'), {
     maps: headMaps(explorer.shown().result.weights), length: explorer.shown().sentence.tokens.length, labels: labels(),
     a: explorer.pair.a, b: explorer.pair.b, similarity: explorer.shown().result.similarity, width: measured().pair, theme,
     highlightRow: highlightRow(), shortOf, titleOf, onChange: (a, b) => explorer.setPair(a, b),
-    hoverCell: pairHover && pairHover.result === explorer.result ? pairHover.cell : null, onHover: setPairHover,
+    hoverCell: pairHover && pairHover.result === explorer.result ? pairHover.cell : null, onHover: setPairHover, kvHeads: kvHeadsOf(explorer.shown().source),
   }),
   wo: () => renderWo(),
   follow: () => renderFollowed(),
@@ -194,7 +194,7 @@ function renderMainHeatmap() {
 
 function renderInfo() {
   const text = headText(explorer, explorer.selectedHead);
-  renderHeadInfo($('head-info'), { title: text.title, focus: text.focus, typical: text.typical, statistics: text.statistics, check: text.check });
+  renderHeadInfo($('head-info'), { title: text.title, focus: text.focus, typical: text.typical, statistics: text.statistics, check: text.check, kv: text.kv });
   $('head-how').hidden = !text.how;
   $('head-how-text').textContent = text.how;
 }
@@ -257,8 +257,16 @@ function renderLayers() {
   const shown = !!result.layers;
   $('layers-panel').hidden = !shown;
   if (!result.layers) return;
+  const kv = kvHeadsOf(source);
+  const groups = $('layers-groups');
+  groups.hidden = !kv;
+  if (kv) {
+    const G = Math.max(...kv) + 1;
+    const per = kv.length / G;
+    groups.textContent = `Grouped-query attention: its ${kv.length} query heads share ${G} key/value head${G > 1 ? 's' : ''}, ${per} query heads each. The heads under one label (KV 1, KV 2, …) read the same keys and values; only their queries differ.`;
+  }
   renderModelGrid($('model-grid'), {
-    layers: result.layers, length: sentence.tokens.length, selected: { layer: source.layer, head: explorer.selectedHead }, width: measured().layers,
+    layers: result.layers, length: sentence.tokens.length, selected: { layer: source.layer, head: explorer.selectedHead }, width: measured().layers, kvHeads: kvHeadsOf(source),
     titleOf: (l, h) => `Layer ${l}, head ${h + 1}${l === source.layer ? `: ${source.short(h)}` : ''}`,
     onSelect: (l, h) => { explorer.setState({ layer: l, head: h }); },
   });

@@ -31,7 +31,7 @@ import { headMaps, headMap } from '../sources/source.js';
 import { EXAMPLES } from '../sources/examples.js';
 import { NUM_HEADS } from '../sources/designed-heads.js';
 import { Explorer } from '../explorer/controller.js';
-import { headText, elementStatus, progressText } from '../explorer/present.js';
+import { headText, elementStatus, progressText, kvHeadsOf } from '../explorer/present.js';
 import { positiveInteger, specFromAttributes } from '../explorer/sources.js';
 import { loadOnce } from '../lib/load-once.js';
 import { ELEMENT_CSS } from './styles.js';
@@ -458,7 +458,7 @@ export class MhaExplorerElement extends HTMLElement {
       values: headMap(result.weights, h), labels, width: wide ? Math.min(width - 250, 640) : width, maxCell: 44, theme,
       title: text.title, hoverCell: hover, highlightRow: hover ? hover.row : -1,
     });
-    views.renderHeadInfo(this.#ui.info, { title: text.title, focus: text.focus, typical: text.typical, statistics: text.statistics, check: text.check });
+    views.renderHeadInfo(this.#ui.info, { title: text.title, focus: text.focus, typical: text.typical, statistics: text.statistics, check: text.check, kv: text.kv });
   }
 
   /** @param {Views} views @param {Theme} theme @param {number} width */
@@ -466,7 +466,7 @@ export class MhaExplorerElement extends HTMLElement {
     const { sentence, result, source } = this.#explorer.shown();
     views.renderHeadGrid(this.#ui.grid, {
       maps: headMaps(result.weights), length: sentence.tokens.length, selected: this.selectedHead - 1, width, maxCell: 24, theme,
-      shortOf: (h) => source.short(h), onSelect: (h) => this.#selectHead(h + 1),
+      shortOf: (h) => source.short(h), onSelect: (h) => this.#selectHead(h + 1), kvHeads: kvHeadsOf(source),
     });
   }
 
@@ -479,7 +479,7 @@ export class MhaExplorerElement extends HTMLElement {
       a: this.selectedHead - 1, b: this.compareHead - 1, similarity: result.similarity, width, theme,
       hoverCell: hover, highlightRow: hover ? hover.row : -1,
       onHover: (cell) => { this.#pairHover = { cell, result }; this.#scheduleRender(); },
-      shortOf: (h) => source.short(h), titleOf: (h) => source.title(h),
+      shortOf: (h) => source.short(h), titleOf: (h) => source.title(h), kvHeads: kvHeadsOf(source),
       onChange: (a, b) => {
         if (a + 1 !== this.selectedHead) this.#selectHead(a + 1);
         this.compareHead = b + 1;

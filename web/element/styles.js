@@ -68,6 +68,10 @@ button:hover { border-color: var(--mha-accent); }
 .multiple { display: flex; flex-direction: column; align-items: flex-start; justify-content: flex-start; gap: 0.2rem; padding: 0.35rem; text-align: left; }
 .multiple[aria-pressed="true"] { border-color: var(--mha-highlight); box-shadow: 0 0 0 1px var(--mha-highlight); }
 .multiple-title { font-size: 0.8em; line-height: 1.2; }
+.multiple.kv-alt { background: var(--mha-accent-soft); }
+.pair-kv { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; flex-basis: 100%; }
+.pair-kv p { margin: 0; }
+.pair-kv[hidden] { display: none; }
 .pair-controls { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: center; font-size: 0.85em; }
 .pair-maps { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; margin-top: 0.5rem; }
 .compare figure { margin: 0; display: flex; flex-direction: column; gap: 0.25rem; }

@@ -25,6 +25,41 @@ export function concatFormula(numHeads) {
 }
 
 /**
+ * The key/value head each query head reads, where query heads share them (grouped-query
+ * attention: head h reads h / (H / G)); null where each head has its own.
+ * @param {{ numHeads: number, numKvHeads?: number }} source
+ * @returns {number[] | null}
+ */
+export function kvHeadsOf(source) {
+  const H = source.numHeads;
+  const G = source.numKvHeads ?? H;
+  if (!(Number.isInteger(G) && G > 0 && G < H && H % G === 0)) return null;
+  return Array.from({ length: H }, (_, h) => Math.floor(h / (H / G)));
+}
+
+/** "1, 2 and 4" (1-based heads). @param {number[]} heads */
+const headList = (heads) => {
+  const names = heads.map((h) => String(h + 1));
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+};
+
+/**
+ * What query head h shares: its key/value head and the other query heads that read it; null
+ * where each head has its own.
+ * @param {{ numHeads: number, numKvHeads?: number }} source
+ * @param {number} h
+ */
+export function kvText(source, h) {
+  const kv = kvHeadsOf(source);
+  if (!kv) return null;
+  const G = Math.max(...kv) + 1;
+  const H = kv.length;
+  const others = kv.flatMap((g, i) => (g === kv[h] && i !== h ? [i] : []));
+  const kind = G === 1 ? 'multi-query attention: one key/value head for all' : `grouped-query attention: ${G} key/value heads for ${H} query heads, ${H / G} each`;
+  return `Reads key/value head ${kv[h] + 1} of ${G} (${kind}). Query head${others.length > 1 ? 's' : ''} ${headList(others)} read${others.length > 1 ? '' : 's'} the same keys and values; each has its own W_Q, so their maps differ only by their queries.`;
+}
+
+/**
  * What a head of the source shown is and does, on the sentence shown: for the head views.
  * @param {Explorer} explorer  with a result
  * @param {number} h
@@ -42,6 +77,7 @@ export function headText(explorer, h) {
     how: text.how || '',
     statistics: statisticsRows(stats, { length: sentence.tokens.length, causal: source.causal }),
     check: source.check(h, map, sentence, stats) ?? null,
+    kv: kvText(source, h),
   };
 }
 

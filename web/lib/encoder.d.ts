@@ -66,7 +66,7 @@ export interface Tokens {
   /** Each token's text: `"▁"` marks a space before it; an unknown piece (id 0) keeps its text. */
   pieces: string[];
   ids: number[];
-  /** The word each piece belongs to (a piece starting with `"▁"` begins a word), from 0. */
+  /** The word each piece belongs to (a piece starting with `"▁"` begins a word: {@link wordsOfPieces}), from 0. */
   words: number[];
   /** Whether tokens past `maxTokens` were cut (only with `truncate: true`). */
   truncated: boolean;
@@ -141,6 +141,13 @@ export function loadEncoder(options?: LoadEncoderOptions): Promise<Encoder>;
 
 /** The model folder loadEncoder() reads when given no `modelUrl`. */
 export declare const DEFAULT_MODEL_URL: string;
+
+/**
+ * The word index of each piece, as {@link Tokens.words} gives it: a piece begins a word when it
+ * is the first, when it starts with `"▁"`, when it is all punctuation or symbols (Unicode P* and
+ * S*, its leading `"▁"` aside), or when the piece before it is.
+ */
+export function wordsOfPieces(pieces: readonly string[]): number[];
 
 /** The names {@link Encoder.parameter} takes. */
 export declare const ATTENTION_PARAMETERS: readonly AttentionParameterName[];

@@ -134,6 +134,31 @@ function stringOf(codePoints, begin, end) {
   return out;
 }
 
+/** All punctuation or symbols (Unicode P* and S*). */
+const PUNCTUATION_OR_SYMBOL = /^[\p{P}\p{S}]+$/u;
+
+/**
+ * The word index of each piece. A piece begins a word when it is the first, when it starts with
+ * "▁", when it is all punctuation or symbols (its leading "▁" aside), or when the piece before it
+ * is: "▁The ▁ma t ▁is ▁red ." is five words (0 1 1 2 3 4), "▁( cat ) ▁ok" four (0 1 2 3),
+ * "▁my ▁ aunt" two (0 1 1: a lone "▁" begins a word, which "aunt" continues).
+ * @param {readonly string[]} pieces
+ * @returns {number[]}
+ */
+export function wordsOfPieces(pieces) {
+  const words = [];
+  let word = -1;
+  let afterPunctuation = false;
+  for (const piece of pieces) {
+    const marked = piece.startsWith('▁');
+    const punctuation = PUNCTUATION_OR_SYMBOL.test(marked ? piece.slice(1) : piece);
+    if (word < 0 || marked || punctuation || afterPunctuation) ++word;
+    words.push(word);
+    afterPunctuation = punctuation;
+  }
+  return words;
+}
+
 /**
  * The last tokens of the session, the first `kept` of them.
  * @param {EncoderSession} session @param {number} kept
@@ -145,7 +170,7 @@ function readTokens(session, kept) {
   const ends = session.tokenEnds();
   const pieces = new Array(kept);
   for (let i = 0; i < kept; ++i) pieces[i] = stringOf(text, begins[i], ends[i]);
-  return { pieces, ids: Array.from(session.tokenIds().subarray(0, kept)), words: Array.from(session.tokenWords().subarray(0, kept)) };
+  return { pieces, ids: Array.from(session.tokenIds().subarray(0, kept)), words: wordsOfPieces(pieces) };
 }
 
 /**
@@ -286,7 +311,8 @@ export class Encoder {
     const session = this.#live();
     const { check, heap } = this.#module;
     if (typeof input === 'string') {
-      return check(session.tokenize(writeCodePoints(session, this.#module, input, what), truncate), what);
+      // NFKC first, as the model's TF.js tokenizer does, with the same String.prototype.normalize
+      return check(session.tokenize(writeCodePoints(session, this.#module, input.normalize('NFKC'), what), truncate), what);
     }
     const given = input !== null && typeof input === 'object' ? /** @type {{ ids?: unknown }} */ (input).ids : undefined;
     if (Array.isArray(given) || (ArrayBuffer.isView(given) && !(given instanceof DataView))) {

@@ -78,11 +78,11 @@ export interface TokenizerInfo {
 export interface TokenReading {
   /** the vocabulary's strings, as tokenizer.json spells them ('Ġcat', '##s', '▁cat') */
   pieces: string[];
-  /** what each piece shows: the decoder's text of it (' cat', 's'); a piece that ends inside a character, as spelled */
+  /** what each piece shows: the decoder's text of it (' cat', 's'); pieces that split a character's bytes (Llama 2's '<0xF0>', byte-level BPE's 'ðŁ'), that character each; bytes that spell no whole character, as spelled */
   texts: string[];
   /** the word of each piece, 0, 1, … */
   words: number[];
-  /** each piece in SentencePiece's convention: '▁' where a word starts, then its text without white space */
+  /** each piece in SentencePiece's convention: '▁' where a word starts, then the characters that begin in it, without white space */
   marked: string[];
   /** which pieces are special tokens ([CLS], <|endoftext|>, <s>) */
   special: boolean[];

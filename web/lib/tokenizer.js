@@ -6,8 +6,9 @@
 // tokenizer.json, so a page that opens no model never downloads it.
 //
 // This module is also the one place that says how pieces read: what each piece shows is what
-// the tokenizer's own decoder makes of it; a piece whose decoded text begins with white space
-// starts a word (GPT-2's "Ġ", SentencePiece's "▁", every WordPiece piece but a "##"
+// the tokenizer's own decoder makes of it, and where pieces split a character's bytes (Llama 2's
+// byte fallback <0xF0> <0x9F> <0x8D> <0x95>, byte-level BPE's "ðŁ"), the character each helps
+// spell; a piece whose decoded text begins with white space starts a word (GPT-2's "Ġ", SentencePiece's "▁", every WordPiece piece but a "##"
 // continuation); punctuation and special tokens are words of their own. The token strip, the
 // roles rule, the predictions and `npm run model` all read pieces through read().
 //
@@ -131,18 +132,82 @@ function nameOf(json) {
 const ANCHOR = 'a';
 /** Punctuation and symbols only (a word of their own). */
 const PUNCTUATION = /^[\p{P}\p{S}]+$/u;
+/** What continues the character before it: a combining mark, a variation selector, a zero-width joiner. */
+const JOINS_BEFORE = /^[\p{M}\u200D]/u;
+/** SentencePiece's byte fallback: a byte the vocabulary has no piece for, as <0xNN>. */
+const BYTE_PIECE = /^<0x([0-9A-Fa-f]{2})>$/;
+
+/**
+ * Byte-level BPE's alphabet (GPT-2's bytes_to_unicode): byte b is the character of that code
+ * for the printable bytes 33–126, 161–172 and 174–255, and 256, 257, … for the others in order.
+ * Here the other way round: character -> byte.
+ * @type {Map<string, number>}
+ */
+const BYTE_OF_CHARACTER = (() => {
+  const map = new Map();
+  let next = 256;
+  for (let b = 0; b < 256; b += 1) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+    map.set(String.fromCodePoint(printable ? b : next++), b);
+  }
+  return map;
+})();
+
+/** The UTF-8 sequence length a lead byte announces (0: not a lead byte). @param {number} b */
+const sequenceLength = (b) => (b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0);
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The characters a run of pieces spells together whose bytes split characters between them:
+ * for each piece, the characters it helps spell (`text`), those that begin in it (`own`), and
+ * whether it begins inside a character; null for a piece whose bytes spell nothing whole.
+ * @param {number[][]} runBytes  each piece's bytes
+ * @returns {({ text: string, own: string, inside: boolean } | null)[]}
+ */
+function spellTogether(runBytes) {
+  const bytes = runBytes.flat();
+  /** @type {number[]} */
+  const pieceAt = runBytes.flatMap((b, i) => b.map(() => i));
+  /** @type {({ text: string, own: string, inside: boolean, bad: boolean })[]} */
+  const out = runBytes.map(() => ({ text: '', own: '', inside: false, bad: false }));
+  for (let p = 0; p < bytes.length;) {
+    const n = sequenceLength(bytes[p]);
+    let char = null;
+    if (n > 0 && p + n <= bytes.length) {
+      try { char = strictUtf8.decode(Uint8Array.from(bytes.slice(p, p + n))); } catch { char = null; }
+    }
+    if (char === null) {
+      out[pieceAt[p]].bad = true;
+      p += 1;
+      continue;
+    }
+    const first = pieceAt[p];
+    const last = pieceAt[p + n - 1];
+    out[first].own += char;
+    for (let i = first; i <= last; i += 1) {
+      out[i].text += char;
+      if (i > first) out[i].inside = true;
+    }
+    p += n;
+  }
+  return out.map((o) => (o.bad ? null : { text: o.text, own: o.own, inside: o.inside }));
+}
 
 export class ModelTokenizer {
   /** @type {LibraryTokenizer} */
   #tokenizer;
   /** @type {Set<number>} */
   #special;
-  /** piece -> its decoded text and whether it starts a word @type {Map<string, { text: string, starts: boolean }>} */
+  /** piece -> its decoded text, whether it starts a word, whether it splits a character @type {Map<string, { text: string, starts: boolean, partial: boolean }>} */
   #shown = new Map();
   /** @type {string} */
   #anchorText;
   /** how messages name tokenizer.json @type {string} */
   #file;
+  /** pieces are bytes in byte-level BPE's alphabet (GPT-2, Llama 3, Qwen2) */
+  #byteLevel;
+  /** the vocabulary spells a byte it has no piece for as <0xNN> (Llama 2's SentencePiece) */
+  #byteFallback;
 
   /**
    * @param {LibraryTokenizer} tokenizer
@@ -153,6 +218,8 @@ export class ModelTokenizer {
   constructor(tokenizer, json, config, file) {
     this.#tokenizer = tokenizer;
     this.#file = file;
+    this.#byteLevel = uses(json.pre_tokenizer, 'ByteLevel') || uses(json.decoder, 'ByteLevel');
+    this.#byteFallback = json.model.byte_fallback === true;
     const added = [...tokenizer.get_added_tokens_decoder().values()];
     this.#special = new Set(added.filter((t) => t.special).map((t) => t.id));
     this.#anchorText = this.#decode([ANCHOR]);
@@ -214,8 +281,8 @@ export class ModelTokenizer {
   }
 
   /**
-   * A piece's text as the decoder makes it inside a text (a piece that ends inside a character
-   * is shown as the vocabulary spells it), and whether it starts a word.
+   * A piece's text as the decoder makes it inside a text, whether it starts a word, and whether
+   * it ends or begins inside a character (its bytes are then read with its neighbours').
    * @param {string} piece
    */
   #read(piece) {
@@ -224,8 +291,49 @@ export class ModelTokenizer {
       const decoded = this.#decode([ANCHOR, piece]);
       const text = decoded.startsWith(this.#anchorText) ? decoded.slice(this.#anchorText.length) : piece;
       const partial = text.includes('\uFFFD') && !piece.includes('\uFFFD');
-      shown = { text: partial ? piece : text, starts: /^\s/u.test(text) };
+      shown = { text: partial ? piece : text, starts: /^\s/u.test(text), partial };
       this.#shown.set(piece, shown);
+    }
+    return shown;
+  }
+
+  /** A piece's bytes, where the tokenizer spells pieces as bytes (else null). @param {string} piece @returns {number[] | null} */
+  #bytes(piece) {
+    if (this.#byteFallback) {
+      const byte = BYTE_PIECE.exec(piece);
+      return byte ? [parseInt(byte[1], 16)] : null;
+    }
+    if (!this.#byteLevel) return null;
+    const bytes = Array.from(piece, (c) => BYTE_OF_CHARACTER.get(c) ?? -1);
+    return bytes.includes(-1) ? null : bytes;
+  }
+
+  /**
+   * What each piece shows: its decoder's text; where pieces split a character's bytes between
+   * them (a byte-fallback <0xF0>, byte-level BPE's "ðŁ"), the character each helps spell, read
+   * from the run of such pieces together; a piece whose bytes spell nothing whole, as spelled.
+   * @param {string[]} pieces  @param {boolean[]} special
+   */
+  #texts(pieces, special) {
+    const shown = pieces.map((piece) => {
+      const { text, starts, partial } = this.#read(piece);
+      return { text, starts, own: text, inside: false, partial };
+    });
+    for (let i = 0; i < pieces.length;) {
+      let end = i;
+      /** @type {number[][]} */
+      const run = [];
+      while (end < pieces.length && shown[end].partial && !special[end]) {
+        const bytes = this.#bytes(pieces[end]);
+        if (!bytes) break;
+        run.push(bytes);
+        end += 1;
+      }
+      spellTogether(run).forEach((spelled, k) => {
+        if (!spelled) return;
+        Object.assign(shown[i + k], { text: spelled.text, own: spelled.own, inside: spelled.inside, starts: /^\s/u.test(spelled.text) && !spelled.inside });
+      });
+      i = Math.max(end, i + 1);
     }
     return shown;
   }
@@ -233,29 +341,31 @@ export class ModelTokenizer {
   /**
    * How the pieces of ids read: the vocabulary's strings; what each shows; the word of each (a
    * piece whose text begins with white space starts one, punctuation and special tokens are
-   * words of their own); each in SentencePiece's convention ("▁" where a word starts, then the
-   * text without white space), which the roles rule reads; which are special tokens.
+   * words of their own; a piece of white space alone begins the word after it; a piece that
+   * begins inside a character, or with a combining mark, stays in the word before it); each in
+   * SentencePiece's convention ("▁" where a word starts, then the characters that begin in the
+   * piece, without white space), which the roles rule reads; which are special tokens.
    * @param {ArrayLike<number>} ids
    * @returns {TokenReading}
    */
   read(ids) {
     const pieces = Array.from(ids, (id) => this.token(id));
     const special = Array.from(ids, (id) => this.#special.has(id));
-    const shown = pieces.map((piece) => this.#read(piece));
+    const shown = this.#texts(pieces, special);
     const texts = shown.map((s) => s.text);
     const punctuation = texts.map((t) => PUNCTUATION.test(t.trim()));
+    const blank = texts.map((t, i) => !special[i] && t !== '' && t.trim() === '');
     /** @type {number[]} */
     const words = [];
     /** @type {string[]} */
     const marked = [];
     let word = -1;
-    shown.forEach(({ text, starts: space }, i) => {
-      const starts = i === 0 || space;
-      const alone = special[i] || punctuation[i];
-      if (starts || alone || special[i - 1] || punctuation[i - 1]) word += 1;
+    shown.forEach(({ own, starts, inside }, i) => {
+      const joins = i > 0 && !special[i] && !special[i - 1] && (inside || JOINS_BEFORE.test(texts[i]) || (blank[i - 1] && !starts));
+      const begins = i === 0 || (!joins && (starts || special[i] || punctuation[i] || special[i - 1] || punctuation[i - 1]));
+      if (begins) word += 1;
       words.push(word);
-      // a piece of white space alone (byte-level BPE's bare "Ġ") is the start of the word after it
-      marked.push(`${starts || alone ? '▁' : ''}${text.trim()}`);
+      marked.push(`${begins ? '▁' : ''}${own.trim()}`);
     });
     return { pieces, texts, words, marked, special };
   }

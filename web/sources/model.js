@@ -97,6 +97,8 @@ export class ModelSource {
   }
   get numLayers() { return this.model ? this.config.numLayers : 1; }
   get numHeads() { return this.model ? this.config.numHeads : 1; }
+  /** Grouped-query attention: query head h reads key/value head h / (numHeads / numKvHeads). */
+  get numKvHeads() { return this.model ? this.config.numKvHeads : 1; }
   /** A decoder: each row sees its own token and the ones before it (the config says). */
   get causal() { return this.model ? this.config.causal : false; }
   get maxTokens() { return this.model ? Math.min(MODEL_MAX_TOKENS, this.config.maxPositions) : MODEL_MAX_TOKENS; }

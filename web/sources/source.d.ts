@@ -162,6 +162,8 @@ export interface HeadSource {
   /** The layer shown, 0-based; settable when numLayers > 1. */
   layer: number;
   readonly numHeads: number;
+  /** Key/value heads, where query heads share them (grouped-query attention); numHeads or absent where each head has its own. */
+  readonly numKvHeads?: number;
   /** Rows see only earlier tokens. */
   readonly causal: boolean;
   readonly maxTokens: number;

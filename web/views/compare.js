@@ -1,13 +1,15 @@
 // Two heads compared: A, B and their difference A − B on one scale, the Jensen–Shannon
 // divergence between them, and the divergence between every pair of heads (all from the core).
 // Pointing at (or tapping) a cell of A, B or A − B names its query and key on all three maps
-// and writes the three weights below them.
+// and writes the three weights below them. Where query heads share key/value heads
+// (grouped-query attention), two buttons offer a pair that reads the same keys and values and a
+// pair from two groups, and the captions name each head's key/value head.
 import { el } from './dom.js';
 import { cellAt, drawHeatmap, drawLegend } from './heatmap.js';
 import { divergenceText } from './head-text.js';
 
 /** @typedef {{ row: number, col: number }} Cell */
-/** @typedef {{ onChange: (a: number, b: number) => void, onHover?: (cell: Cell | null) => void, hoverCell?: Cell | null }} Handlers */
+/** @typedef {{ onChange: (a: number, b: number) => void, onHover?: (cell: Cell | null) => void, hoverCell?: Cell | null, kvHeads?: number[] | null }} Handlers */
 /** @type {WeakMap<HTMLElement, Handlers>} */
 const handlers = new WeakMap();
 const PAIR_MAPS = ['pair-map-a', 'pair-map-b', 'pair-map-diff'];
@@ -33,6 +35,10 @@ function build(container) {
       el('label', {}, 'Head A ', select('pair-a', 'Head A')),
       el('label', {}, 'Head B ', select('pair-b', 'Head B')),
       el('p', { id: 'pair-jsd', class: 'pair-jsd jsd', 'aria-live': 'polite' }),
+      el('div', { id: 'pair-kv', class: 'pair-kv', hidden: true },
+        el('button', { type: 'button', id: 'pair-same-kv', onclick: () => pick(container, 'same') }),
+        el('button', { type: 'button', id: 'pair-other-kv', onclick: () => pick(container, 'other') }),
+        el('p', { id: 'pair-kv-note', class: 'note' })),
       el('p', { id: 'pair-cell', class: 'pair-cell note', text: POINT_HINT })),
     el('div', { class: 'pair-maps' },
       el('figure', {}, map('pair-map-a'), el('figcaption', { id: 'pair-caption-a' })),
@@ -58,6 +64,26 @@ function hovered(container, cell) {
   const now = o?.hoverCell ?? null;
   if (!o?.onHover || (now === cell) || (now && cell && now.row === cell.row && now.col === cell.col)) return;
   o.onHover(cell);
+}
+
+/**
+ * For head a: another query head of its group, and the first head of the next group.
+ * @param {number[]} kv  the key/value head of each query head
+ * @param {number} a
+ */
+export function kvPairs(kv, a) {
+  const G = Math.max(...kv) + 1;
+  const same = kv.findIndex((g, h) => g === kv[a] && h !== a);
+  const other = kv.indexOf((kv[a] + 1) % G);
+  return { same: same >= 0 ? same : a, other: other >= 0 && G > 1 ? other : a };
+}
+
+/** A pair offered by the key/value groups: the one shown as A with `which` of kvPairs. @param {HTMLElement} container @param {'same' | 'other'} which */
+function pick(container, which) {
+  const o = handlers.get(container);
+  if (!o?.kvHeads) return;
+  const a = Number(/** @type {HTMLSelectElement} */ (container.querySelector('#pair-a')).value);
+  o.onChange(a, kvPairs(o.kvHeads, a)[which]);
 }
 
 /** @param {HTMLElement} container */
@@ -87,8 +113,9 @@ function fillSelect(select, count, shortOf, value) {
  * @param {{ maps: ArrayLike<number>[], length: number, labels: string[], a: number, b: number,
  *           similarity: ArrayLike<number>, width: number, theme: import('./theme.js').Theme, highlightRow?: number,
  *           hoverCell?: Cell | null, shortOf: (h: number) => string, titleOf: (h: number) => string,
- *           onChange: (a: number, b: number) => void, onHover?: (cell: Cell | null) => void }} o
- *   similarity: the core's H × H JS divergences; hoverCell: the cell pointed at, which onHover reports
+ *           onChange: (a: number, b: number) => void, onHover?: (cell: Cell | null) => void, kvHeads?: number[] | null }} o
+ *   similarity: the core's H × H JS divergences; hoverCell: the cell pointed at, which onHover reports;
+ *   kvHeads: the key/value head each query head reads (null: each its own)
  */
 export function renderCompare(container, o) {
   if (!container.querySelector('#pair-map-a')) build(container);
@@ -117,8 +144,19 @@ export function renderCompare(container, o) {
     q('pair-cell').textContent = POINT_HINT;
   }
   const jsd = o.similarity[o.a * H + o.b];
-  q('pair-caption-a').textContent = `A: ${o.titleOf(o.a)}`;
-  q('pair-caption-b').textContent = `B: ${o.titleOf(o.b)}`;
+  const kv = o.kvHeads && o.kvHeads.length === H ? o.kvHeads : null;
+  const kvOf = (/** @type {number} */ h) => (kv ? ` · KV ${kv[h] + 1}` : '');
+  q('pair-caption-a').textContent = `A: ${o.titleOf(o.a)}${kvOf(o.a)}`;
+  q('pair-caption-b').textContent = `B: ${o.titleOf(o.b)}${kvOf(o.b)}`;
+  q('pair-kv').hidden = !kv;
+  if (kv) {
+    const { same, other } = kvPairs(kv, o.a);
+    q('pair-same-kv').textContent = `One group: H${o.a + 1} and H${same + 1} (KV ${kv[o.a] + 1})`;
+    q('pair-other-kv').textContent = `Two groups: H${o.a + 1} and H${other + 1} (KV ${kv[o.a] + 1} and ${kv[other] + 1})`;
+    q('pair-kv-note').textContent = o.a === o.b ? 'A and B are the same head.'
+      : kv[o.a] === kv[o.b] ? `A and B read the same keys and values (key/value head ${kv[o.a] + 1}): only their queries differ.`
+        : `A reads key/value head ${kv[o.a] + 1}, B key/value head ${kv[o.b] + 1}: their keys and values differ too.`;
+  }
   q('pair-map-a').setAttribute('aria-label', `Heatmap of ${o.titleOf(o.a)}`);
   q('pair-map-b').setAttribute('aria-label', `Heatmap of ${o.titleOf(o.b)}`);
   q('pair-map-diff').setAttribute('aria-label', `Difference A minus B; Jensen–Shannon divergence ${jsd.toFixed(3)}`);

@@ -135,6 +135,8 @@ function build(box) {
   box.replaceChildren(
     el('h4', { id: 'head-name', class: 'head-name' }),
     el('section', { 'aria-labelledby': 'focus-title' }, el('h5', { id: 'focus-title', text: 'Description' }), el('p', { id: 'head-focus', class: 'focus' })),
+    el('section', { class: 'kv-section', 'aria-labelledby': 'kv-title', hidden: true },
+      el('h5', { id: 'kv-title', text: 'Keys and values' }), el('p', { id: 'head-kv' })),
     el('section', { 'aria-labelledby': 'stats-title' },
       el('h5', { id: 'stats-title' }, 'Statistics ', el('span', { class: 'note', text: '(from the WebAssembly core)' })),
       el('dl', { id: 'head-stats', class: 'stats' })),
@@ -148,7 +150,8 @@ function build(box) {
 /**
  * @param {HTMLElement} box  the card is built here on first use
  * @param {{ title: string, focus: string, statistics: [string, string, string?][],
- *           check?: HeadCheck | null, typical?: string|null }} o
+ *           check?: HeadCheck | null, typical?: string|null, kv?: string|null }} o
+ *   kv: the key/value head it reads and the query heads that share it (grouped-query attention)
  */
 export function renderHeadInfo(box, o) {
   if (!box.querySelector('#head-name')) build(box);
@@ -156,6 +159,8 @@ export function renderHeadInfo(box, o) {
   const q = (/** @type {string} */ id) => /** @type {HTMLElement} */ (box.querySelector(`#${id}`));
   q('head-name').textContent = o.title;
   q('head-focus').textContent = o.focus;
+  /** @type {HTMLElement} */ (q('head-kv').closest('section')).hidden = !o.kv;
+  q('head-kv').textContent = o.kv || '';
   renderStatistics(/** @type {HTMLDListElement} */ (q('head-stats')), o.statistics);
   const check = q('label-check');
   /** @type {HTMLElement} */ (check.closest('section')).hidden = !o.check;

@@ -3,7 +3,8 @@
 // mha::MultiHeadAttention.
 //
 // Tokenizer (SentencePiece unigram, as the model's own TF.js tokenizer cuts text):
-//   text -> NFKC -> "▁" + text with every space as "▁" -> best path over the pieces (Viterbi)
+//   text -> NFKC (the caller's: String.prototype.normalize, as the reference's)
+//   -> "▁" + text with every space as "▁" -> best path over the pieces (Viterbi)
 //   -> ids, a run of unknown code points merged into one unknown piece (id 0)
 //
 // Encoder, T tokens (T <= max_tokens), widths E_l (attention), out_l (residual after layer l):
@@ -39,14 +40,13 @@ namespace mha {
 // ---------------------------------------------------------------------------------------------
 // Tokenizer
 
-// The tokens of one text. Piece i is text[piece_begin[i], piece_end[i]); words[i] is the index
-// of the word it belongs to (words_of_pieces).
+// The tokens of one text. Piece i is text[piece_begin[i], piece_end[i]) (which pieces make a
+// word is read off these texts in JavaScript: web/lib/encoder.js, wordsOfPieces).
 struct Tokens {
   std::vector<int32_t> ids;
-  std::u32string text;  // what the pieces are cut from: "▁" + NFKC(input), spaces as "▁"
+  std::u32string text;  // what the pieces are cut from: "▁" + the input, spaces as "▁"
   std::vector<int32_t> piece_begin;
   std::vector<int32_t> piece_end;
-  std::vector<int32_t> words;
   std::string piece_utf8(size_t i) const;  // a lone surrogate is written as its 3-byte form
 };
 
@@ -54,7 +54,7 @@ class Tokenizer {
  public:
   static constexpr char32_t kWordBoundary = U'\u2581';  // "▁"
   static constexpr int32_t kUnknownId = 0;
-  // Texts longer than this are refused (normalisation can multiply a text's length).
+  // Texts longer than this are refused.
   static constexpr size_t kMaxCodePoints = size_t{1} << 24;
 
   // vocab.txt: line i holds the score of piece i, a tab, and the piece in UTF-8. The first
@@ -67,11 +67,12 @@ class Tokenizer {
   // A text of `count` code points (or of `count` UTF-16 units, which bound them) against
   // kMaxCodePoints: kTooLarge past it. tokenize() makes the same check.
   static Status check_text_size(size_t count);
-  // Any code points up to 0x10FFFF, lone surrogates included.
+  // Any code points up to 0x10FFFF, lone surrogates included, already in NFKC (a text that is
+  // not is cut as it is).
   Status tokenize(const char32_t* code_points, size_t count, Tokens* out) const;
-  // Well-formed UTF-8 (anything else is refused with the offset of the first bad byte).
+  // Well-formed UTF-8 in NFKC (anything else is refused with the offset of the first bad byte).
   Status tokenize_utf8(std::string_view text, Tokens* out) const;
-  // The pieces of given ids (each 0 <= id < vocab_size()), their words and text.
+  // The pieces of given ids (each 0 <= id < vocab_size()) and their text.
   Status from_ids(const int32_t* ids, size_t count, Tokens* out) const;
 
  private:
@@ -94,12 +95,6 @@ class Tokenizer {
   std::vector<Node> nodes_;             // nodes_[0] is the root
   std::vector<Edge> edges_;             // each node's edges, sorted by code point
 };
-
-// The word index of each piece. A piece begins a word when it is the first, when it starts with
-// "▁", when it is all punctuation or symbols (Unicode P* and S*, its leading "▁" aside), or when
-// the piece before it is: "▁The ▁ma t ▁is ▁red ." is five words (0 1 1 2 3 4), "▁( cat ) ▁ok"
-// four (0 1 2 3), "▁my ▁ aunt" two (0 1 1: a lone "▁" begins a word, which "aunt" continues).
-void words_of_pieces(const Tokens& tokens, std::vector<int32_t>* words);
 
 // ---------------------------------------------------------------------------------------------
 // Encoder

@@ -1,6 +1,7 @@
 // The tokenizer of Universal Sentence Encoder lite, id for id as its TF.js tokenizer
 // (@tensorflow-models/universal-sentence-encoder, a port of SentencePiece's EncodeAsIds) cuts
-// text, quirks included:
+// text already in NFKC (the reference's first step, String.prototype.normalize: the caller's),
+// quirks included:
 //  - a piece listed twice keeps the last listing (its id and score);
 //  - a position no piece starts at is covered by the unknown piece (id 0, score 0, one code point);
 //  - best[end] is replaced when it is still 0 (unset, or a path of score 0) or when a path
@@ -16,8 +17,6 @@
 #include <map>
 #include <string>
 
-#include "encoder/nfkc.h"
-#include "encoder/punctuation_table.h"
 #include "mha/encoder.h"
 
 namespace mha {
@@ -67,34 +66,13 @@ size_t decode_utf8(std::string_view text, std::u32string* out) {
   return std::string_view::npos;
 }
 
-// The reference's processInput: NFKC, then "▁" before the text and for every space.
-void prepare(const char32_t* in, size_t count, std::u32string* text) {
-  std::u32string normalized;
-  encoder::nfkc_normalize(in, count, &normalized);
+// The rest of the reference's processInput after NFKC: "▁" before the text and for every space.
+void prepare(const char32_t* normalized, size_t count, std::u32string* text) {
   text->clear();
-  if (normalized.empty()) return;
-  text->reserve(normalized.size() + 1);
+  if (count == 0) return;
+  text->reserve(count + 1);
   text->push_back(Tokenizer::kWordBoundary);
-  for (char32_t c : normalized) text->push_back(c == U' ' ? Tokenizer::kWordBoundary : c);
-}
-
-bool is_punctuation_or_symbol(char32_t c) {
-  const encoder::CodePointRange* end = encoder::kPunctuationRanges + encoder::kNumPunctuationRanges;
-  const encoder::CodePointRange* range =
-      std::upper_bound(encoder::kPunctuationRanges, end, c, [](char32_t v, const encoder::CodePointRange& r) { return v < r.first; });
-  return range != encoder::kPunctuationRanges && c <= (range - 1)->last;
-}
-
-// Whether text[begin, end) is all punctuation or symbols once the "▁" that starts it is set
-// aside. A piece that is only "▁" is not: it begins a word and the next piece continues it
-// ("▁ aunt" is the word "aunt").
-bool is_punctuation_piece(const std::u32string& text, int32_t begin, int32_t end) {
-  if (begin < end && text[static_cast<size_t>(begin)] == Tokenizer::kWordBoundary) ++begin;
-  if (begin >= end) return false;
-  for (int32_t k = begin; k < end; ++k) {
-    if (!is_punctuation_or_symbol(text[static_cast<size_t>(k)])) return false;
-  }
-  return true;
+  for (size_t i = 0; i < count; ++i) text->push_back(normalized[i] == U' ' ? Tokenizer::kWordBoundary : normalized[i]);
 }
 
 }  // namespace
@@ -103,20 +81,6 @@ std::string Tokens::piece_utf8(size_t i) const {
   std::string out;
   for (int32_t k = piece_begin[i]; k < piece_end[i]; ++k) append_utf8(text[static_cast<size_t>(k)], &out);
   return out;
-}
-
-void words_of_pieces(const Tokens& tokens, std::vector<int32_t>* words) {
-  words->clear();
-  int32_t word = -1;
-  bool after_punctuation = false;
-  for (size_t i = 0; i < tokens.piece_begin.size(); ++i) {
-    const int32_t begin = tokens.piece_begin[i], end = tokens.piece_end[i];
-    const bool marked = end > begin && tokens.text[static_cast<size_t>(begin)] == Tokenizer::kWordBoundary;
-    const bool punctuation = is_punctuation_piece(tokens.text, begin, end);
-    if (word < 0 || marked || punctuation || after_punctuation) ++word;
-    words->push_back(word);
-    after_punctuation = punctuation;
-  }
 }
 
 Status Tokenizer::FromVocabText(std::string_view text, int reserved, std::unique_ptr<Tokenizer>* out) {
@@ -256,7 +220,6 @@ Status Tokenizer::tokenize(const char32_t* code_points, size_t count, Tokens* ou
   tokens.ids.assign(ids.rbegin(), ids.rend());
   tokens.piece_begin.assign(begins.rbegin(), begins.rend());
   tokens.piece_end.assign(ends.rbegin(), ends.rend());
-  words_of_pieces(tokens, &tokens.words);
   *out = std::move(tokens);
   return Status::Ok();
 }
@@ -283,7 +246,6 @@ Status Tokenizer::from_ids(const int32_t* ids, size_t count, Tokens* out) const 
     tokens.text += p;
     tokens.piece_end.push_back(static_cast<int32_t>(tokens.text.size()));
   }
-  words_of_pieces(tokens, &tokens.words);
   *out = std::move(tokens);
   return Status::Ok();
 }

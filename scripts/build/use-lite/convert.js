@@ -167,3 +167,34 @@ export function convertModelPackage(modelPackage) {
   };
   return { tensors, config, vocab: vocabText(modelPackage.vocab) };
 }
+
+// The reserved pieces (the unknown piece, <s>, </s>, three extra ids) are never matched in text
+// by the model's tokenizer. In tokenizer.json each keeps its id but is written with a space in
+// it: the normaliser turns every space into "▁", so no normalised text holds one. The unknown
+// piece keeps its text ("�"), which stands for any code point no piece starts with.
+export const RESERVED_PIECES = 6;
+
+/**
+ * The vocabulary as a tokenizer.json of Hugging Face's tokenizers: a Unigram model over the
+ * whole text (no pre-tokeniser, so a piece may span a "▁" as the model's tokenizer allows),
+ * after NFKC, with "▁" before the text and for every space. Scores of null are 0, as in
+ * vocab.txt; a piece listed twice keeps its later id, as both tokenizers look pieces up.
+ */
+export function tokenizerJson(vocab) {
+  vocabText(vocab);  // the same checks
+  const pieces = vocab.map(([piece, score], i) => [i > 0 && i < RESERVED_PIECES ? ` ${piece} ` : piece, score === null ? 0 : score]);
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: [],
+    normalizer: {
+      type: 'Sequence',
+      normalizers: [{ type: 'NFKC' }, { type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }],
+    },
+    pre_tokenizer: null,
+    post_processor: null,
+    decoder: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true },
+    model: { type: 'Unigram', unk_id: 0, vocab: pieces, byte_fallback: false },
+  };
+}

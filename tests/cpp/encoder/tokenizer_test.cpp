@@ -1,37 +1,16 @@
-// The tokenizer: NFKC, the reference's quirks (ties, unknown runs merged, a piece listed twice),
-// words of pieces, and bad input. Ids of real sentences are checked against the reference
-// tokenizer in golden_test.cpp.
+// The tokenizer on NFKC text (the caller's): the reference's quirks (ties, unknown runs merged,
+// a piece listed twice) and bad input. Ids of real sentences are checked against the reference
+// tokenizer in golden_test.cpp; which pieces make a word, in tests/js/encoder.test.js.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 
-#include "encoder/nfkc.h"
 #include "mha/encoder.h"
 #include "model_files.h"
 
 namespace mha {
 namespace {
-
-std::u32string nfkc(const std::u32string& in) {
-  std::u32string out;
-  encoder::nfkc_normalize(in.data(), in.size(), &out);
-  return out;
-}
-
-TEST(Nfkc, ComposesDecomposesAndReorders) {
-  EXPECT_EQ(nfkc(U"e\u0301"), U"\u00e9");                      // e + acute -> é
-  EXPECT_EQ(nfkc(U"\ufb01"), U"fi");                           // the fi ligature
-  EXPECT_EQ(nfkc(U"\uff21\uff22"), U"AB");                     // full-width letters
-  EXPECT_EQ(nfkc(U"\u00bd"), U"1\u20442");                     // ½ -> 1⁄2
-  EXPECT_EQ(nfkc(U"q\u0307\u0323"), U"q\u0323\u0307");         // marks in canonical order
-  EXPECT_EQ(nfkc(U"\u1100\u1161\u11a8"), U"\uac01");           // Hangul jamo -> syllable
-  EXPECT_EQ(nfkc(U"\uac01"), U"\uac01");
-  EXPECT_EQ(nfkc(U"A\u030a"), U"\u00c5");
-  EXPECT_EQ(nfkc(U"\u212b"), U"\u00c5");                       // Ångström sign
-  EXPECT_EQ(nfkc(U"\u00a0"), U" ");                            // no-break space
-  EXPECT_EQ(nfkc(std::u32string{U'a', 0xD800, 0x301}), (std::u32string{U'a', 0xD800, 0x301}));  // lone surrogate kept
-}
 
 class TokenizerTest : public ::testing::Test {
  protected:
@@ -48,7 +27,7 @@ class TokenizerTest : public ::testing::Test {
   std::unique_ptr<Tokenizer> tokenizer_;
 };
 
-TEST_F(TokenizerTest, PiecesAndWords) {
+TEST_F(TokenizerTest, Pieces) {
   Tokens tokens;
   ASSERT_TRUE(tokenizer_->tokenize_utf8("The cat sat on the mat because it was tired.", &tokens).ok());
   ASSERT_EQ(tokens.ids.size(), 12u);
@@ -56,8 +35,6 @@ TEST_F(TokenizerTest, PiecesAndWords) {
   EXPECT_EQ(tokens.piece_utf8(5), "\u2581ma");
   EXPECT_EQ(tokens.piece_utf8(6), "t");
   EXPECT_EQ(tokens.piece_utf8(11), ".");
-  const std::vector<int32_t> words = {0, 1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 10};  // "." a word of its own
-  EXPECT_EQ(tokens.words, words);
   for (size_t i = 0; i < tokens.ids.size(); ++i) {
     if (tokens.ids[i] != Tokenizer::kUnknownId) {
       EXPECT_EQ(tokenizer_->piece(tokens.ids[i]), tokens.text.substr(tokens.piece_begin[i], tokens.piece_end[i] - tokens.piece_begin[i]));
@@ -111,7 +88,7 @@ TEST_F(TokenizerTest, AMegabyteOfTextIsLinear) {
   ASSERT_TRUE(tokenizer_->tokenize_utf8(text, &tokens).ok());
   const int sentences = static_cast<int>(text.size() / 45);
   EXPECT_GT(tokens.ids.size(), 10u * sentences);
-  EXPECT_EQ(tokens.words.back() + 1, 10 * sentences + 1);  // nine words and "." a sentence, then the last space
+  EXPECT_EQ(tokens.piece_utf8(tokens.ids.size() - 1), "\u2581");  // the last space
 }
 
 TEST(TokenizerVocabulary, DamagedVocabularyIsRefused) {
@@ -153,27 +130,6 @@ TEST(TokenizerVocabulary, AnUnknownCodePointScoresZero) {
   ASSERT_TRUE(tokenizer->tokenize_utf8("axx", &tokens).ok());
   EXPECT_EQ(tokens.ids, (std::vector<int32_t>{1, 2, 0}));
   EXPECT_EQ(tokens.piece_utf8(2), "xx");
-}
-
-TEST(TokenizerVocabulary, WordsStartAtTheMarkAtPunctuationAndAfterIt) {
-  std::unique_ptr<Tokenizer> tokenizer;
-  const char* vocabulary =
-      "0\t\ufffd\n-1\t\u2581The\n-1\t\u2581ma\n-1\tt\n-1\t\u2581is\n-1\t\u2581red\n-1\t.\n"  // ids 1-6
-      "-1\t\u2581(\n-1\tcat\n-1\t)\n-1\t\u2581ok\n-1\t\u2581\n-1\t\u2014\n-1\tmat\n-1\t\u2581\u20ac5\n";  // ids 7-14
-  ASSERT_TRUE(Tokenizer::FromVocabText(vocabulary, 1, &tokenizer).ok());
-  const auto words = [&](std::vector<int32_t> ids) {
-    Tokens tokens;
-    const Status status = tokenizer->from_ids(ids.data(), ids.size(), &tokens);
-    EXPECT_TRUE(status.ok()) << status.message();
-    return tokens.words;
-  };
-  EXPECT_EQ(words({1, 2, 3, 4, 5, 6}), (std::vector<int32_t>{0, 1, 1, 2, 3, 4}));  // ▁The ▁ma t ▁is ▁red .
-  EXPECT_EQ(words({7, 8, 9, 10}), (std::vector<int32_t>{0, 1, 2, 3}));            // ▁( cat ) ▁ok
-  EXPECT_EQ(words({3, 8, 12, 13, 11}), (std::vector<int32_t>{0, 0, 1, 2, 3}));    // t cat — mat ▁
-  EXPECT_EQ(words({4, 11, 13, 6}), (std::vector<int32_t>{0, 1, 1, 2}));           // ▁is ▁ mat . (a lone "▁" begins a word)
-  EXPECT_EQ(words({12, 11, 13}), (std::vector<int32_t>{0, 1, 1}));                // — ▁ mat
-  EXPECT_EQ(words({13, 14, 3}), (std::vector<int32_t>{0, 1, 1}));                 // mat ▁€5 t (€5 is not all symbols)
-  EXPECT_TRUE(words({}).empty());
 }
 
 }  // namespace

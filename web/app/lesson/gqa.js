@@ -1,11 +1,13 @@
 // Section: grouped-query attention. 8 query heads share 8, 4, 2 or 1 key/value heads
 // (numKvHeads in the core); the diagram shows who shares what, and the KV cache is computed
-// from the sizes.
+// from the sizes. With a model that shares key/value heads open in the explorer, it links to its
+// groups and works out that model's KV cache from its config.
 
 import { el, section, segmented, svg, int, bytes, scroller } from './dom.js';
 import { math } from './math.js';
 import { parameterCount } from './cost.js';
 import { D_MODEL, exampleInput } from './inputs.js';
+import { kvHeadsOf } from '../../explorer/present.js';
 
 export const QUERY_HEADS = 8;
 export const KV_OPTIONS = [8, 4, 2, 1];
@@ -64,8 +66,56 @@ function sharingDiagram(kvHeads) {
     'aria-label': `${name}: ${QUERY_HEADS} query heads, ${kvHeads} key/value head${kvHeads > 1 ? 's' : ''}; each key/value head is shared by ${per} query head${per > 1 ? 's' : ''}.` }, items);
 }
 
-/** @param {import('../../lib/index.js').MhaModule} mha */
-export function gqaSection(mha) {
+/**
+ * The KV cache of a model's config: per token (every layer), with its G key/value heads and with
+ * one per query head, at BYTES_PER_NUMBER bytes a number.
+ * @param {{ numHeads: number, numKvHeads: number, headDim: number, numLayers: number }} config
+ */
+export function modelKvCache({ numHeads, numKvHeads, headDim, numLayers }) {
+  const gqa = kvCacheBytesPerTokenPerLayer({ kvHeads: numKvHeads, headDim }) * numLayers;
+  const mha = kvCacheBytesPerTokenPerLayer({ kvHeads: numHeads, headDim }) * numLayers;
+  return { gqa, mha, saved: 1 - gqa / mha };
+}
+
+/**
+ * The model open in the explorer, where its query heads share key/value heads: a link to its
+ * groups and its KV cache from its config; hidden otherwise.
+ * @param {HTMLElement} box
+ * @param {import('../../explorer/controller.js').Explorer} explorer
+ */
+function renderOpenModel(box, explorer) {
+  const source = /** @type {any} */ (explorer.source);
+  const kv = source && source.id === 'model' && source.model ? kvHeadsOf(source) : null;
+  box.hidden = !kv;
+  if (!kv) { box.replaceChildren(); return; }
+  /** @type {import('../../lib/models.js').ModelConfig} */
+  const c = source.config;
+  const { gqa, mha, saved } = modelKvCache(c);
+  const G = c.numKvHeads;
+  const H = c.numHeads;
+  box.dataset.bytesPerToken = String(gqa);
+  box.dataset.kvHeads = String(G);
+  box.replaceChildren(
+    el('h3', { text: `In the model open above: ${source.name}` }),
+    el('p', {}, `Its config.json gives ${H} query heads (num_attention_heads) and ${G} key/value head${G > 1 ? 's' : ''} (num_key_value_heads): each key/value head serves ${H / G} query heads. `,
+      el('a', { href: '#layers-panel', id: 'gqa-model-link', text: 'See its groups in the explorer' }), '.'),
+    el('div', { class: 'memory-figures' },
+      el('div', { class: 'figure-card' }, el('span', { class: 'figure-label', text: 'KV cache per token, every layer' }),
+        el('span', { class: 'figure-value', id: 'gqa-model-per-token', text: bytes(gqa) }),
+        el('span', { class: 'note', text: `2 (K and V) × ${G} KV heads × head dim ${c.headDim} × ${c.numLayers} layers × ${BYTES_PER_NUMBER} bytes` })),
+      el('div', { class: 'figure-card' }, el('span', { class: 'figure-label', text: `With ${H} KV heads (no sharing)` }),
+        el('span', { class: 'figure-value', id: 'gqa-model-mha', text: bytes(mha) }),
+        el('span', { class: 'note', text: `2 × ${H} × ${c.headDim} × ${c.numLayers} × ${BYTES_PER_NUMBER} bytes` })),
+      el('div', { class: 'figure-card' }, el('span', { class: 'figure-label', text: 'Saved' }),
+        el('span', { class: 'figure-value', id: 'gqa-model-saved', text: `${Math.round(saved * 100)}%` }),
+        el('span', { class: 'note', text: `${H / G} times less; at ${int(CACHE_TOKENS)} tokens ${bytes(gqa * CACHE_TOKENS)} instead of ${bytes(mha * CACHE_TOKENS)}` }))));
+}
+
+/**
+ * @param {import('../../lib/index.js').MhaModule} mha
+ * @param {{ explorer?: import('../../explorer/controller.js').Explorer }} [context]  the explorer: its open model, where it shares key/value heads
+ */
+export function gqaSection(mha, { explorer } = {}) {
   const input = exampleInput(0);
   const state = { kvHeads: 4 };
   const diagramHolder = el('div', { class: 'diagram-holder' });
@@ -114,6 +164,13 @@ export function gqaSection(mha) {
       el('tr', {}, el('th', { scope: 'row', text: `Per token, ${llama.layers} layers` }), el('td', { text: bytes(llamaGqa * llama.layers) }), el('td', { text: bytes(llamaMha * llama.layers) })),
       el('tr', {}, el('th', { scope: 'row', text: `${int(CACHE_TOKENS)} tokens, ${llama.layers} layers` }), el('td', { text: bytes(llamaGqa * llama.layers * CACHE_TOKENS) }), el('td', { text: bytes(llamaMha * llama.layers * CACHE_TOKENS) }))));
 
+  const openModel = el('div', { class: 'gqa-model', id: 'gqa-model', hidden: true, 'aria-live': 'polite' });
+  if (explorer) {
+    renderOpenModel(openModel, explorer);
+    explorer.addEventListener('change', (event) => {
+      if (/** @type {CustomEvent<{ keys: string[] }>} */ (event).detail.keys.includes('source')) renderOpenModel(openModel, explorer);
+    });
+  }
   const node = section('lesson-gqa', 'Grouped-query attention: sharing keys and values',
     el('p', {}, 'When a model generates text it keeps every earlier token\'s keys and values (the KV cache), so that a new token computes only its own. That cache grows with the number of heads. Grouped-query attention keeps all ', math('h'),
       ' query heads but lets groups of them share one key/value head: ', math(String.raw`h = 8`), ' query heads with 4 KV heads means pairs share. With one KV head it is multi-query attention.'),
@@ -121,7 +178,8 @@ export function gqaSection(mha) {
       segmented('kv-heads', KV_OPTIONS.map((g) => ({ value: g, label: String(g) })), state.kvHeads, (v) => { state.kvHeads = v; render(); }, 'Number of key/value heads'))),
     diagramHolder, memory, coreLine,
     el('p', { text: `At scale this is what makes long contexts affordable. Per token and per layer Llama 3 70B caches 2 × ${llama.kvHeads} × ${llama.headDim} numbers of 2 bytes = ${int(llamaGqa)} bytes; with one KV head per query head it would be ${llama.queryHeads / llama.kvHeads} times as much.` }),
-    scroller('table-wrap', 'Grouped-query attention in Llama models', llamaTable));
+    scroller('table-wrap', 'Grouped-query attention in Llama models', llamaTable),
+    openModel);
   render();
   return node;
 }

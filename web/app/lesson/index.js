@@ -16,7 +16,7 @@ import { ablationSection } from './ablation.js';
 import { interviewSection, practiceSection, takeawaysSection, relatedSection } from './questions.js';
 import { attachExport } from './export.js';
 
-/** @type {[string, (mha: import('../../lib/index.js').MhaModule) => HTMLElement][]} */
+/** @type {[string, (mha: import('../../lib/index.js').MhaModule, context: { explorer?: import('../../explorer/controller.js').Explorer }) => HTMLElement][]} */
 const SECTIONS = [
   ['The idea and the formula', ideaSection],
   ['Keeping the computation comparable', costSection],
@@ -75,7 +75,7 @@ export async function mount(root, { explorer } = {}) {
     await nextTask();
     let node;
     try {
-      node = build(mha);
+      node = build(mha, { explorer });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       failures.push(`${title}: ${message}`);

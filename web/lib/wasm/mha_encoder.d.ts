@@ -47,7 +47,6 @@ export interface EncoderSession extends EmbindObject {
   idsBuffer(count: number): Outcome & { data: number };
   fromIds(count: number, truncate: boolean): TokenCount;
   tokenIds(): Int32Array;
-  tokenWords(): Int32Array;
   tokenBegins(): Int32Array;
   tokenEnds(): Int32Array;
   /** The normalised text's code points, which tokenBegins/tokenEnds index. */
