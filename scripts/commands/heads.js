@@ -10,19 +10,20 @@
 //   --seed S     the sequences' seed (default 0)
 //   --length N   N tokens repeated (default 50)
 //   --count K    K sequences (default 10)
-// BOS is config.json's bos_token_id; the tokens are drawn from the vocabulary's ordinary tokens
+//   --bos ID     the token the sequences begin with
+// BOS is --bos, else config.json's bos_token_id, else its eos_token_id (GPT-2's are one token); the tokens are drawn from the vocabulary's ordinary tokens
 // (not the tokenizer's special or added tokens). A masked model is refused (exit code 1).
 import fs from 'node:fs';
 import path from 'node:path';
 import { step } from './cli.js';
 
 function usage(message) {
-  console.error(`${message}\nusage: npm run heads -- [--json] [--seed S] [--length N] [--count K] --model DIR`);
+  console.error(`${message}\nusage: npm run heads -- [--json] [--seed S] [--length N] [--count K] [--bos ID] --model DIR`);
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const options = { json: false, model: null, build: true, seed: 0, length: 50, count: 10 };
+  const options = { json: false, model: null, build: true, seed: 0, length: 50, count: 10, bos: null };
   const whole = (name, value, min) => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min) usage(`${name}: expected a whole number >= ${min}, got ${value}`);
@@ -35,6 +36,7 @@ function parseArgs(argv) {
     else if (a === '--model') options.model = argv[++i];
     else if (a === '--seed') options.seed = whole('--seed', argv[++i], 0);
     else if (a === '--length') options.length = whole('--length', argv[++i], 1);
+    else if (a === '--bos') options.bos = whole('--bos', argv[++i], 0);
     else if (a === '--count') options.count = whole('--count', argv[++i], 1);
     else usage(`unknown option ${a}`);
   }
@@ -66,11 +68,16 @@ async function main() {
   if (!config.causal || config.task !== 'next-token') {
     fail(`the detectors need a causal language model (a GPT-2-style decoder); ${options.model} is a ${config.name} model (task '${config.task}'), whose heads also read later tokens`);
   }
-  let bos;
-  try {
-    bos = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')).bos_token_id;
-  } catch { /* loadModel read it already */ }
-  if (!Number.isInteger(bos)) fail(`config.json has no bos_token_id (got ${JSON.stringify(bos)}); the sequences begin with it`);
+  let bos = options.bos;
+  if (bos === null) {
+    let file = {};
+    try {
+      file = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+    } catch { /* loadModel read it already */ }
+    bos = [file.bos_token_id, file.eos_token_id].find(Number.isInteger) ?? null;
+  }
+  if (bos === null) fail('config.json has neither bos_token_id nor eos_token_id; give the token the sequences begin with: --bos ID');
+  if (bos >= config.vocabSize) fail(`--bos: expected an id below the vocabulary's ${config.vocabSize}, got ${bos}`);
   if (!model.tokenizer) fail('the ordinary vocabulary is read from tokenizer.json, which this model has not');
   const all = Array.from({ length: config.vocabSize }, (_, i) => i);
   const { special } = model.read(all);
