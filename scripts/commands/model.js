@@ -10,6 +10,8 @@
 //     models with a causal LM head (GPT-2); a masked-LM (BERT) gives "masked": the 5 most
 //     probable at each [MASK], as [{"position", "top": [[id, probability], ..]}]
 //   npm run model -- --model DIR       the tokens of each text and the next-token guesses, one line each
+//   --ids                              each line is a JSON array of token ids, run as it is (no BOS or
+//                                      other special token added); its "text" is the line
 //   --top K                            K predictions instead of 5
 //   --stats                            then one last line {"stats": {"moduleBytes", "weightBytes", "loadMs", "runMs"}}:
 //                                      the models' module's memory and the weights' share of it, in bytes;
@@ -27,18 +29,22 @@
 import path from 'node:path';
 import { float32Number, nested, readStdin, step } from './cli.js';
 
+/** @type {typeof import('../../web/lib/errors.js').MhaError} */
+let MhaError;
+
 function usage(message) {
-  console.error(`${message}\nusage: npm run model -- [--json] [--top K] [--stats] --model DIR|hf:OWNER/NAME [--revision REV] [--endpoint URL] [--no-cache]  (texts on standard input, one per line)`);
+  console.error(`${message}\nusage: npm run model -- [--json] [--ids] [--top K] [--stats] --model DIR|hf:OWNER/NAME [--revision REV] [--endpoint URL] [--no-cache]  (texts on standard input, one per line)`);
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const options = { json: false, top: 5, model: null, build: true, stats: false, revision: undefined, endpoint: undefined, cache: true };
+  const options = { json: false, top: 5, model: null, build: true, stats: false, revision: undefined, endpoint: undefined, cache: true, ids: false };
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     if (a === '--json') options.json = true;
     else if (a === '--no-build') options.build = false;
     else if (a === '--stats') options.stats = true;
+    else if (a === '--ids') options.ids = true;
     else if (a === '--model') options.model = argv[++i];
     else if (a === '--top') options.top = Number(argv[++i]);
     else if (a === '--revision') options.revision = argv[++i];
@@ -69,6 +75,20 @@ function reportProgress({ file, loaded, total }) {
   if (loaded === total && total > 0) console.error(`[model] ${file}: ${megabytes(total)} downloaded`);
 }
 
+/** A line of --ids: a JSON array of integer token ids. */
+function idsOf(line) {
+  let value;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new MhaError('INVALID_ARGUMENT', `--ids: expected a JSON array of token ids, got ${JSON.stringify(line.slice(0, 60))} (not JSON)`);
+  }
+  if (!Array.isArray(value)) throw new MhaError('INVALID_ARGUMENT', `--ids: expected a JSON array of token ids, got ${value === null ? 'null' : typeof value}`);
+  const bad = value.findIndex((id) => !Number.isInteger(id) || id < 0);
+  if (bad >= 0) throw new MhaError('INVALID_ARGUMENT', `--ids: expected token ids (integers >= 0), got ${JSON.stringify(value[bad])} at index ${bad}`);
+  return value;
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   if (options.build) {
@@ -76,6 +96,7 @@ async function main() {
     step('model', 'scripts/build/build.js', ['--wasm']);
   }
   const { loadModel } = await import('../../web/lib/models.js');
+  ({ MhaError } = await import('../../web/lib/errors.js'));
   let model;
   const loadStart = performance.now();
   try {
@@ -98,7 +119,7 @@ async function main() {
     let line;
     try {
       const runStart = performance.now();
-      const r = model.run(text);
+      const r = model.run(options.ids ? idsOf(text) : text);
       runMs += performance.now() - runStart;
       const next = causal ? model.top(r, options.top).map(([id, p]) => [id, float32Number(Math.fround(p))]) : undefined;
       const masked = !causal && r.logits && maskId !== undefined

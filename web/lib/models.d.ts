@@ -1,4 +1,5 @@
 // Types of web/lib/models.js: checkpoints in Hugging Face layout (the families of docs/models.md).
+export * from "./detectors.js";
 
 /** A float tensor, row-major. */
 export interface ModelTensor {

@@ -26,6 +26,7 @@ import { heapViews, instantiateWasmModule, isNode, readTensor } from './wasm-mod
 import { loadTokenizer } from './tokenizer.js';
 
 export { loadWorkerModel } from './models-worker.js';
+export { DETECTORS, DETECTOR_THRESHOLD, detectionPattern, mulScore, scoreHeads, repeatedTokens, detectHeads } from './detectors.js';
 
 const CONFIG_FILE = 'config.json';
 const TOKENIZER_FILE = 'tokenizer.json';
