@@ -101,6 +101,8 @@ class ModelSession {
     c.set("hidden", static_cast<double>(m.hidden));
     c.set("numLayers", static_cast<double>(m.num_layers));
     c.set("numHeads", static_cast<double>(m.num_heads));
+    c.set("numKvHeads", static_cast<double>(m.num_kv_heads));
+    c.set("headDim", static_cast<double>(m.head_dim));
     c.set("intermediate", static_cast<double>(m.intermediate));
     c.set("layerNormEps", m.layer_norm_eps);
     c.set("activation", m.activation_name);

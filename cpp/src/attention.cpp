@@ -131,7 +131,10 @@ MHA_FOR_SIZE Status MultiHeadAttention::Make(const Config& config_in, bool packe
   if (config.num_heads <= 0) {
     return Status(StatusCode::kInvalidConfig, "num_heads must be positive, but got " + std::to_string(config.num_heads));
   }
-  if (config.embed_dim % config.num_heads != 0) {
+  if (config.head_dim < 0) {
+    return Status(StatusCode::kInvalidConfig, "head_dim must be positive, but got " + std::to_string(config.head_dim));
+  }
+  if (config.head_dim == 0 && config.embed_dim % config.num_heads != 0) {
     return Status(StatusCode::kInvalidConfig,
                   "embed_dim must be divisible by num_heads (embed_dim " + std::to_string(config.embed_dim) +
                       ", num_heads " + std::to_string(config.num_heads) + ")");
@@ -152,33 +155,60 @@ MHA_FOR_SIZE Status MultiHeadAttention::Make(const Config& config_in, bool packe
   if (*config.out_dim < 1) {
     return Status(StatusCode::kInvalidConfig, "out_dim must be positive, but got " + std::to_string(*config.out_dim));
   }
-  const int64_t head_dim = config.embed_dim / config.num_heads;
-  const int64_t kv = config.num_kv_heads * head_dim;
+  const int64_t head_dim = config.head_dim > 0 ? config.head_dim : config.embed_dim / config.num_heads;
+  config.head_dim = head_dim;
+  const int64_t kv = config.num_kv_heads * head_dim, qd = config.num_heads * head_dim;
   const double O = double(*config.out_dim);
-  // W_q (E, E), W_k and W_v (kv, kdim | vdim), W_O (O, E); biases E + 2 kv and O.
-  const double parameter_floats = double(config.embed_dim) * config.embed_dim + O * config.embed_dim +
+  // W_q (qd, E), W_k and W_v (kv, kdim | vdim), W_O (O, qd); biases qd + 2 kv and O.
+  const double parameter_floats = double(qd) * config.embed_dim + O * qd +
                                   double(kv) * (double(config.kdim) + double(config.vdim)) +
-                                  double(config.embed_dim) + 2.0 * kv + O;
+                                  double(qd) + 2.0 * kv + O;
   if (parameter_floats * 4 > double(kDefaultMemoryCapBytes)) {
     return Status(StatusCode::kTooLarge, "the parameters would take " + bytes_str(parameter_floats * 4) +
                                              " bytes, more than the memory cap of " + std::to_string(kDefaultMemoryCapBytes));
   }
 
+  if (config.rotary.enabled()) {
+    Rotary& r = config.rotary;
+    if (head_dim % 2 != 0) {
+      return Status(StatusCode::kInvalidConfig, "rotary positions need an even head_dim, but head_dim is " + std::to_string(head_dim));
+    }
+    if (config.add_bias_kv || config.add_zero_attn) {
+      return Status(StatusCode::kInvalidConfig, "rotary positions are not supported with add_bias_kv or add_zero_attn (their keys have no position)");
+    }
+    if (!(r.attention_scaling > 0) || !std::isfinite(r.attention_scaling)) {
+      return Status(StatusCode::kInvalidConfig, "rotary attention_scaling must be a positive number");
+    }
+    if (r.inv_freq.empty()) {
+      if (!std::isfinite(r.theta)) return Status(StatusCode::kInvalidConfig, "rotary theta must be a positive number");
+      // 1 / theta^(i / hd) for i = 0, 2, .., hd - 2, in float32 as modeling_rope_utils.py computes it
+      for (int64_t i = 0; i < head_dim; i += 2) {
+        const float exponent = static_cast<float>(i) / static_cast<float>(head_dim);
+        r.inv_freq.push_back(1.0f / static_cast<float>(std::pow(r.theta, static_cast<double>(exponent))));
+      }
+    } else if (static_cast<int64_t>(r.inv_freq.size()) != head_dim / 2) {
+      return Status(StatusCode::kInvalidConfig, "rotary inv_freq has " + std::to_string(r.inv_freq.size()) +
+                                                    " frequencies; expected head_dim / 2 = " + std::to_string(head_dim / 2));
+    }
+    for (float f : r.inv_freq) {
+      if (!std::isfinite(f)) return Status(StatusCode::kInvalidConfig, "rotary inv_freq holds a value that is not finite");
+    }
+  }
+
   std::unique_ptr<MultiHeadAttention> mha(new MultiHeadAttention());
   mha->config_ = config;
   mha->head_dim_ = head_dim;
-  mha->packed_in_proj_ = config.kdim == config.embed_dim && config.vdim == config.embed_dim &&
-                         config.num_kv_heads == config.num_heads;
+  mha->fusable_ = config.kdim == config.embed_dim && config.vdim == config.embed_dim;
+  mha->packed_in_proj_ = mha->fusable_ && config.num_kv_heads == config.num_heads && qd == config.embed_dim;
   const int64_t E = config.embed_dim, out_width = *config.out_dim;
   if (packed_only) {
-    if (!mha->packed_in_proj_ || config.add_bias_kv) {
-      return Status(StatusCode::kInvalidConfig, "a packed module needs kdim = vdim = embed_dim, num_kv_heads = num_heads "
-                                                "and no bias_k / bias_v");
+    if (!mha->fusable_ || config.add_bias_kv) {
+      return Status(StatusCode::kInvalidConfig, "a packed module needs kdim = vdim = embed_dim and no bias_k / bias_v");
     }
     mha->packed_only_ = true;
     mha->storage_ = storage;
-    const size_t in_size = static_cast<size_t>(kernels::packed_weight_floats(3 * E, E));
-    const size_t out_size = static_cast<size_t>(kernels::packed_weight_floats(out_width, E));
+    const size_t in_size = static_cast<size_t>(kernels::packed_weight_floats(qd + 2 * kv, E));
+    const size_t out_size = static_cast<size_t>(kernels::packed_weight_floats(out_width, qd));
     if (storage == PackedStorage::kFloat32) {
       mha->packed_in_proj_weight_.assign(in_size, 0.0f);
       mha->packed_out_proj_weight_.assign(out_size, 0.0f);
@@ -188,11 +218,11 @@ MHA_FOR_SIZE Status MultiHeadAttention::Make(const Config& config_in, bool packe
     }
     mha->packed_weights_stale_ = false;
   } else {
-    mha->in_proj_weight_.assign(static_cast<size_t>(E * E + kv * config.kdim + kv * config.vdim), 0.0f);
-    mha->out_proj_weight_.assign(static_cast<size_t>(out_width * E), 0.0f);
+    mha->in_proj_weight_.assign(static_cast<size_t>(qd * E + kv * config.kdim + kv * config.vdim), 0.0f);
+    mha->out_proj_weight_.assign(static_cast<size_t>(out_width * qd), 0.0f);
   }
   if (config.bias) {
-    mha->in_proj_bias_.assign(static_cast<size_t>(E + 2 * kv), 0.0f);
+    mha->in_proj_bias_.assign(static_cast<size_t>(qd + 2 * kv), 0.0f);
     mha->out_proj_bias_.assign(static_cast<size_t>(out_width), 0.0f);
   }
   if (config.add_bias_kv) {
@@ -236,23 +266,24 @@ MHA_FOR_SIZE static bool locate_parameter(MultiHeadAttention& mha, const std::st
                              std::vector<float>& out_w, std::vector<float>& out_b, ParameterSlot* slot) {
   const Config& c = mha.config();
   const int64_t E = c.embed_dim;
-  const int64_t kv = mha.kv_dim();
+  const int64_t kv = mha.kv_dim(), qd = mha.query_dim();
+  // a packed module's in_w is empty until unpacked: the slots' data are then read through it
   if (name == "in_proj_weight" && mha.packed_in_proj()) {
-    *slot = {in_w.data(), in_w.size(), {3 * E, E}};
+    *slot = {in_w.data(), static_cast<size_t>(3 * E * E), {3 * E, E}};
   } else if (name == "q_proj_weight" && !mha.packed_in_proj()) {
-    *slot = {in_w.data(), static_cast<size_t>(E * E), {E, E}};
+    *slot = {in_w.data(), static_cast<size_t>(qd * E), {qd, E}};
   } else if (name == "k_proj_weight" && !mha.packed_in_proj()) {
-    *slot = {in_w.data() + E * E, static_cast<size_t>(kv * c.kdim), {kv, c.kdim}};
+    *slot = {in_w.empty() ? nullptr : in_w.data() + qd * E, static_cast<size_t>(kv * c.kdim), {kv, c.kdim}};
   } else if (name == "v_proj_weight" && !mha.packed_in_proj()) {
-    *slot = {in_w.data() + E * E + kv * c.kdim, static_cast<size_t>(kv * c.vdim), {kv, c.vdim}};
+    *slot = {in_w.empty() ? nullptr : in_w.data() + qd * E + kv * c.kdim, static_cast<size_t>(kv * c.vdim), {kv, c.vdim}};
   } else if (name == "in_proj_bias" && c.bias) {
-    *slot = {in_b.data(), in_b.size(), {E + 2 * kv}};
+    *slot = {in_b.data(), in_b.size(), {qd + 2 * kv}};
   } else if (name == "bias_k" && c.add_bias_kv) {
     *slot = {bk.data(), bk.size(), {1, 1, kv}};
   } else if (name == "bias_v" && c.add_bias_kv) {
     *slot = {bv.data(), bv.size(), {1, 1, kv}};
   } else if (name == "out_proj.weight") {
-    *slot = {out_w.data(), out_w.size(), {mha.out_dim(), E}};
+    *slot = {out_w.data(), static_cast<size_t>(mha.out_dim() * qd), {mha.out_dim(), qd}};
   } else if (name == "out_proj.bias" && c.bias) {
     *slot = {out_b.data(), out_b.size(), {mha.out_dim()}};
   } else {
@@ -312,30 +343,64 @@ uint16_t* MultiHeadAttention::packed_storage16(const std::string& name) {
 }
 
 void MultiHeadAttention::in_projection(float* out, const float* in, const float* bias, int64_t rows) const {
-  const int64_t E = config_.embed_dim;
+  const int64_t E = config_.embed_dim, F = fused_rows();
   if (storage_ == PackedStorage::kFloat32) {
-    kernels::linear_packed(out, in, packed_in_proj_weight_.data(), bias, rows, 3 * E, E);
+    kernels::linear_packed(out, in, packed_in_proj_weight_.data(), bias, rows, F, E);
   } else {
-    kernels::linear_packed16(out, in, packed16_in_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, bias, rows, 3 * E, E);
+    kernels::linear_packed16(out, in, packed16_in_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, bias, rows, F, E);
   }
 }
 
 void MultiHeadAttention::out_projection(float* out, const float* in, const float* bias, int64_t rows) const {
-  const int64_t E = config_.embed_dim;
+  const int64_t qd = query_dim();
   if (storage_ == PackedStorage::kFloat32) {
-    kernels::linear_packed(out, in, packed_out_proj_weight_.data(), bias, rows, out_dim(), E);
+    kernels::linear_packed(out, in, packed_out_proj_weight_.data(), bias, rows, out_dim(), qd);
   } else {
     kernels::linear_packed16(out, in, packed16_out_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, bias, rows,
-                             out_dim(), E);
+                             out_dim(), qd);
   }
 }
 
 void MultiHeadAttention::unpack_in_proj(float* out) const {
-  const int64_t E = config_.embed_dim;
+  const int64_t E = config_.embed_dim, F = fused_rows();
   if (storage_ == PackedStorage::kFloat32) {
-    kernels::unpack_weight_rows(out, packed_in_proj_weight_.data(), E, 0, 3 * E);
+    kernels::unpack_weight_rows(out, packed_in_proj_weight_.data(), E, 0, F);
   } else {
-    kernels::unpack_weight_rows16(out, packed16_in_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, E, 0, 3 * E);
+    kernels::unpack_weight_rows16(out, packed16_in_proj_weight_.data(), storage_ == PackedStorage::kBfloat16, E, 0, F);
+  }
+}
+
+// cos(p f) and sin(p f) times attention_scaling, (positions, hd), f = [inv_freq, inv_freq]: the
+// angle p * f in float32 (transformers' inv_freq @ position_ids), its cos and sin rounded to float32.
+void MultiHeadAttention::rotary_tables(int64_t positions) {
+  const int64_t hd = head_dim_, half = hd / 2;
+  if (static_cast<int64_t>(rotary_cos_.size()) >= positions * hd) return;
+  const Rotary& r = config_.rotary;
+  rotary_cos_.resize(static_cast<size_t>(positions * hd));
+  rotary_sin_.resize(static_cast<size_t>(positions * hd));
+  for (int64_t p = 0; p < positions; ++p) {
+    for (int64_t i = 0; i < half; ++i) {
+      const float angle = r.inv_freq[static_cast<size_t>(i)] * static_cast<float>(p);
+      const float c = static_cast<float>(std::cos(static_cast<double>(angle))) * r.attention_scaling;
+      const float sn = static_cast<float>(std::sin(static_cast<double>(angle))) * r.attention_scaling;
+      rotary_cos_[static_cast<size_t>(p * hd + i)] = rotary_cos_[static_cast<size_t>(p * hd + half + i)] = c;
+      rotary_sin_[static_cast<size_t>(p * hd + i)] = rotary_sin_[static_cast<size_t>(p * hd + half + i)] = sn;
+    }
+  }
+}
+
+// x' = x * cos + rotate_half(x) * sin, rotate_half(x) = [-x[half:], x[:half]], in float32 in that order.
+void MultiHeadAttention::rotate(float* x, int64_t ld, int64_t rows) const {
+  const int64_t hd = head_dim_, half = hd / 2;
+  for (int64_t p = 0; p < rows; ++p) {
+    float* row = x + p * ld;
+    const float* c = rotary_cos_.data() + p * hd;
+    const float* sn = rotary_sin_.data() + p * hd;
+    for (int64_t i = 0; i < half; ++i) {
+      const float a = row[i], b = row[half + i];
+      row[i] = a * c[i] + (-b) * sn[i];
+      row[half + i] = b * c[half + i] + a * sn[half + i];
+    }
   }
 }
 
@@ -382,6 +447,19 @@ Status MultiHeadAttention::set_parameter(const std::string& name, const float* d
     }
     return Status::Ok();
   }
+  if (packed_only_ && (name == "q_proj_weight" || name == "k_proj_weight" || name == "v_proj_weight")) {
+    // one part of the fused packing: the whole unpacked, the part written, the whole packed again
+    widen_storage();
+    std::vector<float> rows(static_cast<size_t>(fused_rows() * config_.embed_dim));
+    unpack_in_proj(rows.data());
+    const int64_t E = config_.embed_dim;
+    const int64_t first = name == "q_proj_weight" ? 0 : name == "k_proj_weight" ? query_dim() : query_dim() + kv_dim();
+    std::memcpy(rows.data() + first * E, data, length * sizeof(float));
+    kernels::pack_weight(packed_in_proj_weight_.data(), rows.data(), fused_rows(), E);
+    packed_in_proj_per_head_.clear();
+    in_proj_weight_.clear();
+    return Status::Ok();
+  }
   if (packed_only_ && name == "in_proj_bias") packed_in_proj_per_head_.clear();
   ParameterSlot slot;
   locate_parameter(*this, name, in_proj_weight_, in_proj_bias_, bias_k_, bias_v_, out_proj_weight_, out_proj_bias_,
@@ -399,6 +477,14 @@ Status MultiHeadAttention::get_parameter(const std::string& name, Tensor* out) c
     return Status(StatusCode::kUnknownParameter, unknown_parameter_message(*this, name));
   }
   out->shape = slot.shape;
+  if (packed_only_ && (name == "q_proj_weight" || name == "k_proj_weight" || name == "v_proj_weight")) {
+    std::vector<float> rows(static_cast<size_t>(fused_rows() * config_.embed_dim));
+    unpack_in_proj(rows.data());
+    const int64_t E = config_.embed_dim;
+    const int64_t first = name == "q_proj_weight" ? 0 : name == "k_proj_weight" ? query_dim() : query_dim() + kv_dim();
+    out->data.assign(rows.begin() + first * E, rows.begin() + (first + slot.shape[0]) * E);
+    return Status::Ok();
+  }
   if (packed_only_ && (name == "in_proj_weight" || name == "out_proj.weight")) {
     out->data.resize(static_cast<size_t>(slot.shape[0] * slot.shape[1]));
     if (name == "in_proj_weight") {
@@ -723,7 +809,7 @@ MHA_FOR_SIZE Status MultiHeadAttention::resolve(const CallShapes& shapes, const 
   MHA_RETURN_IF_ERROR(check_options(options, c.num_heads));
 
   r.S_total = r.S + (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0);
-  r.self_attention = packed_in_proj_ && shapes.key_is_query && shapes.value_is_key && query == key && key == value;
+  r.self_attention = fusable_ && shapes.key_is_query && shapes.value_is_key && query == key && key == value;
   r.sequence_first = r.batched && !c.batch_first && r.N > 1;
   r.causal = options.is_causal && shapes.attn_mask_dtype == MaskDtype::kNone;
   r.key_padding_mask_dtype = shapes.key_padding_mask_dtype;
@@ -731,7 +817,7 @@ MHA_FOR_SIZE Status MultiHeadAttention::resolve(const CallShapes& shapes, const 
   r.attn_mask_numel = shapes.attn_mask_dtype == MaskDtype::kNone ? 0 : checked_numel(shapes.attn_mask);
   if (!r.self_attention || r.S_total != r.S) {
     r.projection = Projection::kSeparate;
-  } else if (!options.need_weights && double(r.N) * r.L * 3 * c.embed_dim > kPerHeadProjectionFloats) {
+  } else if (packed_in_proj_ && !c.rotary.enabled() && !options.need_weights && double(r.N) * r.L * 3 * c.embed_dim > kPerHeadProjectionFloats) {
     r.projection = Projection::kPerHead;
   } else {
     r.projection = Projection::kFused;
@@ -744,11 +830,11 @@ MHA_FOR_SIZE Status MultiHeadAttention::resolve(const CallShapes& shapes, const 
 MHA_FOR_SIZE Status MultiHeadAttention::check_memory(const CallShapes& shapes, const Call& call) const {
   const Config& c = config_;
   const ForwardOptions& options = *call.options;
-  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_;
+  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, qd = query_dim();
   const double N = double(call.N), L = double(call.L);
   const double input = input_bytes(shapes, nullptr);
   const double workspace = double(layout(call).size) * sizeof(float);
-  const double output_floats = N * L * (options.skip_out_proj ? E : out_dim()) + (options.return_concat ? N * L * E : 0) +
+  const double output_floats = N * L * (options.skip_out_proj ? qd : out_dim()) + (options.return_concat ? N * L * qd : 0) +
                                (options.need_weights ? N * L * call.S_total * (options.average_attn_weights ? 1 : H) : 0) +
                                (options.return_head_outputs ? N * H * L * hd : 0);
   const double output = output_floats * sizeof(float);
@@ -796,7 +882,7 @@ Status MultiHeadAttention::validate(const TensorView& query, const TensorView& k
 MultiHeadAttention::Workspace MultiHeadAttention::layout(const Call& call) const {
   const Config& c = config_;
   const ForwardOptions& options = *call.options;
-  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, kv = kv_dim();
+  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, kv = kv_dim(), qd = query_dim();
   const int64_t N = call.N, L = call.L, S = call.S, S_total = call.S_total;
   Workspace ws;
   // Whole (batch, head) pairs go to each thread when there are enough of them to share out
@@ -814,14 +900,14 @@ MultiHeadAttention::Workspace MultiHeadAttention::layout(const Call& call) const
       ws.value_t = ws.reserve(N * S * c.vdim);
     }
   }
-  if (call.projection == Projection::kFused) ws.qkv = ws.reserve(N * L * 3 * E);
+  if (call.projection == Projection::kFused) ws.qkv = ws.reserve(N * L * fused_rows());
   if (call.projection == Projection::kPerHead) ws.qkv_head = ws.reserve(ws.pair_scratches * L * 3 * hd);
   if (call.projection == Projection::kSeparate) {
-    ws.q = ws.reserve(N * L * E);
+    ws.q = ws.reserve(N * L * qd);
     ws.k = ws.reserve(N * S_total * kv);
     ws.v = ws.reserve(N * S_total * kv);
   }
-  ws.concat = ws.reserve(N * L * E);
+  ws.concat = ws.reserve(N * L * qd);
   if (options.need_weights) ws.probs = ws.reserve(N * H * L * S_total);
   if (call.attn_mask_dtype == MaskDtype::kBool) ws.attn_mask = ws.reserve(call.attn_mask_numel);
   if (call.key_padding_mask_dtype != MaskDtype::kNone) ws.key_mask = ws.reserve(N * S);
@@ -844,22 +930,23 @@ MultiHeadAttention::Workspace MultiHeadAttention::plan(const Call& call) {
 // The weights packed for the GEMM once, then reused until a parameter changes; each packing is
 // made on first use (the fused one, the per-head one), so only those used take memory.
 void MultiHeadAttention::pack_weights(const Call& call) {
-  const int64_t E = config_.embed_dim, H = config_.num_heads, hd = head_dim_;
+  const int64_t E = config_.embed_dim, H = config_.num_heads, hd = head_dim_, qd = query_dim();
   if (packed_only_ && in_proj_weight_.empty() && call.projection != Projection::kFused) {
     // the per-head and separate projections read in_proj_weight's rows: unpacked once, kept
-    in_proj_weight_.resize(static_cast<size_t>(3 * E * E));
+    in_proj_weight_.resize(static_cast<size_t>(fused_rows() * E));
     unpack_in_proj(in_proj_weight_.data());
   }
   if (packed_weights_stale_) {
     packed_in_proj_weight_.clear();
     packed_in_proj_per_head_.clear();
-    packed_out_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(out_dim(), E)));
-    kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), out_dim(), E);
+    packed_out_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(out_dim(), qd)));
+    kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), out_dim(), qd);
     packed_weights_stale_ = false;
   }
   if (!packed_only_ && call.projection == Projection::kFused && packed_in_proj_weight_.empty()) {
-    packed_in_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(3 * E, E)));
-    kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
+    // [W_q; W_k; W_v] are in_proj_weight_'s rows back to back, whatever G: one packing, one GEMM
+    packed_in_proj_weight_.resize(static_cast<size_t>(kernels::packed_weight_floats(fused_rows(), E)));
+    kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), fused_rows(), E);
   }
   if (call.projection == Projection::kPerHead && packed_in_proj_per_head_.empty()) {
     const int64_t per_head = kernels::packed_weight_floats(3 * hd, E);
@@ -883,7 +970,7 @@ void MultiHeadAttention::pack_weights(const Call& call) {
 // in-projection with bias, as call.projection says. q is scaled by 1/sqrt(hd) in attend().
 MultiHeadAttention::Projected MultiHeadAttention::project(const Call& call, const Workspace& ws) {
   const Config& c = config_;
-  const int64_t E = c.embed_dim, hd = head_dim_, kv = kv_dim();
+  const int64_t E = c.embed_dim, hd = head_dim_, kv = kv_dim(), qd = query_dim();
   const int64_t N = call.N, L = call.L, S = call.S, S_total = call.S_total;
   Projected p;
   p.query_nle = call.query->data;
@@ -904,11 +991,11 @@ MultiHeadAttention::Projected MultiHeadAttention::project(const Call& call, cons
   pack_weights(call);
   // the unpacked rows, where the projection reads them (a packed module's fused path has none)
   const float* w_q = in_proj_weight_.empty() ? nullptr : in_proj_weight_.data();
-  const float* w_k = w_q ? w_q + E * E : nullptr;
+  const float* w_k = w_q ? w_q + qd * E : nullptr;
   const float* w_v = w_q ? w_k + kv * c.kdim : nullptr;
   const float* b_q = c.bias ? in_proj_bias_.data() : nullptr;
-  const float* b_k = c.bias ? b_q + E : nullptr;
-  const float* b_v = c.bias ? b_q + E + kv : nullptr;
+  const float* b_k = c.bias ? b_q + qd : nullptr;
+  const float* b_v = c.bias ? b_q + qd + kv : nullptr;
   switch (call.projection) {
     case Projection::kPerHead:
       p.ld_q = p.ld_kv = 3 * hd;
@@ -917,18 +1004,18 @@ MultiHeadAttention::Projected MultiHeadAttention::project(const Call& call, cons
       float* qkv = ws.at(ws.qkv);
       in_projection(qkv, p.query_nle, b_q, N * L);
       p.q = qkv;
-      p.k = qkv + E;
-      p.v = qkv + 2 * E;
-      p.ld_q = p.ld_kv = 3 * E;
+      p.k = qkv + qd;
+      p.v = qkv + qd + kv;
+      p.ld_q = p.ld_kv = fused_rows();
       break;
     }
     case Projection::kSeparate:
       p.q = ws.at(ws.q);
       p.k = ws.at(ws.k);
       p.v = ws.at(ws.v);
-      p.ld_q = E;
+      p.ld_q = qd;
       p.ld_kv = kv;
-      kernels::linear(p.q, p.query_nle, w_q, b_q, N * L, E, E);
+      kernels::linear(p.q, p.query_nle, w_q, b_q, N * L, qd, E);
       if (S_total == S) {
         kernels::linear(p.k, key_nsk, w_k, b_k, N * S, kv, c.kdim);
         kernels::linear(p.v, value_nsv, w_v, b_v, N * S, kv, c.vdim);
@@ -952,6 +1039,14 @@ MultiHeadAttention::Projected MultiHeadAttention::project(const Call& call, cons
         }
       }
       break;
+  }
+  if (c.rotary.enabled()) {  // never kPerHead (resolve)
+    // q of every head at positions 0 .. L-1, k of every kv head at 0 .. S-1
+    rotary_tables(std::max(L, S));
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t h = 0; h < c.num_heads; ++h) rotate(p.q + n * L * p.ld_q + h * hd, p.ld_q, L);
+      for (int64_t g = 0; g < c.num_kv_heads; ++g) rotate(p.k + n * S_total * p.ld_kv + g * hd, p.ld_kv, S);
+    }
   }
   return p;
 }
@@ -994,7 +1089,7 @@ void MultiHeadAttention::attend_head(const Call& call, const Workspace& ws, cons
                                      const float* attn_add, const float* key_add, int64_t pair, int slot) const {
   const Config& c = config_;
   const ForwardOptions& options = *call.options;
-  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_;
+  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, qd = query_dim();
   const int64_t L = call.L, S = call.S, S_total = call.S_total;
   const int64_t n = pair / H, h = pair % H, g = h / (H / c.num_kv_heads);
   kernels::MaskSpec mask;
@@ -1025,13 +1120,13 @@ void MultiHeadAttention::attend_head(const Call& call, const Workspace& ws, cons
   const float inv_sqrt_hd = 1.0f / std::sqrt(static_cast<float>(hd));
   for (int64_t l = 0; l < L; ++l)
     for (int64_t d = 0; d < hd; ++d) q_nh[l * p.ld_q + d] *= inv_sqrt_hd;
-  float* out_nh = ws.at(ws.concat) + n * L * E + h * hd;
+  float* out_nh = ws.at(ws.concat) + n * L * qd + h * hd;
   if (options.need_weights) {
     float* probs_nh = ws.at(ws.probs) + (n * H + h) * L * S_total;
-    kernels::attention_with_probs(out_nh, E, probs_nh, S_total, q_nh, p.ld_q, k_ng, p.ld_kv, v_ng, p.ld_kv, mask, L,
+    kernels::attention_with_probs(out_nh, qd, probs_nh, S_total, q_nh, p.ld_q, k_ng, p.ld_kv, v_ng, p.ld_kv, mask, L,
                                   S_total, hd, options.fully_masked_rows_zero);
   } else {
-    kernels::attention_streaming(out_nh, E, q_nh, p.ld_q, k_ng, p.ld_kv, v_ng, p.ld_kv, mask, L, S_total, hd,
+    kernels::attention_streaming(out_nh, qd, q_nh, p.ld_q, k_ng, p.ld_kv, v_ng, p.ld_kv, mask, L, S_total, hd,
                                  options.fully_masked_rows_zero, ws.at(ws.streaming) + slot * ws.streaming_floats);
   }
 }
@@ -1041,7 +1136,8 @@ void MultiHeadAttention::attend_head(const Call& call, const Workspace& ws, cons
 void MultiHeadAttention::assemble(const Call& call, const Workspace& ws, ForwardResult* result) const {
   const Config& c = config_;
   const ForwardOptions& options = *call.options;
-  const int64_t E = c.embed_dim, H = c.num_heads, hd = head_dim_, O = out_dim();
+  // E here is the concatenation's width, H * hd (embed_dim unless head_dim is set)
+  const int64_t E = query_dim(), H = c.num_heads, hd = head_dim_, O = out_dim();
   const int64_t N = call.N, L = call.L, S_total = call.S_total;
   float* concat = ws.at(ws.concat);  // (N, L, E)
   const auto layout_shape = [&](int64_t D) {

@@ -53,13 +53,13 @@ void xavier_uniform(float* data, int64_t fan_out, int64_t fan_in, Random& random
 void MultiHeadAttention::reset_parameters(uint64_t seed) {
   if (packed_only_) {  // drawn unpacked, in the same order, then packed (as float32)
     widen_storage();
-    const int64_t E = config_.embed_dim;
-    in_proj_weight_.assign(static_cast<size_t>(3 * E * E), 0.0f);
-    out_proj_weight_.assign(static_cast<size_t>(out_dim() * E), 0.0f);
+    const int64_t E = config_.embed_dim, qd = query_dim();
+    in_proj_weight_.assign(static_cast<size_t>(fused_rows() * E), 0.0f);
+    out_proj_weight_.assign(static_cast<size_t>(out_dim() * qd), 0.0f);
     packed_only_ = false;
     reset_parameters(seed);
-    kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), 3 * E, E);
-    kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), out_dim(), E);
+    kernels::pack_weight(packed_in_proj_weight_.data(), in_proj_weight_.data(), fused_rows(), E);
+    kernels::pack_weight(packed_out_proj_weight_.data(), out_proj_weight_.data(), out_dim(), qd);
     std::vector<float>().swap(in_proj_weight_);
     std::vector<float>().swap(out_proj_weight_);
     packed_in_proj_per_head_.clear();
@@ -70,22 +70,22 @@ void MultiHeadAttention::reset_parameters(uint64_t seed) {
   packed_weights_stale_ = true;
   Random random(seed);
   const int64_t E = config_.embed_dim;
-  const int64_t kv = kv_dim();
+  const int64_t kv = kv_dim(), qd = query_dim();
   if (packed_in_proj_) {
     // in_proj_weight (3E, E) as one matrix: fan_in E, fan_out 3E.
     xavier_uniform(in_proj_weight_.data(), 3 * E, E, random);
   } else {
     float* q_w = in_proj_weight_.data();
-    float* k_w = q_w + E * E;
+    float* k_w = q_w + qd * E;
     float* v_w = k_w + kv * config_.kdim;
-    xavier_uniform(q_w, E, E, random);
+    xavier_uniform(q_w, qd, E, random);
     xavier_uniform(k_w, kv, config_.kdim, random);
     xavier_uniform(v_w, kv, config_.vdim, random);
   }
   std::fill(in_proj_bias_.begin(), in_proj_bias_.end(), 0.0f);
   // out_proj: nn.Linear's kaiming_uniform_(a = sqrt(5)) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in));
   // MultiheadAttention then zeroes its bias.
-  fill_uniform(out_proj_weight_.data(), out_proj_weight_.size(), 1.0 / std::sqrt(double(E)), random);
+  fill_uniform(out_proj_weight_.data(), out_proj_weight_.size(), 1.0 / std::sqrt(double(qd)), random);
   std::fill(out_proj_bias_.begin(), out_proj_bias_.end(), 0.0f);
   // bias_k, bias_v (1, 1, G*hd): xavier_normal_, fan_in = fan_out = G*hd.
   const double std_kv = std::sqrt(2.0 / (2.0 * static_cast<double>(kv)));

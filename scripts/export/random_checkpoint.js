@@ -1,30 +1,70 @@
-// A random checkpoint of a GPT-2 shape in Hugging Face layout (config.json, model.safetensors,
+// A random checkpoint of a real model's shape in Hugging Face layout (config.json, model.safetensors,
 // tokenizer.json), for measuring memory and time at real sizes without downloading a model or
 // installing PyTorch. Node.js built-ins only; the weights are written tensor by tensor, so the
 // script itself never holds the whole file.
 //
 //   node scripts/export/random_checkpoint.js gpt2-small F32 build/bench/random-gpt2-small-f32
 //   node scripts/export/random_checkpoint.js gpt2-medium F16 build/bench/random-gpt2-medium-f16
+//   node scripts/export/random_checkpoint.js smollm2-135m BF16 build/bench/random-smollm2-135m-bf16
 //
 // Shapes: gpt2-small (12 layers x 12 heads, width 768, 124M parameters), gpt2-medium (24 x 16,
-// width 1024, 355M); dtypes F32, F16, BF16. Weights ~ N(0, 0.02) from a fixed seed (LayerNorm
-// weights 1, biases 0), the LM head tied to wte (not written, as save_pretrained leaves it out).
-// The tokenizer is byte-level BPE with GPT-2's vocabulary size and no merges: every byte of a
-// text is one token (a text of 128 ASCII characters is 128 tokens); ids 256 .. 50255 are filler.
+// width 1024, 355M), smollm2-135m (Llama layout: 30 layers, 9 query and 3 key/value heads, width
+// 576, feed-forward 1536, vocabulary 49,152, 135M), qwen2.5-0.5b (Qwen2 layout: 24 layers, 14 and
+// 2 heads, width 896, feed-forward 4864, vocabulary 151,936, q/k/v biases, 494M); dtypes F32,
+// F16, BF16. Weights ~ N(0, 0.02) from a fixed seed (norm weights 1, biases 0), the LM head tied
+// to the token embedding (not written, as save_pretrained leaves it out), as in all four models.
+// The tokenizer is byte-level BPE with the model's vocabulary size and no merges: every byte of a
+// text is one token (a text of 128 ASCII characters is 128 tokens); ids from 256 are filler.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const GPT2 = { vocab: 50257, positions: 1024 };
 const SHAPES = {
-  'gpt2-small': { n_layer: 12, n_head: 12, n_embd: 768 },
-  'gpt2-medium': { n_layer: 24, n_head: 16, n_embd: 1024 },
+  'gpt2-small': { ...GPT2, layout: 'gpt2', n_layer: 12, n_head: 12, n_embd: 768 },
+  'gpt2-medium': { ...GPT2, layout: 'gpt2', n_layer: 24, n_head: 16, n_embd: 1024 },
+  'smollm2-135m': {
+    layout: 'llama', model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab: 49152, positions: 8192,
+    hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3,
+    rope_theta: 100000, rms_norm_eps: 1e-5, qkvBias: false,
+  },
+  'qwen2.5-0.5b': {
+    layout: 'llama', model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'], vocab: 151936, positions: 32768,
+    hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14, num_key_value_heads: 2,
+    rope_theta: 1000000, rms_norm_eps: 1e-6, qkvBias: true,
+  },
 };
-const VOCAB = 50257;
-const POSITIONS = 1024;
 const WIDTH = { F32: 4, F16: 2, BF16: 2 };
 
+function tensorsOf(shape) {
+  return shape.layout === 'gpt2' ? gpt2Tensors(shape) : llamaTensors(shape);
+}
+
+/** LlamaForCausalLM's / Qwen2ForCausalLM's state dict as save_pretrained writes it, head tied. */
+function llamaTensors({ vocab: V, hidden_size: E, intermediate_size: I, num_hidden_layers: L, num_attention_heads: H, num_key_value_heads: G, qkvBias }) {
+  const D = E / H;
+  const list = [['model.embed_tokens.weight', [V, E], 'normal']];
+  for (let l = 0; l < L; ++l) {
+    const p = `model.layers.${l}.`;
+    list.push([`${p}self_attn.q_proj.weight`, [H * D, E], 'normal']);
+    if (qkvBias) list.push([`${p}self_attn.q_proj.bias`, [H * D], 'zero']);
+    list.push([`${p}self_attn.k_proj.weight`, [G * D, E], 'normal']);
+    if (qkvBias) list.push([`${p}self_attn.k_proj.bias`, [G * D], 'zero']);
+    list.push([`${p}self_attn.v_proj.weight`, [G * D, E], 'normal']);
+    if (qkvBias) list.push([`${p}self_attn.v_proj.bias`, [G * D], 'zero']);
+    list.push(
+      [`${p}self_attn.o_proj.weight`, [E, H * D], 'normal'],
+      [`${p}mlp.gate_proj.weight`, [I, E], 'normal'], [`${p}mlp.up_proj.weight`, [I, E], 'normal'],
+      [`${p}mlp.down_proj.weight`, [E, I], 'normal'],
+      [`${p}input_layernorm.weight`, [E], 'one'], [`${p}post_attention_layernorm.weight`, [E], 'one'],
+    );
+  }
+  list.push(['model.norm.weight', [E], 'one']);
+  return list;
+}
+
 /** The tensors of GPT2LMHeadModel's state dict as save_pretrained writes them: [name, shape, kind]. */
-function tensorsOf({ n_layer: L, n_embd: E }) {
+function gpt2Tensors({ n_layer: L, n_embd: E, vocab: VOCAB, positions: POSITIONS }) {
   const list = [['transformer.wte.weight', [VOCAB, E], 'normal'], ['transformer.wpe.weight', [POSITIONS, E], 'normal']];
   for (let l = 0; l < L; ++l) {
     const h = `transformer.h.${l}.`;
@@ -89,11 +129,17 @@ export function writeRandomCheckpoint(shapeName, dtype, dir, seed = 1234) {
   const width = WIDTH[dtype];
   if (!width) throw new Error(`dtype '${dtype}': expected F32, F16 or BF16`);
   fs.mkdirSync(dir, { recursive: true });
-  const config = {
+  const VOCAB = shape.vocab;
+  const torchDtype = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' }[dtype];
+  const { layout, vocab: _vocab, positions, qkvBias, ...fields } = shape;
+  const config = layout === 'gpt2' ? {
     architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', activation_function: 'gelu_new', layer_norm_epsilon: 1e-5,
-    n_ctx: POSITIONS, n_positions: POSITIONS, ...shape, n_inner: null, vocab_size: VOCAB,
-    bos_token_id: VOCAB - 1, eos_token_id: VOCAB - 1, tie_word_embeddings: true,
-    torch_dtype: { F32: 'float32', F16: 'float16', BF16: 'bfloat16' }[dtype],
+    n_ctx: positions, n_positions: positions, ...fields, n_inner: null, vocab_size: VOCAB,
+    bos_token_id: VOCAB - 1, eos_token_id: VOCAB - 1, tie_word_embeddings: true, torch_dtype: torchDtype,
+  } : {
+    ...fields, hidden_act: 'silu', attention_bias: false, mlp_bias: false, attention_dropout: 0.0, rope_scaling: null,
+    max_position_embeddings: positions, vocab_size: VOCAB, bos_token_id: VOCAB - 1, eos_token_id: VOCAB - 1,
+    tie_word_embeddings: true, torch_dtype: torchDtype,
   };
   fs.writeFileSync(path.join(dir, 'config.json'), `${JSON.stringify(config, null, 2)}\n`);
 

@@ -485,6 +485,7 @@ test('free text: the labels hold on it, it is shown as text, and its length is l
 
 test('keyboard: sentences and heads are reachable and selectable without a mouse', { engines: 'all', why: 'input' }, async () => {
   await page.click('#sentence-list [role="radio"]', { index: 0 });
+  await waitForExplorer(page, (t) => window.explorer.sentence.text === t, EXAMPLES[0].text);
   await page.click('#head-tab-0');
   await page.focus('#head-tab-0');
   await page.keyboard('ArrowRight');
@@ -499,6 +500,9 @@ test('keyboard: sentences and heads are reachable and selectable without a mouse
   assert.equal(await page.attribute('#head-tab-3', 'aria-selected'), 'true');
   await page.focus('#sentence-list [role="radio"][aria-checked="true"]');
   await page.keyboard('ArrowDown');
+  // a sentence is analysed in slices: the key starts it, the explorer holds it once drawn
+  await waitForExplorer(page, (t) => window.explorer.sentence.text === t, EXAMPLES[1].text, 10_000)
+    .catch(() => {});
   assert.equal(await page.evaluate(() => window.explorer.sentence.text), EXAMPLES[1].text);
   // every interactive control can be reached with Tab
   const tabbable = await page.evaluate(() => [...document.querySelectorAll('button, input, select, summary, [tabindex]')]

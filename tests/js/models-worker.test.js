@@ -102,8 +102,8 @@ test('progress from the worker; errors keep their code and message; the model wo
     local.dispose();
     assert.deepEqual(Array.from((await model.run(expected.ids, { ablate: [[1, 2]] })).logits.data), expected.logits, 'works on after the errors');
 
-    await assert.rejects(loadWorkerModel({ 'config.json': JSON.stringify({ ...JSON.parse(read('config.json')), model_type: 'llama' }), 'model.safetensors': read('model.safetensors') }),
-      { name: 'MhaError', code: 'INVALID_CONFIG', message: /config\.json: field 'model_type' is 'llama'/ });
+    await assert.rejects(loadWorkerModel({ 'config.json': JSON.stringify({ ...JSON.parse(read('config.json')), model_type: 'gemma' }), 'model.safetensors': read('model.safetensors') }),
+      { name: 'MhaError', code: 'INVALID_CONFIG', message: /config\.json: field 'model_type' is 'gemma'/ });
     await assert.rejects(loadWorkerModel(`${server.base}/models/nothing-here/`), { name: 'MhaError', code: 'MODEL_FILE', message: /nothing-here\/config\.json: HTTP 404/ });
 
     model.dispose();

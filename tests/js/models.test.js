@@ -16,7 +16,8 @@ import { toSafetensors } from '../../web/lib/safetensors.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DIR = path.join(ROOT, 'tests', 'golden', 'models');
-const NAMES = ['gpt2-tied', 'gpt2-untied', 'gpt2-one-head', 'gpt2-trained', 'bert-mlm', 'bert-base-model', 'bert-untied', 'nanogpt-char'];
+const NAMES = ['gpt2-tied', 'gpt2-untied', 'gpt2-one-head', 'gpt2-trained', 'bert-mlm', 'bert-base-model', 'bert-untied', 'nanogpt-char',
+  'llama-gqa', 'llama-mqa-llama3', 'llama-linear-bias', 'llama-dynamic-v5', 'mistral-window', 'qwen2-bias-window'];
 const read = (...parts) => fs.readFileSync(path.join(DIR, ...parts));
 
 function maxError(got, expected) {
@@ -161,8 +162,8 @@ test('bad files are refused with the file and the field named', async () => {
   };
   await refused({ 'model.safetensors': weights }, 'MODEL_FILE', /config\.json: is missing/);
   await refused({ 'config.json': JSON.stringify(config) }, 'MODEL_FILE', /model\.safetensors: is missing/);
-  await refused({ 'config.json': JSON.stringify({ ...config, model_type: 'llama' }), 'model.safetensors': weights },
-    'INVALID_CONFIG', /config\.json: field 'model_type' is 'llama'/);
+  await refused({ 'config.json': JSON.stringify({ ...config, model_type: 'gemma' }), 'model.safetensors': weights },
+    'INVALID_CONFIG', /config\.json: field 'model_type' is 'gemma'/);
   await refused({ 'config.json': JSON.stringify({ ...config, scale_attn_by_inverse_layer_idx: true }), 'model.safetensors': weights },
     'INVALID_CONFIG', /config\.json: field 'scale_attn_by_inverse_layer_idx'/);
   await refused({ 'config.json': JSON.stringify({ ...config, n_embd: 32 }), 'model.safetensors': weights },

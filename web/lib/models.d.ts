@@ -26,6 +26,10 @@ export interface ModelConfig {
   hidden: number;
   numLayers: number;
   numHeads: number;
+  /** Key/value heads G (grouped-query attention: query head h reads key/value head h / (numHeads / G)); numHeads when every head has its own. */
+  numKvHeads: number;
+  /** Each head's width (hidden / numHeads unless the config sets head_dim). */
+  headDim: number;
   intermediate: number;
   layerNormEps: number;
   activation: string;

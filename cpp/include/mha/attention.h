@@ -3,7 +3,14 @@
 // F.scaled_dot_product_attention(enable_gqa=True)).
 //
 // Shapes use PyTorch's letters: N batch, L target (query) length, S source (key) length,
-// E embed_dim, H num_heads, G num_kv_heads, hd = E / H head_dim, O out_dim (E unless set).
+// E embed_dim, H num_heads, G num_kv_heads, hd head_dim (E / H unless set), O out_dim (E unless
+// set). The queries and the concatenated heads are H * hd wide (E unless head_dim is set).
+//
+// Rotary positions (Config::rotary), as transformers' Llama-family models apply them: after the
+// in-projection, q at position l and k at position s rotated by
+//   x' = x * cos(p * f) + rotate_half(x) * sin(p * f),  rotate_half(x) = [-x[hd/2:], x[:hd/2]]
+// where f = [inv_freq, inv_freq] (hd values) and p the position (query l, key s, from 0); cos and
+// sin in float32, multiplied by attention_scaling.
 //
 //   query (N, L, E)  or (L, N, E) when !batch_first, or (L, E) unbatched
 //   key   (N, S, kdim) ...                            or (S, kdim)
@@ -33,6 +40,14 @@ namespace mha {
 
 using Shape = std::vector<int64_t>;
 
+// Rotary position embeddings on q and k (the halves convention, not interleaved pairs).
+struct Rotary {
+  double theta = 0;             // 0 and no inv_freq: no rotary positions
+  std::vector<float> inv_freq;  // hd / 2 frequencies; empty: 1 / theta^(2i / hd), as float32
+  float attention_scaling = 1;  // cos and sin are multiplied by it
+  bool enabled() const { return theta > 0 || !inv_freq.empty(); }
+};
+
 struct Config {
   int64_t embed_dim = 0;
   int64_t num_heads = 1;
@@ -46,6 +61,11 @@ struct Config {
   // The out-projection's width: W_O is (out_dim, embed_dim), its bias (out_dim), the output's
   // last dimension out_dim. Not set: embed_dim, as nn.MultiheadAttention has it.
   std::optional<int64_t> out_dim;
+  // Each head's width; 0 means embed_dim / num_heads (which must then divide evenly).
+  int64_t head_dim = 0;
+  // Rotary positions on q and k between the in-projection and the scores (even head_dim; not
+  // with add_bias_kv or add_zero_attn).
+  Rotary rotary;
 };
 
 // Product of a shape's dimensions, or -1 if one is negative or the product passes 2^53.
@@ -120,7 +140,9 @@ class MultiHeadAttention {
   // (kernels::pack_weight), for weights read once from a file: they take their memory once, and
   // start at zero rather than drawn at random. Fill them in place through packed_storage();
   // get_parameter unpacks on demand, set_parameter packs. Needs one fused in-projection
-  // (kdim = vdim = embed_dim, num_kv_heads = num_heads) and no bias_k / bias_v.
+  // (kdim = vdim = embed_dim) and no bias_k / bias_v; any num_kv_heads and head_dim: the
+  // in-projection is then [W_q; W_k; W_v] ((H + 2G) * hd, E) in one packing, whatever the
+  // parameters' names (q/k/v_proj_weight when G < H).
   static Status CreatePacked(const Config& config, std::unique_ptr<MultiHeadAttention>* out,
                              PackedStorage storage = PackedStorage::kFloat32);
   // A packed module's storage: "in_proj_weight" and "out_proj.weight" packed
@@ -138,8 +160,9 @@ class MultiHeadAttention {
   const Config& config() const { return config_; }  // resolved: num_kv_heads, kdim, vdim, out_dim set
   int64_t head_dim() const { return head_dim_; }
   int64_t kv_dim() const { return config_.num_kv_heads * head_dim_; }
+  int64_t query_dim() const { return config_.num_heads * head_dim_; }  // q's width and the concatenation's
   int64_t out_dim() const { return *config_.out_dim; }
-  // in_proj_weight (3E x E) when kdim = vdim = E and G = H; else q/k/v_proj_weight.
+  // in_proj_weight (3E x E) when kdim = vdim = E, G = H and hd = E / H; else q/k/v_proj_weight.
   bool packed_in_proj() const { return packed_in_proj_; }
 
   // PyTorch state_dict names this module has, in PyTorch's order.
@@ -187,7 +210,11 @@ class MultiHeadAttention {
   // on the packed weights, float32 or 16-bit.
   void in_projection(float* out, const float* in, const float* bias, int64_t rows) const;
   void out_projection(float* out, const float* in, const float* bias, int64_t rows) const;
-  void unpack_in_proj(float* out) const;  // in_proj_weight (3E, E) from its packing
+  void unpack_in_proj(float* out) const;  // [W_q; W_k; W_v] ((H + 2G) hd, E) from its packing
+  int64_t fused_rows() const { return query_dim() + 2 * kv_dim(); }
+  void rotary_tables(int64_t positions);  // rotary_cos_, rotary_sin_ for positions 0 .. positions-1
+  // x (rows, hd) at row stride ld, row r at position r, rotated in place
+  void rotate(float* x, int64_t ld, int64_t rows) const;
   void widen_storage();                   // a 16-bit packed module's weights to float32
 
   struct Call;       // a validated call: its inputs, N, L, S, S_total and projection
@@ -210,19 +237,20 @@ class MultiHeadAttention {
   Config config_;
   int64_t head_dim_ = 0;
   bool packed_in_proj_ = true;
+  bool fusable_ = true;       // kdim = vdim = E: self-attention can project q, k, v in one GEMM
   bool packed_only_ = false;  // CreatePacked: in_proj_weight_ and out_proj_weight_ stay empty
   PackedStorage storage_ = PackedStorage::kFloat32;
   std::vector<uint16_t> packed16_in_proj_weight_, packed16_out_proj_weight_;  // storage_ 16-bit
   size_t memory_cap_bytes_ = kDefaultMemoryCapBytes;
 
-  // Parameters, row-major, as PyTorch stores them. in_proj_weight_ holds q_proj_weight (E, E),
+  // Parameters, row-major, as PyTorch stores them. in_proj_weight_ holds q_proj_weight (H*hd, E),
   // then k_proj_weight (G*hd, kdim), then v_proj_weight (G*hd, vdim) back to back: when packed
   // this is exactly PyTorch's in_proj_weight (3E, E), and one GEMM projects q, k and v.
   std::vector<float> in_proj_weight_;
-  std::vector<float> in_proj_bias_;     // (E + 2*G*hd), or empty when !bias
+  std::vector<float> in_proj_bias_;     // (H*hd + 2*G*hd), or empty when !bias
   std::vector<float> bias_k_;           // (G*hd), or empty when !add_bias_kv
   std::vector<float> bias_v_;
-  std::vector<float> out_proj_weight_;  // (O, E)
+  std::vector<float> out_proj_weight_;  // (O, H*hd)
   std::vector<float> out_proj_bias_;    // (O), or empty when !bias
 
   // Scratch reused across calls, so that steady-state forwards do not allocate; shared with
@@ -237,6 +265,8 @@ class MultiHeadAttention {
   // its bias [b_q,h; b_k,h; b_v,h]: self-attention without weights projects one head at a time.
   std::vector<float> packed_in_proj_per_head_;
   std::vector<float> in_proj_bias_per_head_;
+  // cos and sin of p * f, (positions, hd), for Config::rotary
+  std::vector<float> rotary_cos_, rotary_sin_;
 };
 
 }  // namespace mha

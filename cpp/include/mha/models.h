@@ -8,6 +8,10 @@
 //   per layer, pre-norm:   x += attn(norm_1(x));  x += ffn(norm_2(x))
 //              post-norm:  x = norm_1(x + attn(x));  x = norm_2(x + ffn(x))
 //                          ffn(x) = act(x · W_upᵀ + b) · W_downᵀ + b
+//                          gated:  (act(x · W_gateᵀ) * (x · W_upᵀ)) · W_downᵀ
+//   norm: LayerNorm, or RMSNorm x / sqrt(mean(x²) + eps) · w (float32)
+//   attention: H query heads of hd, G key/value heads (query head h reads h / (H / G)); rotary
+//              positions on q and k in rotary families; a sliding window where the config sets one
 //   hidden = final_norm(x) where the family has one
 //   logits: next-token  hidden · W_headᵀ                 (W_head = the token embeddings when tied)
 //           masked      norm(act(transform(hidden))) · W_headᵀ + b
@@ -49,12 +53,24 @@ struct ModelConfig {
   int64_t hidden = 0;           // E: n_embd / hidden_size
   int64_t num_layers = 0;
   int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;     // G: num_key_value_heads where the family has it, else H
+  int64_t head_dim = 0;         // hd: head_dim where the config gives it, else E / H
   int64_t intermediate = 0;     // I: n_inner (4E when null) / intermediate_size
   int64_t type_vocab_size = 0;  // token-type embeddings, where the family has them
   double layer_norm_eps = 1e-5;
   Activation activation = Activation::kGeluTanh;
   std::string activation_name;  // as config.json spells it
   bool tie_word_embeddings = true;
+  // Rotary families: the frequencies the config's rope_theta and rope_scaling give (its
+  // rope_type, as config.json spells it: "default", "linear", "dynamic", "llama3").
+  Rotary rotary;
+  std::string rope_type;
+  // Which linear layers have biases: q, k, v; the attention's output; the feed-forward's.
+  bool qkv_bias = true, out_bias = true, mlp_bias = true;
+  // A sliding window of W keys (key j seen from query i when i - W < j <= i) in layers
+  // l >= window_from_layer; 0: none.
+  int64_t sliding_window = 0;
+  int64_t window_from_layer = 0;
   bool lm_head = false;         // task != kNone: the model has a head that gives logits
   int64_t parameter_count() const;  // the weights the config implies (tied ones once)
   bool causal() const;              // each position attends to itself and the ones before it
@@ -124,7 +140,7 @@ class Model {
                      const std::string& safetensors_file, const LoadLimits& limits, std::unique_ptr<Model>* out);
 
   const ModelConfig& config() const { return config_; }
-  int64_t head_dim() const { return config_.hidden / config_.num_heads; }
+  int64_t head_dim() const { return config_.head_dim; }
   bool has_pooler() const { return has_pooler_; }
 
   // The weights, streamed: BeginWeights, then the file's bytes in order in chunks of any size
@@ -178,12 +194,12 @@ class Model {
     void row(float* y, int64_t r) const;  // row r of W, unpacked
   };
   struct Norm {
-    std::vector<float> weight, bias;
+    std::vector<float> weight, bias;  // bias empty: RMSNorm
   };
   struct Layer {
     std::unique_ptr<MultiHeadAttention> attention;
     Norm attention_norm, ffn_norm;
-    Linear up, down;
+    Linear up, down;  // gated: up holds W_gate's rows, then W_up's: (2I, E)
   };
   struct Loading;  // a streamed load's state: the header, the plan, where the bytes are
   Status allocate(PackedStorage storage);
@@ -196,6 +212,10 @@ class Model {
   void next_token_logprobs(const std::vector<float>& x, const int32_t* ids, int64_t T, std::vector<float>* logits,
                            std::vector<double>* out);
   void layer_norm(float* out, const float* in, const Norm& norm, int64_t T) const;
+  void rms_norm(float* out, const float* in, const Norm& norm, int64_t T) const;
+  void normalize(float* out, const float* in, const Norm& norm, int64_t T) const;  // the family's norm
+  void feed_forward(Layer& layer, int64_t T);  // down_ = ffn(normed_)
+  const MaskView& window_mask(int64_t l, int64_t T);  // layer l's sliding-window mask, or none
   void activate(float* x, int64_t n) const;
   const Linear& head_weight() const { return config_.tie_word_embeddings ? word_ : head_; }
 
@@ -211,7 +231,9 @@ class Model {
   // float32, or the 16-bit words of a file whose every matrix is float16 (or every one bfloat16)
   PackedStorage storage_ = PackedStorage::kFloat32;
   std::unique_ptr<Loading> loading_;
-  std::vector<float> normed_, up_, down_;  // scratch reused across layers and calls
+  std::vector<float> normed_, up_, gated_, down_;  // scratch reused across layers and calls
+  std::vector<float> window_;                      // (T, T) 0 / -inf, a sliding window's mask
+  MaskView window_view_;
 };
 
 }  // namespace mha::models

@@ -5,9 +5,12 @@ namespace mha::models {
 
 const Family& Gpt2Family();
 const Family& BertFamily();
+const Family& LlamaFamily();
+const Family& MistralFamily();
+const Family& Qwen2Family();
 
 const std::vector<const Family*>& Families() {
-  static const std::vector<const Family*> families = {&Gpt2Family(), &BertFamily()};
+  static const std::vector<const Family*> families = {&Gpt2Family(), &BertFamily(), &LlamaFamily(), &MistralFamily(), &Qwen2Family()};
   return families;
 }
 

@@ -13,8 +13,10 @@
 //   head          next-token (LM, tied to the token embeddings or not), masked-LM (transform,
 //                 activation, LayerNorm, decoder with a bias), or none; a pooler where the file
 //                 has one
-// A family that needs another block (RMSNorm, rotary positions, a gated feed-forward, fewer
-// key/value heads) adds it to the runtime and a trait here.
+//   and, for Llama-family models: RMSNorm; rotary positions (rope_theta, rope_scaling); a
+//   gated feed-forward; G key/value heads and a head width from the config; biases per
+//   projection; a sliding window
+// A family that needs another block adds it to the runtime and a trait here.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +62,22 @@ struct FixedText {
   const char* supported;
 };
 
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class Positions { kLearned, kRotary };
+enum class FeedForward { kPlain, kGated };  // act(up(x)), or act(gate(x)) * up(x)
+// A sliding window of keys, as the family's config sets it:
+enum class WindowRule {
+  kNone,
+  kAllLayers,    // sliding_window (null: none), every layer (Mistral)
+  kUpperLayers,  // sliding_window in layers >= max_window_layers when use_sliding_window (Qwen2)
+};
+
+// Whether a group of linear layers has biases: fixed, or a config.json boolean (key non-null).
+struct BiasTrait {
+  const char* key;
+  bool fallback;
+};
+
 struct ArchitectureEntry {
   const char* name;
   Task task;
@@ -76,7 +94,7 @@ struct TensorNames {
   std::string q, k, v;                             // … or three
   std::string attention_out;
   std::string ffn_norm;                            // the norm of the feed-forward sublayer
-  std::string up, down;
+  std::string gate, up, down;                      // gate: a gated feed-forward's
   std::string final_norm;
   std::string pooler;                              // read where the file has it
   // Head (its task from the architecture): a next-token head is head_weight alone; a masked-LM
@@ -105,6 +123,16 @@ struct Family {
   LinearLayout linear_layout;
   bool causal;
   TensorNames names;
+  // blocks of the Llama-family models; the defaults are GPT-2's and BERT's
+  NormKind norm = NormKind::kLayerNorm;
+  Positions positions = Positions::kLearned;
+  FeedForward feed_forward = FeedForward::kPlain;
+  const char* num_kv_heads_key = nullptr;  // null: G = H
+  int64_t num_kv_heads_fallback = 0;       // when the key is absent (0: H)
+  const char* head_dim_key = nullptr;      // null: hd = E / H
+  BiasTrait qkv_bias{nullptr, true}, out_bias{nullptr, true}, mlp_bias{nullptr, true};
+  WindowRule window = WindowRule::kNone;
+  int64_t window_fallback = 0;             // sliding_window when the key is absent (null: none)
 };
 
 // Every family the runtime takes, and the one for a model_type (nullptr: none).

@@ -126,6 +126,96 @@ Status architecture(const Fields& f, const json& j, const std::string& file, con
   return bad(file, "field 'architectures' is '" + name + "': not supported (" + list + " are)");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Rotary positions: rope_theta and rope_scaling (or transformers v5's rope_parameters), as
+// modeling_rope_utils.py turns them into inverse frequencies, in float32 as it computes them.
+
+// 1 / theta^(i / hd), i = 0, 2, .., hd - 2 (_compute_default_rope_parameters)
+std::vector<float> default_inv_freq(double theta, int64_t hd) {
+  std::vector<float> inv_freq;
+  for (int64_t i = 0; i < hd; i += 2) {
+    const float exponent = static_cast<float>(i) / static_cast<float>(hd);
+    inv_freq.push_back(1.0f / static_cast<float>(std::pow(theta, static_cast<double>(exponent))));
+  }
+  return inv_freq;
+}
+
+Status parse_rotary(const Fields& f, const json& j, const std::string& file, ModelConfig* c) {
+  // where the scaling is: rope_parameters (v5: rope_theta inside), or rope_scaling beside rope_theta
+  const char* where = f.has("rope_parameters") ? "rope_parameters" : "rope_scaling";
+  const json none = json::object();
+  const json& p = f.has(where) ? j[where] : none;
+  if (!p.is_object()) return bad(file, "field '" + std::string(where) + "' must be an object or null");
+  const Fields scaling(p, file);
+  const auto field = [&](const char* key) { return std::string(where) + "." + key; };
+  double theta = 10000;
+  MHA_RETURN_IF_ERROR(f.number("rope_theta", 10000, &theta));
+  if (scaling.has("rope_theta")) {
+    if (!p["rope_theta"].is_number()) return bad(file, "field '" + field("rope_theta") + "' must be a number");
+    theta = p["rope_theta"].get<double>();
+  }
+  if (!(theta > 0) || !std::isfinite(theta)) return bad(file, "field 'rope_theta' must be a positive number");
+  for (const Fields* fields : {&f, &scaling}) {
+    double partial = 1;
+    MHA_RETURN_IF_ERROR(fields->number("partial_rotary_factor", 1, &partial));
+    if (partial != 1) {
+      return bad(file, "field '" + std::string(fields == &f ? "partial_rotary_factor" : field("partial_rotary_factor").c_str()) +
+                           "' is " + std::to_string(partial) + ": not supported yet (rotary positions on the whole head, 1, are)");
+    }
+  }
+  // rope_type, or "type" as older configs name it
+  std::string type = "default";
+  const char* type_key = scaling.has("rope_type") ? "rope_type" : "type";
+  MHA_RETURN_IF_ERROR(scaling.string(type_key, "default", &type));
+  c->rope_type = type;
+  const auto factor_of = [&](const char* key, double* out) -> Status {
+    if (!scaling.has(key)) return bad(file, "field '" + field(key) + "' is missing (rope_type '" + type + "' needs it)");
+    MHA_RETURN_IF_ERROR(scaling.number(key, 0, out));
+    if (!(*out > 0) || !std::isfinite(*out)) return bad(file, "field '" + field(key) + "' must be a positive number");
+    return Status::Ok();
+  };
+  std::vector<float> inv_freq = default_inv_freq(theta, c->head_dim);
+  if (type == "default" || type == "dynamic") {
+    // dynamic NTK changes the frequencies only for a text longer than max_position_embeddings,
+    // which the runtime refuses: within it, dynamic is default
+    if (type == "dynamic") {
+      double factor;
+      MHA_RETURN_IF_ERROR(factor_of("factor", &factor));
+    }
+  } else if (type == "linear") {
+    double factor;
+    MHA_RETURN_IF_ERROR(factor_of("factor", &factor));
+    for (float& v : inv_freq) v = v / static_cast<float>(factor);
+  } else if (type == "llama3") {
+    // three bands by wavelength: long ones divided by factor, short ones kept, the middle
+    // interpolated (_compute_llama3_parameters), in float32
+    double factor, low, high, old_context;
+    MHA_RETURN_IF_ERROR(factor_of("factor", &factor));
+    MHA_RETURN_IF_ERROR(factor_of("low_freq_factor", &low));
+    MHA_RETURN_IF_ERROR(factor_of("high_freq_factor", &high));
+    MHA_RETURN_IF_ERROR(factor_of("original_max_position_embeddings", &old_context));
+    if (!(high > low)) return bad(file, "field '" + field("high_freq_factor") + "' must be greater than low_freq_factor");
+    const float low_wavelen = static_cast<float>(old_context / low), high_wavelen = static_cast<float>(old_context / high);
+    const float two_pi = static_cast<float>(2 * M_PI);
+    for (float& v : inv_freq) {
+      const float wavelen = two_pi / v;
+      const float scaled = wavelen > low_wavelen ? v / static_cast<float>(factor) : v;
+      const float smooth = (static_cast<float>(old_context) / wavelen - static_cast<float>(low)) / static_cast<float>(high - low);
+      const float smoothed = (1 - smooth) * scaled / static_cast<float>(factor) + smooth * scaled;
+      const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+      v = medium ? smoothed : scaled;
+    }
+  } else if (type == "yarn" || type == "longrope") {
+    return bad(file, "field '" + field(type_key) + "' is '" + type + "': not supported yet (default, linear, dynamic and llama3 are)");
+  } else {
+    return bad(file, "field '" + field(type_key) + "' is '" + type + "': not supported (default, linear, dynamic and llama3 are)");
+  }
+  c->rotary.theta = theta;
+  c->rotary.inv_freq = std::move(inv_freq);
+  c->rotary.attention_scaling = 1;
+  return Status::Ok();
+}
+
 const char* key_of(const Family& family, int64_t ModelConfig::*field) {
   for (const SizeField& s : family.sizes) {
     if (s.field == field) return s.key;
@@ -137,13 +227,16 @@ const char* key_of(const Family& family, int64_t ModelConfig::*field) {
 
 int64_t ModelConfig::parameter_count() const {
   const TensorNames& n = family->names;
-  const int64_t E = hidden, I = intermediate;
-  int64_t count = vocab_size * E + max_positions * E;
+  const int64_t E = hidden, I = intermediate, qd = num_heads * head_dim, kv = num_kv_heads * head_dim;
+  const int64_t norm = family->norm == NormKind::kRmsNorm ? E : 2 * E;
+  const bool gated = family->feed_forward == FeedForward::kGated;
+  int64_t count = vocab_size * E + (family->positions == Positions::kLearned ? max_positions * E : 0);
   if (!n.token_type.empty()) count += type_vocab_size * E;
-  if (!n.embed_norm.empty()) count += 2 * E;
-  const int64_t per_layer = 4 * E * E + 4 * E + 2 * E * I + I + E + 4 * E;  // attention, ffn, two norms
+  if (!n.embed_norm.empty()) count += norm;
+  const int64_t per_layer = (qd + 2 * kv) * E + E * qd + (qkv_bias ? qd + 2 * kv : 0) + (out_bias ? E : 0) +
+                            (gated ? 3 : 2) * E * I + (mlp_bias ? (gated ? 2 : 1) * I + E : 0) + 2 * norm;
   count += num_layers * per_layer;
-  if (!n.final_norm.empty()) count += 2 * E;
+  if (!n.final_norm.empty()) count += norm;
   if (task == Task::kMasked) count += E * E + E + 2 * E + vocab_size;  // transform, its norm, the bias
   if (lm_head && !tie_word_embeddings) count += vocab_size * E;
   return count;
@@ -163,7 +256,7 @@ Status ParseConfig(std::string_view json_text, const std::string& file, ModelCon
   std::string model_type;
   MHA_RETURN_IF_ERROR(f.string("model_type", "", &model_type));
   std::string known;
-  for (const Family* k : Families()) known += (known.empty() ? "" : " and ") + std::string(k->model_type);
+  for (const Family* k : Families()) known += (known.empty() ? "" : ", ") + std::string(k->model_type);
   if (model_type.empty()) return bad(file, "field 'model_type' is missing (" + known + " are supported)");
   const Family* family = FindFamily(model_type);
   if (family == nullptr) return bad(file, "field 'model_type' is '" + model_type + "': not supported (" + known + " are)");
@@ -194,13 +287,62 @@ Status ParseConfig(std::string_view json_text, const std::string& file, ModelCon
       return bad(file, "field '" + std::string(text.key) + "' is '" + value + "': not supported (" + text.supported + " is)");
     }
   }
-  if (c.hidden % c.num_heads != 0) {
+  // grouped-query attention and the head width, where the family reads them
+  c.num_kv_heads = c.num_heads;
+  if (family->num_kv_heads_key != nullptr) {
+    const int64_t fallback = family->num_kv_heads_fallback > 0 ? family->num_kv_heads_fallback : c.num_heads;
+    MHA_RETURN_IF_ERROR(f.integer(family->num_kv_heads_key, fallback, false, &c.num_kv_heads));
+    if (c.num_kv_heads < 1 || c.num_heads % c.num_kv_heads != 0) {
+      return bad(file, "field '" + std::string(family->num_kv_heads_key) + "' (" + std::to_string(c.num_kv_heads) +
+                           ") must divide '" + key_of(*family, &ModelConfig::num_heads) + "' (" + std::to_string(c.num_heads) + ")");
+    }
+  }
+  c.head_dim = 0;
+  if (family->head_dim_key != nullptr) {
+    MHA_RETURN_IF_ERROR(f.integer(family->head_dim_key, 0, false, &c.head_dim));
+    if (f.has(family->head_dim_key) && (c.head_dim < 1 || c.head_dim > 65536)) {
+      return bad(file, "field '" + std::string(family->head_dim_key) + "' must be a positive integer, got " + std::to_string(c.head_dim));
+    }
+  }
+  if (c.head_dim == 0 && c.hidden % c.num_heads != 0) {
     return bad(file, std::string("field '") + key_of(*family, &ModelConfig::hidden) + "' (" + std::to_string(c.hidden) +
                          ") must be a multiple of '" + key_of(*family, &ModelConfig::num_heads) + "' (" +
                          std::to_string(c.num_heads) + ")");
   }
+  if (c.head_dim == 0) c.head_dim = c.hidden / c.num_heads;
   if (!(c.layer_norm_eps > 0) || !std::isfinite(c.layer_norm_eps)) {
     return bad(file, std::string("field '") + family->layer_norm_eps_key + "' must be a positive number");
+  }
+  // biases, fixed by the family or set by a config.json boolean
+  const struct {
+    const BiasTrait& trait;
+    bool* value;
+  } biases[] = {{family->qkv_bias, &c.qkv_bias}, {family->out_bias, &c.out_bias}, {family->mlp_bias, &c.mlp_bias}};
+  for (const auto& b : biases) {
+    *b.value = b.trait.fallback;
+    if (b.trait.key != nullptr) MHA_RETURN_IF_ERROR(f.boolean(b.trait.key, b.trait.fallback, b.value));
+  }
+  if (family->positions == Positions::kRotary) {
+    if (c.head_dim % 2 != 0) {
+      return bad(file, "rotary positions need an even head width, got " + std::to_string(c.head_dim));
+    }
+    MHA_RETURN_IF_ERROR(parse_rotary(f, j, file, &c));
+  }
+  // sliding windows (modeling_mistral.py, modeling_qwen2.py): key j seen from query i when i - W < j <= i
+  c.sliding_window = 0;
+  c.window_from_layer = 0;
+  if (family->window != WindowRule::kNone) {
+    bool use = true;
+    if (family->window == WindowRule::kUpperLayers) {
+      MHA_RETURN_IF_ERROR(f.boolean("use_sliding_window", false, &use));
+      MHA_RETURN_IF_ERROR(f.integer("max_window_layers", c.num_layers, false, &c.window_from_layer));
+      if (c.window_from_layer < 0) return bad(file, "field 'max_window_layers' must be a non-negative integer");
+    }
+    // absent: the family's default; null: none
+    if (use && (f.has("sliding_window") || !j.contains("sliding_window"))) {
+      MHA_RETURN_IF_ERROR(f.integer("sliding_window", family->window_fallback, false, &c.sliding_window));
+      if (c.sliding_window < 1) return bad(file, "field 'sliding_window' must be a positive integer or null");
+    }
   }
   *out = c;
   return Status::Ok();

@@ -95,9 +95,10 @@ struct Model::Loading {
 Model::~Model() = default;
 
 Status Model::Create(const ModelConfig& config, const LoadLimits& limits, std::unique_ptr<Model>* out) {
-  if (config.family == nullptr || config.hidden < 1 || config.num_heads < 1 || config.hidden % config.num_heads != 0 ||
+  if (config.family == nullptr || config.hidden < 1 || config.num_heads < 1 || config.head_dim < 1 || config.num_kv_heads < 1 ||
+      config.num_heads % config.num_kv_heads != 0 ||
       config.num_layers < 1 || config.vocab_size < 1 || config.max_positions < 1 || config.intermediate < 1) {
-    return Status(StatusCode::kInvalidConfig, "model config: a family, and sizes positive with hidden a multiple of num_heads");
+    return Status(StatusCode::kInvalidConfig, "model config: a family, and sizes positive with num_kv_heads dividing num_heads");
   }
   std::unique_ptr<Model> model(new Model());
   model->config_ = config;
@@ -142,12 +143,13 @@ Status Model::allocate(PackedStorage storage) {
     lin->bf16 = bf16;
     lin->bias.assign(bias ? static_cast<size_t>(out) : 0, 0.0f);
   };
+  const bool rms = c.family->norm == NormKind::kRmsNorm;
   const auto norm = [&](Norm* nm) {
     nm->weight.assign(static_cast<size_t>(E), 0.0f);
-    nm->bias.assign(static_cast<size_t>(E), 0.0f);
+    nm->bias.assign(rms ? 0 : static_cast<size_t>(E), 0.0f);
   };
   linear(&word_, V, E, false);
-  position_.assign(static_cast<size_t>(c.max_positions * E), 0.0f);
+  if (c.family->positions == Positions::kLearned) position_.assign(static_cast<size_t>(c.max_positions * E), 0.0f);
   if (!n.token_type.empty()) token_type_.assign(static_cast<size_t>(c.type_vocab_size * E), 0.0f);
   if (!n.embed_norm.empty()) norm(&embed_norm_);
   layers_.clear();
@@ -156,12 +158,18 @@ Status Model::allocate(PackedStorage storage) {
     Config attention;
     attention.embed_dim = E;
     attention.num_heads = c.num_heads;
+    attention.num_kv_heads = c.num_kv_heads;
+    attention.head_dim = c.head_dim;
+    // one flag for both: a family with q, k, v biases and none on W_O keeps W_O's at zero
+    attention.bias = c.qkv_bias || c.out_bias;
+    if (c.family->positions == Positions::kRotary) attention.rotary = c.rotary;
     MHA_RETURN_IF_ERROR(MultiHeadAttention::CreatePacked(attention, &layer.attention, storage));
     if (&layer != &layers_[0]) layer.attention->share_workspace(*layers_[0].attention);  // layers run one at a time
     norm(&layer.attention_norm);
     norm(&layer.ffn_norm);
-    linear(&layer.up, I, E, true);
-    linear(&layer.down, E, I, true);
+    const bool gated = c.family->feed_forward == FeedForward::kGated;
+    linear(&layer.up, gated ? 2 * I : I, E, c.mlp_bias);
+    linear(&layer.down, E, I, c.mlp_bias);
   }
   if (!n.final_norm.empty()) norm(&final_norm_);
   if (c.task == Task::kMasked) {
@@ -190,12 +198,17 @@ uint64_t Model::weight_bytes() const {
   const ModelConfig& c = config_;
   const TensorNames& n = c.family->names;
   const int64_t E = c.hidden, I = c.intermediate, V = c.vocab_size;
-  int64_t matrices = packed_floats(V, E), vectors = c.max_positions * E;
+  const int64_t qd = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim;
+  const bool gated = c.family->feed_forward == FeedForward::kGated;
+  const int64_t norm = c.family->norm == NormKind::kRmsNorm ? E : 2 * E;
+  int64_t matrices = packed_floats(V, E), vectors = c.family->positions == Positions::kLearned ? c.max_positions * E : 0;
   if (!n.token_type.empty()) vectors += c.type_vocab_size * E;
-  if (!n.embed_norm.empty()) vectors += 2 * E;
-  matrices += c.num_layers * (packed_floats(3 * E, E) + packed_floats(E, E) + packed_floats(I, E) + packed_floats(E, I));
-  vectors += c.num_layers * (3 * E + E + 4 * E + I + E);
-  if (!n.final_norm.empty()) vectors += 2 * E;
+  if (!n.embed_norm.empty()) vectors += norm;
+  matrices += c.num_layers * (packed_floats(qd + 2 * kv, E) + packed_floats(E, qd) + packed_floats(gated ? 2 * I : I, E) +
+                              packed_floats(E, I));
+  const bool attention_bias = c.qkv_bias || c.out_bias;
+  vectors += c.num_layers * ((attention_bias ? qd + 2 * kv + E : 0) + 2 * norm + (c.mlp_bias ? (gated ? 2 * I : I) + E : 0));
+  if (!n.final_norm.empty()) vectors += norm;
   if (c.task == Task::kMasked) {
     matrices += packed_floats(E, E);
     vectors += E + 2 * E + V;
@@ -215,10 +228,12 @@ uint64_t Model::weight_bytes() const {
 // scratch; logits.
 uint64_t Model::run_bytes(int64_t T) const {
   const ModelConfig& c = config_;
-  const int64_t E = c.hidden, H = c.num_heads, I = c.intermediate;
-  const int64_t per_layer = H * T * T + 4 * T * E;
-  const int64_t workspace = 3 * T * E + H * T * T + 2 * T * E;
-  const int64_t floats = c.num_layers * per_layer + workspace + 4 * T * E + T * I + (c.lm_head ? T * c.vocab_size : 0);
+  const int64_t E = c.hidden, H = c.num_heads, I = c.intermediate, qd = H * c.head_dim, kv = c.num_kv_heads * c.head_dim;
+  const bool gated = c.family->feed_forward == FeedForward::kGated;
+  const int64_t per_layer = H * T * T + 2 * T * E + 2 * T * qd;
+  const int64_t workspace = T * (qd + 2 * kv) + H * T * T + 2 * T * qd;
+  const int64_t floats = c.num_layers * per_layer + workspace + 4 * T * E + T * I * (gated ? 3 : 1) +
+                         (c.sliding_window > 0 ? T * T : 0) + (c.lm_head ? T * c.vocab_size : 0);
   return static_cast<uint64_t>(floats) * sizeof(float);
 }
 
@@ -418,14 +433,14 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
   const auto norm = [&](const std::string& base, Norm* nm) {
     const bool legacy = !n.legacy_norm_weight.empty() && !has(base + ".weight") && has(base + "." + n.legacy_norm_weight);
     copy(base + "." + (legacy ? n.legacy_norm_weight : "weight"), {E}, nm->weight.data());
-    copy(base + "." + (legacy ? n.legacy_norm_bias : "bias"), {E}, nm->bias.data());
+    if (!nm->bias.empty()) copy(base + "." + (legacy ? n.legacy_norm_bias : "bias"), {E}, nm->bias.data());
   };
   const auto linear = [&](const std::string& base, Linear* lin) {
     pack(base + ".weight", lin->packed.data(), lin->packed16.data(), lin->out, lin->in, 0, lin->out, conv1d);
     if (!lin->bias.empty()) copy(base + ".bias", {lin->out}, lin->bias.data());
   };
   pack(p + n.word + ".weight", word_.packed.data(), word_.packed16.data(), V, E, 0, V, false);
-  copy(p + n.position + ".weight", {P, E}, position_.data());
+  if (c.family->positions == Positions::kLearned) copy(p + n.position + ".weight", {P, E}, position_.data());
   if (!n.token_type.empty()) copy(p + n.token_type + ".weight", {c.type_vocab_size, E}, token_type_.data());
   if (!n.embed_norm.empty()) norm(p + n.embed_norm, &embed_norm_);
   for (int64_t l = 0; l < c.num_layers; ++l) {
@@ -440,19 +455,32 @@ Status Model::plan_weights(Loading* loading, const std::string& file) {
       pack(name(n.qkv) + ".weight", in_w, in_w16, 3 * E, E, 0, 3 * E, conv1d);
       copy(name(n.qkv) + ".bias", {3 * E}, in_b);
     } else {
-      int64_t part = 0;
-      for (const std::string* base : {&n.q, &n.k, &n.v}) {
-        pack(name(*base) + ".weight", in_w, in_w16, 3 * E, E, part * E, E, conv1d);
-        copy(name(*base) + ".bias", {E}, in_b, part * E);
-        ++part;
+      // the fused in-projection's rows: W_q (H hd), W_k (G hd), W_v (G hd)
+      const int64_t qd = c.num_heads * c.head_dim, kv = c.num_kv_heads * c.head_dim, F = qd + 2 * kv;
+      const struct {
+        const std::string* base;
+        int64_t first, rows;
+      } parts[] = {{&n.q, 0, qd}, {&n.k, qd, kv}, {&n.v, qd + kv, kv}};
+      for (const auto& part : parts) {
+        pack(name(*part.base) + ".weight", in_w, in_w16, F, E, part.first, part.rows, conv1d);
+        if (c.qkv_bias) copy(name(*part.base) + ".bias", {part.rows}, in_b, part.first);
       }
     }
-    pack(name(n.attention_out) + ".weight", a.packed_storage("out_proj.weight"), a.packed_storage16("out_proj.weight"), E, E, 0,
+    const int64_t qd = c.num_heads * c.head_dim;
+    pack(name(n.attention_out) + ".weight", a.packed_storage("out_proj.weight"), a.packed_storage16("out_proj.weight"), E, qd, 0,
          E, conv1d);
-    copy(name(n.attention_out) + ".bias", {E}, a.packed_storage("out_proj.bias"));
+    if (c.out_bias) copy(name(n.attention_out) + ".bias", {E}, a.packed_storage("out_proj.bias"));
     if (c.family->norm_placement == NormPlacement::kPost) norm(name(n.attention_norm), &layer.attention_norm);
     if (c.family->norm_placement == NormPlacement::kPre) norm(name(n.ffn_norm), &layer.ffn_norm);
-    linear(name(n.up), &layer.up);
+    if (c.family->feed_forward == FeedForward::kGated) {  // up's rows: W_gate, then W_up
+      for (int64_t part = 0; part < 2; ++part) {
+        const std::string base = name(part == 0 ? n.gate : n.up);
+        pack(base + ".weight", layer.up.packed.data(), layer.up.packed16.data(), 2 * I, E, part * I, I, conv1d);
+        if (c.mlp_bias) copy(base + ".bias", {I}, layer.up.bias.data(), part * I);
+      }
+    } else {
+      linear(name(n.up), &layer.up);
+    }
     linear(name(n.down), &layer.down);
     if (c.family->norm_placement == NormPlacement::kPost) norm(name(n.ffn_norm), &layer.ffn_norm);
   }
@@ -653,6 +681,25 @@ void Model::layer_norm(float* out, const float* in, const Norm& norm, int64_t T)
   }
 }
 
+// RMSNorm (modeling_llama.py's LlamaRMSNorm), in float32:
+//   out = weight * (x * rsqrt(mean(x²) + eps)); the mean summed in double.
+void Model::rms_norm(float* out, const float* in, const Norm& norm, int64_t T) const {
+  const int64_t E = config_.hidden;
+  for (int64_t t = 0; t < T; ++t) {
+    const float* x = in + t * E;
+    double sum = 0;
+    for (int64_t i = 0; i < E; ++i) sum += static_cast<double>(x[i]) * x[i];
+    const float variance = static_cast<float>(sum / static_cast<double>(E));
+    const float inv = static_cast<float>(1.0 / std::sqrt(static_cast<double>(variance + static_cast<float>(config_.layer_norm_eps))));
+    for (int64_t i = 0; i < E; ++i) out[t * E + i] = norm.weight[static_cast<size_t>(i)] * (x[i] * inv);
+  }
+}
+
+void Model::normalize(float* out, const float* in, const Norm& norm, int64_t T) const {
+  if (norm.bias.empty()) rms_norm(out, in, norm, T);
+  else layer_norm(out, in, norm, T);
+}
+
 // gelu_new / gelu_pytorch_tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) in float (kernels::gelu_tanh);
 // gelu: 0.5 x (1 + erf(x / sqrt 2)), relu: max(x, 0), silu: x sigmoid(x), in double.
 void Model::activate(float* x, int64_t n) const {
@@ -711,23 +758,61 @@ void Model::embed(const int32_t* ids, int64_t T, std::vector<float>* x) const {
   for (int64_t t = 0; t < T; ++t) {
     float* row = x->data() + t * E;
     word_.row(row, ids[t]);
+    if (position_.empty()) continue;  // rotary positions: in attention
     const float* position = position_.data() + t * E;
     for (int64_t i = 0; i < E; ++i) {
       row[i] = token_types ? (row[i] + token_type_[static_cast<size_t>(i)]) + position[i] : row[i] + position[i];
     }
   }
-  if (!embed_norm_.weight.empty()) layer_norm(x->data(), x->data(), embed_norm_, T);
+  if (!embed_norm_.weight.empty()) normalize(x->data(), x->data(), embed_norm_, T);
+}
+
+// Layer l's mask when a sliding window applies to it and is shorter than the text: (T, T),
+// 0 where i - W < j <= i, -inf elsewhere (the causal mask within it); else no mask (causal).
+const MaskView& Model::window_mask(int64_t l, int64_t T) {
+  const ModelConfig& c = config_;
+  window_view_ = MaskView();
+  if (c.sliding_window <= 0 || l < c.window_from_layer || c.sliding_window >= T) return window_view_;
+  window_.resize(static_cast<size_t>(T * T));
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = 0; j < T; ++j)
+      window_[static_cast<size_t>(i * T + j)] = (j <= i && i - c.sliding_window < j) ? 0.0f : -INFINITY;
+  window_view_.dtype = MaskDtype::kFloat;
+  window_view_.data = window_.data();
+  window_view_.length = window_.size();
+  window_view_.shape = {T, T};
+  return window_view_;
+}
+
+// down_ (T, E) = ffn(normed_): down(act(up(x))), or gated down(act(gate(x)) * up(x)).
+void Model::feed_forward(Layer& layer, int64_t T) {
+  const int64_t I = config_.intermediate;
+  const bool gated = config_.family->feed_forward == FeedForward::kGated;
+  up_.resize(static_cast<size_t>(T * (gated ? 2 * I : I)));
+  layer.up.apply(up_.data(), normed_.data(), layer.up.bias.empty() ? nullptr : layer.up.bias.data(), T);
+  const float* hidden = up_.data();
+  if (gated) {  // up_ rows (T, 2I): [gate | up]
+    gated_.resize(static_cast<size_t>(T * I));
+    for (int64_t t = 0; t < T; ++t) {
+      float* g = up_.data() + t * 2 * I;
+      activate(g, I);
+      for (int64_t i = 0; i < I; ++i) gated_[static_cast<size_t>(t * I + i)] = g[i] * g[I + i];
+    }
+    hidden = gated_.data();
+  } else {
+    activate(up_.data(), T * I);
+  }
+  layer.down.apply(down_.data(), hidden, layer.down.bias.empty() ? nullptr : layer.down.bias.data(), T);
 }
 
 // One layer on x (T, E), in place: pre-norm  x += attn(norm_1(x)); x += ffn(norm_2(x))
 //                                   post-norm x = norm_1(x + attn(x)); x = norm_2(x + ffn(x))
 Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool head_outputs, int64_t T, std::vector<float>* x,
                         LayerResult* out) {
-  const int64_t E = config_.hidden, I = config_.intermediate;
+  const int64_t E = config_.hidden;
   const bool pre = config_.family->norm_placement == NormPlacement::kPre;
   Layer& layer = layers_[static_cast<size_t>(l)];
   normed_.resize(x->size());
-  up_.resize(static_cast<size_t>(T * I));
   down_.resize(x->size());
   ForwardOptions fo;
   fo.need_weights = true;
@@ -738,25 +823,23 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool hea
   fo.ablate_heads = ablated;
   const float* attention_in = x->data();
   if (pre) {
-    layer_norm(normed_.data(), x->data(), layer.attention_norm, T);
+    normalize(normed_.data(), x->data(), layer.attention_norm, T);
     attention_in = normed_.data();
   }
   const TensorView stream{attention_in, static_cast<size_t>(T * E), {T, E}};
   ForwardResult attended;
-  MHA_RETURN_IF_ERROR(layer.attention->forward(stream, stream, stream, MaskView(), MaskView(), fo, &attended));
+  MHA_RETURN_IF_ERROR(layer.attention->forward(stream, stream, stream, MaskView(), window_mask(l, T), fo, &attended));
   const std::vector<float>& a = attended.output.data;
   for (size_t i = 0; i < x->size(); ++i) (*x)[i] += a[i];
   if (pre) {
-    layer_norm(normed_.data(), x->data(), layer.ffn_norm, T);
+    normalize(normed_.data(), x->data(), layer.ffn_norm, T);
   } else {
-    layer_norm(x->data(), x->data(), layer.attention_norm, T);
+    normalize(x->data(), x->data(), layer.attention_norm, T);
     normed_ = *x;
   }
-  layer.up.apply(up_.data(), normed_.data(), layer.up.bias.data(), T);
-  activate(up_.data(), T * I);
-  layer.down.apply(down_.data(), up_.data(), layer.down.bias.data(), T);
+  feed_forward(layer, T);
   for (size_t i = 0; i < x->size(); ++i) (*x)[i] += down_[i];
-  if (!pre) layer_norm(x->data(), x->data(), layer.ffn_norm, T);
+  if (!pre) normalize(x->data(), x->data(), layer.ffn_norm, T);
   out->weights = std::move(attended.weights);
   out->head_outputs = head_outputs ? std::move(attended.head_outputs) : Tensor();
   out->concat = head_outputs ? std::move(attended.concat) : Tensor();
@@ -773,7 +856,7 @@ void Model::heads(const std::vector<float>& x, int64_t T, RunResult* r) {
   reshape(&r->hidden, {T, E});
   if (!c.lm_head) r->logits = Tensor();
   if (!has_pooler_) r->pooled = Tensor();
-  if (!final_norm_.weight.empty()) layer_norm(r->hidden.data.data(), x.data(), final_norm_, T);
+  if (!final_norm_.weight.empty()) normalize(r->hidden.data.data(), x.data(), final_norm_, T);
   else r->hidden.data = x;
   const std::vector<float>& h = r->hidden.data;
   if (has_pooler_) {  // the first token's hidden state
@@ -789,7 +872,7 @@ void Model::heads(const std::vector<float>& x, int64_t T, RunResult* r) {
     normed_.resize(h.size());
     head_transform_.apply(normed_.data(), h.data(), head_transform_.bias.data(), T);
     activate(normed_.data(), T * E);
-    layer_norm(normed_.data(), normed_.data(), head_norm_, T);
+    normalize(normed_.data(), normed_.data(), head_norm_, T);
     reshape(&r->logits, {T, V});
     head_weight().apply(r->logits.data.data(), normed_.data(), bias, T);
   }
@@ -822,7 +905,7 @@ void Model::next_token_logprobs(const std::vector<float>& x, const int32_t* ids,
                                 std::vector<double>* out) {
   const int64_t E = config_.hidden, V = config_.vocab_size, rows = T - 1;
   normed_.resize(static_cast<size_t>(rows * E));
-  if (!final_norm_.weight.empty()) layer_norm(normed_.data(), x.data(), final_norm_, rows);
+  if (!final_norm_.weight.empty()) normalize(normed_.data(), x.data(), final_norm_, rows);
   else std::copy(x.begin(), x.begin() + rows * E, normed_.begin());
   logits->resize(static_cast<size_t>(rows * V));
   head_weight().apply(logits->data(), normed_.data(), head_.bias.empty() ? nullptr : head_.bias.data(), rows);

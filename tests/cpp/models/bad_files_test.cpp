@@ -154,7 +154,7 @@ TEST_F(BadFiles, FarTooLarge) {
 
 TEST_F(BadFiles, UnsupportedConfig) {
   const std::string weights = write_f32(gpt2_);
-  refused(with(gpt2_config_, "model_type", "llama"), weights, {"config.json", "'model_type'", "llama"});
+  refused(with(gpt2_config_, "model_type", "gemma"), weights, {"config.json", "'model_type'", "gemma"});
   refused(with(gpt2_config_, "scale_attn_by_inverse_layer_idx", true), weights, {"config.json", "'scale_attn_by_inverse_layer_idx'"});
   refused(with(gpt2_config_, "reorder_and_upcast_attn", true), weights, {"config.json", "'reorder_and_upcast_attn'"});
   refused(with(gpt2_config_, "add_cross_attention", true), weights, {"config.json", "'add_cross_attention'"});
@@ -259,6 +259,105 @@ TEST(RandomDamage, SafetensorsAndConfigNeverCrash) {
   std::printf("[ damage   ] 400 damaged checkpoints: %zu loaded, %zu refused\n", loaded, refused);
   EXPECT_GT(refused, 0u);
   EXPECT_GT(loaded, 0u);
+}
+
+
+// The Llama-family fields the runtime does not compute are refused by name.
+TEST(LlamaFamilyConfig, UnsupportedFieldsAreRefusedByName) {
+  const nlohmann::json base = nlohmann::json::parse(read_bytes(models_file("llama-gqa/config.json")));
+  const auto refused = [&](const nlohmann::json& changes, std::initializer_list<std::string> parts) {
+    nlohmann::json j = base;
+    j.merge_patch(changes);
+    ModelConfig config;
+    const Status s = ParseConfig(j.dump(), "config.json", &config);
+    ASSERT_FALSE(s.ok()) << j.dump();
+    for (const std::string& part : parts) EXPECT_NE(s.message().find(part), std::string::npos) << s.message();
+  };
+  refused({{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}}, {"config.json", "rope_scaling.rope_type", "yarn", "not supported yet"});
+  refused({{"rope_scaling", {{"type", "longrope"}, {"short_factor", {1.0}}}}}, {"rope_scaling.type", "longrope"});
+  refused({{"rope_parameters", {{"rope_type", "yarn"}, {"rope_theta", 1e4}}}}, {"rope_parameters.rope_type", "yarn"});
+  refused({{"partial_rotary_factor", 0.5}}, {"'partial_rotary_factor'", "not supported yet"});
+  refused({{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}}}}, {"rope_scaling.low_freq_factor", "is missing"});
+  refused({{"rope_scaling", {{"rope_type", "ntk"}, {"factor", 2.0}}}}, {"'ntk'", "not supported ("});
+  refused({{"num_key_value_heads", 3}}, {"'num_key_value_heads' (3) must divide 'num_attention_heads' (4)"});
+  refused({{"head_dim", 7}}, {"even head width"});
+  refused({{"model_type", "gemma"}}, {"field 'model_type' is 'gemma'", "llama, mistral, qwen2"});
+  refused({{"model_type", "mixtral"}}, {"field 'model_type' is 'mixtral'"});
+  refused({{"architectures", {"LlamaForSequenceClassification"}}}, {"'architectures'", "LlamaForCausalLM, LlamaModel"});
+  refused({{"model_type", "mistral"}, {"architectures", {"MistralForCausalLM"}}, {"sliding_window", 0}}, {"'sliding_window' must be a positive integer"});
+}
+
+// What each family reads from its config: defaults, rope types, biases and windows.
+TEST(LlamaFamilyConfig, FieldsAreRead) {
+  const nlohmann::json base = nlohmann::json::parse(read_bytes(models_file("llama-gqa/config.json")));
+  const auto parsed = [&](const nlohmann::json& changes) {
+    nlohmann::json j = base;
+    j.merge_patch(changes);
+    ModelConfig config;
+    const Status s = ParseConfig(j.dump(), "config.json", &config);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return config;
+  };
+  ModelConfig c = parsed(nlohmann::json::object());
+  EXPECT_EQ(c.num_kv_heads, 2);
+  EXPECT_EQ(c.head_dim, 8);
+  EXPECT_FALSE(c.tie_word_embeddings);
+  EXPECT_FALSE(c.qkv_bias);
+  EXPECT_EQ(c.rope_type, "default");
+  ASSERT_EQ(c.rotary.inv_freq.size(), 4u);
+  EXPECT_FLOAT_EQ(c.rotary.inv_freq[1], 1.0f / std::pow(10000.0f, 0.25f));
+  c = parsed({{"tie_word_embeddings", nullptr}, {"num_key_value_heads", nullptr}});  // absent: false; H
+  EXPECT_FALSE(c.tie_word_embeddings);
+  EXPECT_EQ(c.num_kv_heads, 4);
+  c = parsed({{"rope_scaling", {{"type", "linear"}, {"factor", 4.0}}}});
+  EXPECT_EQ(c.rope_type, "linear");
+  EXPECT_FLOAT_EQ(c.rotary.inv_freq[1], 1.0f / std::pow(10000.0f, 0.25f) / 4.0f);
+  c = parsed({{"rope_scaling", {{"rope_type", "dynamic"}, {"factor", 4.0}}}});  // within the trained length: default
+  EXPECT_FLOAT_EQ(c.rotary.inv_freq[1], 1.0f / std::pow(10000.0f, 0.25f));
+  c = parsed({{"model_type", "mistral"}, {"architectures", {"MistralModel"}}});
+  EXPECT_EQ(c.sliding_window, 4096);  // MistralConfig's default
+  EXPECT_EQ(c.task, Task::kNone);
+  {
+    nlohmann::json j = base;  // sliding_window null: no window (merge_patch would remove the key)
+    j["model_type"] = "mistral";
+    j["architectures"] = {"MistralForCausalLM"};
+    j["sliding_window"] = nullptr;
+    ASSERT_TRUE(ParseConfig(j.dump(), "config.json", &c).ok());
+    EXPECT_EQ(c.sliding_window, 0);
+  }
+  c = parsed({{"model_type", "qwen2"}, {"architectures", {"Qwen2ForCausalLM"}}, {"sliding_window", 16}});
+  EXPECT_TRUE(c.qkv_bias);
+  EXPECT_FALSE(c.out_bias);
+  EXPECT_EQ(c.sliding_window, 0);  // use_sliding_window absent: false
+  c = parsed({{"model_type", "qwen2"}, {"architectures", {"Qwen2ForCausalLM"}}, {"use_sliding_window", true},
+              {"sliding_window", 16}, {"max_window_layers", 1}});
+  EXPECT_EQ(c.sliding_window, 16);
+  EXPECT_EQ(c.window_from_layer, 1);
+  c = parsed({{"attention_bias", true}, {"mlp_bias", true}});
+  EXPECT_TRUE(c.qkv_bias && c.out_bias && c.mlp_bias);
+}
+
+// A bare LlamaModel file (no "model." prefix, no head) loads and gives the hidden states.
+TEST(LlamaFamilyConfig, BareModelLoads) {
+  nlohmann::json config = nlohmann::json::parse(read_bytes(models_file("llama-gqa/config.json")));
+  config["architectures"] = {"LlamaModel"};
+  std::map<std::string, LoadedTensor> tensors, bare;
+  ASSERT_TRUE(ReadSafetensors(read_bytes(models_file("llama-gqa/model.safetensors")), "model.safetensors", LoadLimits(), nullptr,
+                              &tensors)
+                  .ok());
+  for (auto& [name, t] : tensors) {
+    if (name.rfind("model.", 0) == 0) bare[name.substr(6)] = t;
+  }
+  std::unique_ptr<Model> model;
+  const Status s = Model::Load(config.dump(), "config.json", write_f32(bare), "model.safetensors", LoadLimits(), &model);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::vector<int32_t> ids = {1, 2, 3, 4, 5};
+  RunResult r;
+  ASSERT_TRUE(model->Run(ids.data(), ids.size(), RunOptions(), &r).ok());
+  EXPECT_FALSE(r.logits.present());
+  EXPECT_EQ(r.hidden.shape, (Shape{5, 32}));
+  EXPECT_EQ(r.layers[0].weights.shape, (Shape{4, 5, 5}));
+  EXPECT_EQ(r.layers[0].concat.present(), false);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// GPT-2 and BERT in Hugging Face layout against the PyTorch reference
-// (scripts/reference/hf_reference.py): every golden case's per-layer attention weights (H, T, T)
+// GPT-2, BERT, Llama, Mistral and Qwen2 in Hugging Face layout against the PyTorch reference
+// (scripts/reference/hf_reference.py, scripts/reference/llama_reference.py): every golden case's per-layer attention weights (H, T, T)
 // within 1e-5 and logits within 1e-4 (BERT without a head: the last hidden state and the pooler's
 // output within 1e-4), for each dtype's file (F32, F16, BF16; the reference ran on the same rounded
 // weights); GPT-2's head importance (the mean drop in log p(next token) per head switched off)
@@ -107,7 +107,8 @@ TEST_P(GoldenModel, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Models, GoldenModel,
                          ::testing::Values("gpt2-tied", "gpt2-untied", "gpt2-one-head", "gpt2-trained", "bert-mlm", "bert-base-model",
-                                           "bert-untied", "nanogpt-char"),
+                                           "bert-untied", "nanogpt-char", "llama-gqa", "llama-mqa-llama3",
+                                           "llama-linear-bias", "llama-dynamic-v5", "mistral-window", "qwen2-bias-window"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -84,6 +84,8 @@ TEST(Streaming, ThePlanRefusesWithItsNumbers) {
   ASSERT_TRUE(ParseConfig(read_bytes(models_file("gpt2-tied/config.json")), "config.json", &config).ok());
   config.hidden = 1024;
   config.num_heads = 16;
+  config.num_kv_heads = 16;
+  config.head_dim = 64;
   config.num_layers = 24;
   config.intermediate = 4096;
   config.vocab_size = 50257;
