@@ -5,7 +5,8 @@
 // (createWorkerMha). An engine that does not isolate the page (no SharedArrayBuffer) says so,
 // and the test checks the fallback there: the single-thread core, and threads: true refused.
 // The models the same way (loadModel, loadWorkerModel: the models' pthreads module, bit for bit
-// the single-thread module's numbers, PyTorch's on the lesson's example model). The lesson page
+// the single-thread module's numbers, PyTorch's on the lesson's example model; on a page that is
+// not isolated, the single-thread module with the isolated page's numbers). The lesson page
 // as `npm start` serves it (scripts/serve/serve.js, SERVE_HEADERS): cross-origin isolated, its
 // models on threads, and the iframe embed and the element still loading on a course page of
 // another origin, isolated or not.
@@ -184,6 +185,8 @@ async function compareModels({ run, source, worker }) {
   const ids = Array.from({ length: 64 }, (_, i) => (i * 37 + 11) % 500);
   const flat = (r) => [...r.layers.flatMap((l) => Array.from(l.weights.data)), ...Array.from(r.logits.data)];
   const worst = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
+  // FNV-1a over the float32 bits: equal digests, the same numbers bit for bit
+  const digest = (values) => new Uint32Array(Float32Array.from(values).buffer).reduce((h, v) => Math.imul(h ^ v, 16777619) >>> 0, 2166136261).toString(16);
   const open = worker ? loadWorkerModel : loadModel;
   const t0 = performance.now();
   const lesson = await open(run.url);
@@ -200,6 +203,7 @@ async function compareModels({ run, source, worker }) {
     pytorch: worst(lessonRun.layers.flatMap((l) => Array.from(l.weights.data)), run.attentions),
     lessonDiff: worst(flat(lessonRun), flat(singleLesson.run(run.text))),
     wideDiff: worst(flat(wideRun), flat(singleWide.run(ids))),
+    digests: { lesson: digest(flat(lessonRun)), wide: digest(flat(wideRun)) },
     ms: [ms, t1 - t0],
   };
   for (const m of [lesson, wide, singleWide, singleLesson]) m.dispose();
@@ -223,10 +227,15 @@ function checkModels(r, where) {
   assert.equal(r.wideDiff, 0);
 }
 
+// The digests of the isolated page's runs on loadModel()'s default module, for the page that is not isolated.
+let isolatedDigests = null;
+
 test('crossOriginIsolated page: loadModel() runs on the models\' pthreads module, with the numbers of the single-thread one', { engines: 'all', why: 'workers', timeout: 120_000 }, async () => {
   await openPage(isolated);
   const run = { ...lessonRun(), url: LESSON_MODEL };
-  checkModels(await page.evaluate(compareModels, { run, source: randomWideGpt2.toString(), worker: false }), 'isolated page, loadModel');
+  const r = await page.evaluate(compareModels, { run, source: randomWideGpt2.toString(), worker: false });
+  checkModels(r, 'isolated page, loadModel');
+  isolatedDigests = r.digests;
 });
 
 test('crossOriginIsolated page: loadWorkerModel() runs on the models\' pthreads module in its worker', { engines: 'all', why: 'workers', timeout: 120_000 }, async () => {
@@ -262,18 +271,36 @@ test('page that is not isolated: loadMha() loads the single-thread core; threads
   assert.ok(r.ok, 'the single-thread core still computes after the refused request');
 });
 
-test('page that is not isolated: loadModel() runs on the single-thread module; threads: true is a clear error', { engines: 'all', why: 'workers', timeout: 60_000 }, async () => {
+test('page that is not isolated: loadModel() runs on the single-thread module, with the isolated page\'s numbers; threads: true is a clear error', { engines: 'all', why: 'workers', timeout: 120_000 }, async () => {
   await openPage(plain);
-  const r = await page.evaluate(async (url) => {
+  const run = { ...lessonRun(), url: LESSON_MODEL };
+  const r = await page.evaluate(async ({ run, source }) => {
     const { loadModel, modelThreadsAvailable } = await import('/lib/models.js');
-    const model = await loadModel(url);
-    const refused = await loadModel(url, { threads: true }).then(() => null, (e) => ({ name: e.name, code: e.code, message: e.message }));
-    const ok = model.run([1, 2, 3]).logits.data.every(Number.isFinite);
-    model.dispose();
-    return { available: modelThreadsAvailable(), threads: model.threads, refused, ok };
-  }, LESSON_MODEL);
-  console.log(`# plain page: loadModel() threads ${r.threads}; threads: true -> ${r.refused?.code}: ${r.refused?.message}`);
-  assert.deepEqual({ available: r.available, threads: r.threads, ok: r.ok }, { available: false, threads: 1, ok: true });
+    const randomWide = (0, eval)(`(${source})`);
+    const ids = Array.from({ length: 64 }, (_, i) => (i * 37 + 11) % 500);
+    const flat = (r) => [...r.layers.flatMap((l) => Array.from(l.weights.data)), ...Array.from(r.logits.data)];
+    const digest = (values) => new Uint32Array(Float32Array.from(values).buffer).reduce((h, v) => Math.imul(h ^ v, 16777619) >>> 0, 2166136261).toString(16);
+    const lesson = await loadModel(run.url);
+    const refused = await loadModel(run.url, { threads: true }).then(() => null, (e) => ({ name: e.name, code: e.code, message: e.message }));
+    const lessonRun = lesson.run(run.text);
+    const wide = await loadModel(await randomWide());
+    const wideRun = wide.run(ids);
+    const weights = lessonRun.layers.flatMap((l) => Array.from(l.weights.data));
+    const result = {
+      crossOriginIsolated: globalThis.crossOriginIsolated, available: modelThreadsAvailable(), threads: [lesson.threads, wide.threads], refused,
+      pytorch: weights.reduce((m, v, i) => Math.max(m, Math.abs(v - run.attentions[i])), 0),
+      digests: { lesson: digest(flat(lessonRun)), wide: digest(flat(wideRun)) },
+    };
+    lesson.dispose();
+    wide.dispose();
+    return result;
+  }, { run, source: randomWideGpt2.toString() });
+  console.log(`# plain page: loadModel() threads ${r.threads.join('/')}; max |page - PyTorch| ${r.pytorch.toExponential(2)}; digests ${JSON.stringify(r.digests)}, ` +
+    `isolated page's ${JSON.stringify(isolatedDigests)}; threads: true -> ${r.refused?.code}: ${r.refused?.message}`);
+  assert.deepEqual({ crossOriginIsolated: r.crossOriginIsolated, available: r.available, threads: r.threads }, { crossOriginIsolated: false, available: false, threads: [1, 1] });
+  assert.ok(r.pytorch <= 1e-5, `the example model's weights differ from PyTorch by ${r.pytorch}`);
+  if (isolatedDigests) assert.deepEqual(r.digests, isolatedDigests, 'the same numbers, bit for bit, as the isolated page\'s (2 threads where it has SharedArrayBuffer)');
+  else note('the isolated page\'s loadModel test did not run: the numbers are checked against PyTorch only');
   assert.equal(r.refused?.code, 'INVALID_ARGUMENT');
   assert.match(r.refused.message, /crossOriginIsolated/);
 });
@@ -281,7 +308,8 @@ test('page that is not isolated: loadModel() runs on the single-thread module; t
 test('the lesson page as npm start serves it: cross-origin isolated, its models on threads; the iframe embed and the element load on a course page of another origin, isolated or not', { engines: 'all', why: 'network', timeout: 240_000 }, async () => {
   const started = await serve({ root: path.join(root, 'web'), headers: SERVE_HEADERS });
   const site = mkdtempSync(path.join(tmpdir(), 'mha-course-'));
-  const sentence = 'The dog chased the cat.';
+  // one of the lesson's examples, tagged at build time: the element from another origin starts no tagger worker
+  const sentence = 'The cat sat on the mat because it was tired.';
   writeFileSync(path.join(site, 'index.html'), `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>A course page</title>
 <script type="module" src="${started.url}element/mha-explorer.js"></script></head>
@@ -321,9 +349,9 @@ test('the lesson page as npm start serves it: cross-origin isolated, its models 
       await frame.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('mha-explorer')?.status), null, { timeout: 90_000 });
       const embedded = await frame.evaluate(() => {
         const e = document.querySelector('mha-explorer');
-        return { status: e.status, message: e.shadowRoot.querySelector('.status').textContent, heads: e.result?.numHeads };
+        return { status: e.status, message: e.shadowRoot.querySelector('.status').textContent, heads: e.result?.numHeads, isolated: globalThis.crossOriginIsolated };
       });
-      console.log(`# ${name} (${server.url}): element ${element.status} (${element.heads} heads), iframe embed ${embedded.status} (${embedded.heads} heads); crossOriginIsolated ${element.isolated}`);
+      console.log(`# ${name} (${server.url}): element ${element.status} (${element.heads} heads), iframe embed ${embedded.status} (${embedded.heads} heads); crossOriginIsolated: page ${element.isolated}, embed ${embedded.isolated}`);
       assert.equal(element.isolated, server === isolatedCourse);
       assert.equal(element.status, 'ready', `${name}: the element: ${element.message}`);
       assert.equal(embedded.status, 'ready', `${name}: the iframe embed: ${embedded.message}`);
