@@ -17,7 +17,12 @@ export const BEGIN = '<!-- bench tables: begin (written by `node bench/markdown.
 export const END = '<!-- bench tables: end -->';
 export const MODEL_BEGIN = '<!-- bench model table: begin (written by `node bench/markdown.js` from build/bench/last.json; edits here are replaced) -->';
 export const MODEL_END = '<!-- bench model table: end -->';
-const MODEL_ENGINES = ['wasm', 'onnxruntime-web', 'onnxruntime-web-2t'];
+const MODEL_ENGINES = ['wasm', 'wasm-threads', 'onnxruntime-web', 'onnxruntime-web-2t'];
+
+/** The engine of ours an engine's time is compared with: the one on as many threads. */
+export function modelBaseline(engine) {
+  return engine === 'onnxruntime-web-2t' ? 'wasm-threads' : 'wasm';
+}
 
 const ENGINES = ['wasm', 'wasm-threads', 'native-sse2', 'native-march', 'onnxruntime-web', 'onnxruntime-web-2t', 'tfjs-wasm', 'js'];
 const FLOPS_TEXT = '8·L·E² + 4·L²·E';
@@ -105,17 +110,17 @@ export function modelMarkdown(report) {
   const out = (line = '') => lines.push(line);
   const command = (report.command ?? 'npm run bench').replace(/ --$/, '');
   out(`\`${command}\` on ${report.machine ?? 'an unnamed machine'}${report.load_average ? `; 1-minute load average ${report.load_average.start} at the start, ${report.load_average.end} at the end` : ''}.`);
-  out('Cells: the median ms per forward of each engine\'s fastest round (GFLOP/s: per layer 2·T·(4E² + 2·E·I) + 4·T²·E, and 2·T·E·V for the LM head); in brackets the engine\'s time over `wasm`\'s (> 1: ours is faster).');
+  out('Cells: the median ms per forward of each engine\'s fastest round (GFLOP/s: per layer 2·T·(4E² + 2·E·I) + 4·T²·E, and 2·T·E·V for the LM head); in brackets the engine\'s time over ours on as many threads, `wasm`\'s (one thread) or, for `onnxruntime-web-2t`, `wasm-threads`\' (two): > 1, ours is faster.');
   out();
   const cols = MODEL_ENGINES.filter((e) => results.some((r) => r.engine === e));
   out(`| model | tokens | ${cols.join(' | ')} |`);
   out(`|---|---:|${cols.map(() => '---:').join('|')}|`);
   for (const name of new Set(results.map((r) => r.case))) {
     const row = results.filter((r) => r.case === name);
-    const ours = row.find((r) => r.engine === 'wasm');
     const cells = cols.map((e) => {
       const r = row.find((x) => x.engine === e);
       if (!r) return '';
+      const ours = row.find((x) => x.engine === modelBaseline(e));
       return `${ms(r.ms)} (${r.gflops.toFixed(1)})${e !== 'wasm' && ours ? ` [${(r.ms / ours.ms).toFixed(2)}×]` : ''}`;
     });
     out(`| ${name} | ${row[0].tokens} | ${cells.join(' | ')} |`);
@@ -126,10 +131,10 @@ export function modelMarkdown(report) {
     out();
     out(`Every engine's logits agreed with \`wasm\`'s to at most ${worst('max_err')}, its attention weights to ${worst('max_err_attention')} (tolerance 1e-4 each).`);
   }
-  const heaps = results.filter((r) => r.engine === 'wasm' && r.peak_heap_mb != null);
+  const heaps = results.filter((r) => r.engine.startsWith('wasm') && r.peak_heap_mb != null);
   if (heaps.length) {
     out();
-    out(`\`wasm\`'s memory after the runs: ${heaps.map((r) => `${r.case} ${r.peak_heap_mb.toFixed(0)} MB`).join(', ')}.`);
+    out(`Our modules' memory after the runs: ${heaps.map((r) => `${r.engine} ${r.case} ${r.peak_heap_mb.toFixed(0)} MB`).join(', ')}.`);
   }
   return lines.join('\n');
 }

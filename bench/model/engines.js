@@ -3,6 +3,7 @@
 //   wasm                 this project's mha_models.wasm (single thread) through its JS API
 //                        (web/lib/models.js: loadModel, run): every layer's weights and residual,
 //                        the hidden state and the logits copied out as the API returns them
+//   wasm-threads         the same on the pthreads module (web/lib/wasm/threads/, 2 threads)
 //   onnxruntime-web      onnxruntime-web's WebAssembly backend (SIMD) in Node.js, 1 thread, on
 //                        the same checkpoint exported to ONNX (bench/model/cases.js)
 //   onnxruntime-web-2t   the same, 2 threads
@@ -12,14 +13,16 @@ import path from 'node:path';
 import { concat, repoRoot } from '../data.js';
 
 const require = createRequire(import.meta.url);
-export const MODEL_ENGINES = ['wasm', 'onnxruntime-web', 'onnxruntime-web-2t'];
+export const MODEL_ENGINES = ['wasm', 'wasm-threads', 'onnxruntime-web', 'onnxruntime-web-2t'];
+export const OUR_ENGINES = ['wasm', 'wasm-threads'];
 
 const shown = (file) => path.relative(repoRoot, file);
 
 /** true, or why the engine cannot run the case. */
 export function available(engine, modelCase) {
-  if (engine === 'wasm') {
-    if (!fs.existsSync(path.join(repoRoot, 'web/lib/wasm/mha_models.wasm'))) return 'web/lib/wasm/mha_models.wasm is not built (npm run build)';
+  if (OUR_ENGINES.includes(engine)) {
+    const wasm = engine === 'wasm' ? 'web/lib/wasm/mha_models.wasm' : 'web/lib/wasm/threads/mha_models_threads.wasm';
+    if (!fs.existsSync(path.join(repoRoot, wasm))) return `${wasm} is not built (npm run build)`;
     if (!fs.existsSync(path.join(modelCase.dir, 'model.safetensors'))) return `${shown(modelCase.dir)}/model.safetensors is missing (made on a full run: bench/model/cases.js)`;
     return true;
   }
@@ -33,10 +36,11 @@ export function available(engine, modelCase) {
 }
 
 export async function create(engine, modelCase) {
-  if (engine === 'wasm') {
+  if (OUR_ENGINES.includes(engine)) {
     const { loadModel, loadModelsCore } = await import('../../web/lib/models.js');
-    const model = await loadModel(modelCase.dir);
-    const core = await loadModelsCore();
+    const threads = engine === 'wasm-threads';
+    const model = await loadModel(modelCase.dir, { threads });
+    const core = await loadModelsCore({ threads });
     return {
       run(ids) {
         const r = model.run(ids);

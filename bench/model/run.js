@@ -13,9 +13,14 @@ import { benchDir, repoRoot, runJob as runJobIn } from '../data.js';
 
 const runJob = (job) => runJobIn('model/worker.js', job);
 import { MODEL_CASES, modelFlops } from './cases.js';
-import { available, MODEL_ENGINES } from './engines.js';
+import { available, MODEL_ENGINES, OUR_ENGINES } from './engines.js';
+import { modelBaseline } from '../markdown.js';
 
-export const MODEL_GOALS = [['gpt2-small', 'onnxruntime-web', 1.25], ['smollm2-135m', 'onnxruntime-web', 1.25]];
+/** [case, other engine, our engine on as many threads, the least other / ours]. */
+export const MODEL_GOALS = [
+  ['gpt2-small', 'onnxruntime-web', 'wasm', 1.25], ['gpt2-small', 'onnxruntime-web-2t', 'wasm-threads', 1.25],
+  ['smollm2-135m', 'onnxruntime-web', 'wasm', 1.25], ['smollm2-135m', 'onnxruntime-web-2t', 'wasm-threads', 1.25],
+];
 
 /** Writes a case's random checkpoint and its ONNX export when they are missing. */
 function makeCase(name, log) {
@@ -60,7 +65,7 @@ export function runModelBench({ quick, budgetMs, rounds, log, fmt }) {
         const r = runJob({ engine, case: job.name, budgetMs, refFile: job.refFile, writeRef: !job.haveRef });
         if (r.error) {
           // a wrong output, or this project's engine failing, fails the run
-          if (r.mismatch || engine === 'wasm' || !job.haveRef) failures++;
+          if (r.mismatch || OUR_ENGINES.includes(engine) || !job.haveRef) failures++;
           job.failed.add(engine);
           log(`[bench] model ${job.name} ${engine}: FAILED: ${r.error}`);
           continue;
@@ -85,11 +90,11 @@ export function runModelBench({ quick, budgetMs, rounds, log, fmt }) {
     }
   }
   const get = (engine, name) => results.find((r) => r.engine === engine && r.case === name);
-  const goals = MODEL_GOALS.filter(([name]) => caseNames.includes(name)).map(([name, other, need]) => {
+  const goals = MODEL_GOALS.filter(([name]) => caseNames.includes(name)).map(([name, other, ours, need]) => {
     const o = get(other, name);
-    const w = get('wasm', name);
+    const w = get(ours, name);
     const value = o && w ? o.ms / w.ms : null;
-    return { goal: `${name}: ${other} / wasm >= ${need}`, value, met: value == null ? null : value >= need, shown: (v) => `${fmt(v)}×` };
+    return { goal: `${name}: ${other} / ${ours} >= ${need}`, value, met: value == null ? null : value >= need, shown: (v) => `${fmt(v)}×` };
   });
   return { results, goals, skipped, failures };
 }
@@ -98,13 +103,13 @@ export function runModelBench({ quick, budgetMs, rounds, log, fmt }) {
 export function printModelTable(results, fmt) {
   if (results.length === 0) return;
   const pad = (t, n) => String(t).padStart(n);
-  console.log('\nmodel: ids → logits + every layer\'s attention weights; median ms per forward (GFLOP/s) [ratio to wasm]\n');
+  console.log('\nmodel: ids → logits + every layer\'s attention weights; median ms per forward (GFLOP/s) [ratio to ours on as many threads]\n');
   console.log(`${'case'.padEnd(18)}${MODEL_ENGINES.map((e) => pad(e, 26)).join('')}`);
   for (const name of new Set(results.map((r) => r.case))) {
-    const ours = results.find((r) => r.engine === 'wasm' && r.case === name);
     const cells = MODEL_ENGINES.map((e) => {
       const r = results.find((x) => x.engine === e && x.case === name);
       if (!r) return pad('', 26);
+      const ours = results.find((x) => x.engine === modelBaseline(e) && x.case === name);
       return pad(`${fmt(r.ms)} (${fmt(r.gflops, 1)})${e === 'wasm' || !ours ? '' : ` [${fmt(r.ms / ours.ms)}×]`}`, 26);
     });
     console.log(`${`${name} T=${results.find((r) => r.case === name).tokens}`.padEnd(18)}${cells.join('')}`);

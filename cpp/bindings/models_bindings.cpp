@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "boundary.h"
+#include "mha/kernels.h"
 #include "mha/models.h"
 
 namespace {
@@ -233,6 +234,7 @@ class ModelSession {
 
 EMSCRIPTEN_BINDINGS(mha_models) {
   mha::bindings::register_boundary();
+  emscripten::function("numThreads", &mha::kernels::num_threads);
   emscripten::class_<ModelSession>("ModelSession")
       .constructor<>()
       .function("begin", &ModelSession::begin)

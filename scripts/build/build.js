@@ -22,7 +22,7 @@ export const PRESETS = JSON.parse(fs.readFileSync(path.join(repoRoot, 'CMakePres
 
 // The set-up (scripts/build/setup.js) each preset needs: asan needs clang, the others g++ or
 // Emscripten.
-const SETUP_FOR = { wasm: 'start', 'wasm-threads': 'start', asan: 'fuzz', train: 'train', 'bench-sse2': 'train', 'bench-march': 'train' };
+const SETUP_FOR = { wasm: 'start', 'wasm-threads': 'start', 'wasm-models': 'start', asan: 'fuzz', train: 'train', 'bench-sse2': 'train', 'bench-march': 'train' };
 
 /**
  * Configures and builds each preset in turn; throws a BuildError naming the one that failed.

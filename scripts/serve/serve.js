@@ -5,6 +5,7 @@
 //
 // As a module: `startServer({ root, port, host, headers })` resolves to `{ server, url, close }`;
 // `port: 0` picks a free port (for tests); `headers` are added to every response (e.g. a CSP).
+// Run as a script (and by `npm start`) it sends SERVE_HEADERS: the page cross-origin isolated.
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -123,6 +124,20 @@ export function startServer({ root = path.join(repoRoot, 'web'), port = 8080, ho
   });
 }
 
+/**
+ * What `npm start` sends with every response. The page is cross-origin isolated (COOP and COEP:
+ * SharedArrayBuffer exists, so the cores and the models run on their pthreads modules); every
+ * file may be read from any origin (CORS for fetches and modules, CORP for what a
+ * cross-origin-isolated page on another origin loads without CORS), as a CDN serving the
+ * package does, so that a course page elsewhere can load the element from here.
+ */
+export const SERVE_HEADERS = Object.freeze({
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+  'Cross-Origin-Resource-Policy': 'cross-origin',
+  'Access-Control-Allow-Origin': '*',
+});
+
 /** PORT from the environment, checked. */
 export function portFromEnv(env = process.env) {
   if (env.PORT === undefined || env.PORT === '') return 8080;
@@ -134,9 +149,9 @@ export function portFromEnv(env = process.env) {
 }
 
 /**
- * Start serving and keep the process alive; prints the URL. Used by `npm start`. Every response
- * allows any origin to read it (Access-Control-Allow-Origin: *), as a CDN serving the package
- * does: a course page on another local port can load the element from here.
+ * Start serving and keep the process alive; prints the URL. Used by `npm start`, with
+ * SERVE_HEADERS on every response: the page is cross-origin isolated (threads), and a course
+ * page on another local port can load the element from here.
  */
 export async function serveForever(root = path.join(repoRoot, 'web')) {
   let port;
@@ -147,7 +162,7 @@ export async function serveForever(root = path.join(repoRoot, 'web')) {
     process.exit(2);
   }
   try {
-    const { url } = await startServer({ root, port, host: process.env.HOST || undefined, headers: { 'Access-Control-Allow-Origin': '*' } });
+    const { url } = await startServer({ root, port, host: process.env.HOST || undefined, headers: SERVE_HEADERS });
     console.log(`Serving ${path.relative(process.cwd(), root) || '.'} at ${url}  (Ctrl+C to stop; PORT=… to change the port)`);
   } catch (error) {
     if (error.code === 'EADDRINUSE') {

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test as nodeTest } from 'node:test';
-import { startServer } from '../../scripts/serve/serve.js';
+import { SERVE_HEADERS, startServer } from '../../scripts/serve/serve.js';
 import { CHROMIUM_ONLY, markProblem, runsIn } from './marks.js';
 
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
@@ -214,9 +214,17 @@ function probeSource(initScripts) {
 }
 
 /**
+ * The headers startWeb adds to every response: none, or with MHA_SERVE_HEADERS=start those of
+ * `npm start` (scripts/serve/serve.js SERVE_HEADERS: the page cross-origin isolated, on threads).
+ */
+export const WEB_HEADERS = { '': {}, start: SERVE_HEADERS }[process.env.MHA_SERVE_HEADERS || ''];
+assert.ok(WEB_HEADERS, `MHA_SERVE_HEADERS must be start or unset, got "${process.env.MHA_SERVE_HEADERS}"`);
+
+/**
  * What a test file starts with: the built files it needs are there (a missing one names the
- * command that makes it), the page's vendored packages are copied, web/ is served and this
- * engine launched. Resolves to { server, browser }; stopWeb closes them.
+ * command that makes it), the page's vendored packages are copied, web/ is served (with
+ * WEB_HEADERS and the test's own `headers`) and this engine launched. Resolves to
+ * { server, browser }; stopWeb closes them.
  */
 export async function startWeb({ needs = ['web/lib/wasm/mha_core.wasm'], headers } = {}) {
   for (const file of needs) {
@@ -224,7 +232,8 @@ export async function startWeb({ needs = ['web/lib/wasm/mha_core.wasm'], headers
     assert.ok(existsSync(path.join(repoRoot, file)), `expected ${file}: run "${command}" first`);
   }
   ensureVendored();
-  const server = await serve({ root: path.join(repoRoot, 'web'), ...(headers ? { headers } : {}) });
+  const all = { ...WEB_HEADERS, ...headers };
+  const server = await serve({ root: path.join(repoRoot, 'web'), ...(Object.keys(all).length ? { headers: all } : {}) });
   try {
     return { server, browser: await launch() };
   } catch (error) {

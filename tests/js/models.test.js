@@ -30,12 +30,13 @@ function maxError(got, expected) {
   return worst;
 }
 
-test('every golden model and dtype matches PyTorch in WebAssembly', async () => {
-  for (const name of NAMES) {
+test('every golden model and dtype matches PyTorch in WebAssembly, on the single-thread and the pthreads module', async () => {
+  for (const threads of [false, true]) for (const name of NAMES) {
     const golden = JSON.parse(read(`${name}.golden.json`));
     for (const [dtype, entry] of Object.entries(golden.dtypes)) {
       const files = { 'config.json': read(name, 'config.json'), [entry.file]: read(name, entry.file), 'tokenizer.json': read(name, 'tokenizer.json') };
-      const model = await loadModel(files);
+      const model = await loadModel(files, { threads });
+      assert.equal(model.threads, threads ? 2 : 1, `threads: ${threads}`);
       let worstWeights = 0, worstLogits = 0, worstImportance = -1;
       for (const run of entry.runs) {
         assert.deepEqual(model.encode(run.text), run.ids, `${name}: the ids of ${run.text}`);
@@ -67,7 +68,7 @@ test('every golden model and dtype matches PyTorch in WebAssembly', async () => 
           worstLogits = Math.max(worstLogits, e);
         }
       }
-      console.log(`    ${name} ${dtype}: attention weights max error ${worstWeights.toExponential(2)}, logits/outputs ${worstLogits.toExponential(2)}${worstImportance >= 0 ? `, head importance ${worstImportance.toExponential(2)}` : ''}`);
+      console.log(`    ${threads ? 'threads' : 'single '} ${name} ${dtype}: attention weights max error ${worstWeights.toExponential(2)}, logits/outputs ${worstLogits.toExponential(2)}${worstImportance >= 0 ? `, head importance ${worstImportance.toExponential(2)}` : ''}`);
       model.dispose();
     }
   }
@@ -218,6 +219,62 @@ test('the module speaks boundary.h: results carry their shapes, a bad call retur
   assert.throws(() => model.run([1, 2], { ablate: [[0, 99]] }), /ablate: \(layer 0, head 99\) is out of range/);
   assert.equal(model.run([1, 2, 3]).logits.data.length, 3 * model.config.vocabSize, 'the module works after an error');
   model.dispose();
+});
+
+/** A random GPT-2 checkpoint (config.json, model.safetensors in float32) of the given sizes. */
+function randomGpt2({ E, H, L, V, P, seed = 1 }) {
+  const values = (n) => Float32Array.from({ length: n }, () => ((seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5) * 0.2);
+  const tensors = { 'transformer.wte.weight': { data: values(V * E), shape: [V, E] }, 'transformer.wpe.weight': { data: values(P * E), shape: [P, E] } };
+  const norm = (name) => {
+    tensors[`${name}.weight`] = { data: Float32Array.from(values(E), (v) => 1 + v), shape: [E] };
+    tensors[`${name}.bias`] = { data: values(E), shape: [E] };
+  };
+  for (let l = 0; l < L; ++l) {
+    norm(`transformer.h.${l}.ln_1`);
+    norm(`transformer.h.${l}.ln_2`);
+    for (const [name, rows, cols] of [['attn.c_attn', E, 3 * E], ['attn.c_proj', E, E], ['mlp.c_fc', E, 4 * E], ['mlp.c_proj', 4 * E, E]]) {
+      tensors[`transformer.h.${l}.${name}.weight`] = { data: values(rows * cols), shape: [rows, cols] };
+      tensors[`transformer.h.${l}.${name}.bias`] = { data: values(cols), shape: [cols] };
+    }
+  }
+  norm('transformer.ln_f');
+  const config = { architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', activation_function: 'gelu_new', layer_norm_epsilon: 1e-5,
+    n_positions: P, n_embd: E, n_head: H, n_layer: L, n_inner: null, vocab_size: V };
+  return { 'config.json': JSON.stringify(config), 'model.safetensors': toSafetensors(tensors) };
+}
+
+test('the pthreads module gives the single-thread module\'s numbers, bit for bit, on a model wide enough to split', async () => {
+  // width 256 at 96 tokens: every projection, the MLP and the LM head are over the size at which
+  // the GEMMs split their column panels between the threads; the attention splits its rows
+  const files = randomGpt2({ E: 256, H: 4, L: 2, V: 3000, P: 128 });
+  const ids = Array.from({ length: 96 }, (_, i) => (i * 37 + 11) % 3000);
+  const runs = [];
+  for (const threads of [false, true]) {
+    const model = await loadModel(files, { threads });
+    assert.equal(model.threads, threads ? 2 : 1);
+    runs.push(model.run(ids, { headOutputs: true }));
+    runs[runs.length - 1].importance = model.headImportance(ids).data;
+    model.dispose();
+  }
+  const [single, multi] = runs;
+  const worst = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
+  const diffs = {
+    weights: Math.max(...single.layers.map((l, i) => worst(l.weights.data, multi.layers[i].weights.data))),
+    residual: Math.max(...single.layers.map((l, i) => worst(l.residual.data, multi.layers[i].residual.data))),
+    logits: worst(single.logits.data, multi.logits.data),
+    importance: worst(single.importance, multi.importance),
+  };
+  console.log(`    max |threads - single|: ${JSON.stringify(diffs)}`);
+  assert.ok(single.logits.data.every(Number.isFinite));
+  assert.deepEqual(diffs, { weights: 0, residual: 0, logits: 0, importance: 0 });
+});
+
+test('threads: true insists on the pthreads module, false keeps to one thread; anything else is refused', async () => {
+  const { MhaError } = await import('../../web/lib/errors.js');
+  const files = randomGpt2({ E: 32, H: 2, L: 1, V: 50, P: 8 });
+  assert.equal((await loadModel(files)).threads, 2, 'Node.js: the pthreads module by default');
+  assert.equal((await loadModel(files, { threads: false })).threads, 1);
+  await assert.rejects(loadModel(files, { threads: 'yes' }), (e) => e instanceof MhaError && e.code === 'INVALID_ARGUMENT' && /threads must be 'auto', true or false, got string/.test(e.message));
 });
 
 test('weights larger than the module\'s memory so far load (the memory grows under the buffer they go into)', async () => {

@@ -2,7 +2,7 @@
 // with loadModel() and answers the page's requests (rpc.js) with its methods; download progress
 // goes to the page as messages of their own, { progress }.
 //
-//   load [files, options]            loadModel(files, options): { config, tokenizer }
+//   load [files, options]            loadModel(files, options): { config, tokenizer, threads }
 //   call [method, args]              encode, tokens, read, memory, run, headImportance, attentionParameter
 import { MhaError } from './errors.js';
 import { loadModel } from './models.js';
@@ -24,7 +24,7 @@ serveRequests(async (op, /** @type {any[]} */ args) => {
     model?.dispose();
     model = null;
     model = await loadModel(/** @type {Parameters<typeof loadModel>[0]} */ (files), options);
-    return { config: { ...model.config }, tokenizer: model.tokenizer && { ...model.tokenizer } };
+    return { config: { ...model.config }, tokenizer: model.tokenizer && { ...model.tokenizer }, threads: model.threads };
   }
   if (op === 'call') {
     const [method, methodArgs] = args;

@@ -108,7 +108,7 @@ export async function loadWorkerModel(files, options = {}) {
   });
   const rpc = connectWorker(worker, `the models' worker (${workerScriptName(entry)})`);
 
-  /** @type {{ config: import('./models.js').ModelConfig, tokenizer: import('./models.js').TokenizerInfo | null }} */
+  /** @type {{ config: import('./models.js').ModelConfig, tokenizer: import('./models.js').TokenizerInfo | null, threads: number }} */
   let opened;
   /** @type {() => void} */
   let abort = () => {};
@@ -140,6 +140,7 @@ export async function loadWorkerModel(files, options = {}) {
   const model = {
     config: Object.freeze(opened.config),
     tokenizer: opened.tokenizer && Object.freeze(opened.tokenizer),
+    threads: opened.threads,
     get disposed() { return disposed; },
     encode: (text) => call('encode', [text]),
     tokens: (ids) => call('tokens', [ids]),

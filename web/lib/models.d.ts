@@ -120,6 +120,14 @@ export interface LoadModelOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Where mha_models.wasm is, if not beside models.js. */
   wasmUrl?: string | URL;
+  /**
+   * Which module: `'auto'` (default) the pthreads module (2 threads) in Node.js and in pages and
+   * workers that are crossOriginIsolated with this package on their origin (see
+   * {@link modelThreadsAvailable}), the single-thread module elsewhere, or when it cannot start,
+   * or with wasmBinary / wasmUrl (the single-thread module's bytes); `true` insists on threads,
+   * `false` keeps to one. Both give the same results.
+   */
+  threads?: 'auto' | boolean;
 }
 
 export interface HubOptions {
@@ -191,6 +199,8 @@ export type ModelFiles = string | URL | Iterable<File> | Map<string, ModelFileCo
 
 export declare class Model {
   readonly config: Readonly<ModelConfig>;
+  /** Threads the model computes with: 2 on the pthreads module, 1 on the single-thread one. */
+  readonly threads: number;
   /** null without tokenizer.json */
   readonly tokenizer: Readonly<TokenizerInfo> | null;
   /** Whether dispose() has been called (every method throws DISPOSED then). */
@@ -228,6 +238,8 @@ export declare function loadModel(files: ModelFiles, options?: LoadModelOptions)
 /** Model's members with every method answered by a Web Worker (top() is computed here, from the logits). */
 export interface WorkerModel {
   readonly config: Readonly<ModelConfig>;
+  /** Threads the worker's model computes with (2 when the page is crossOriginIsolated). */
+  readonly threads: number;
   readonly tokenizer: Readonly<TokenizerInfo> | null;
   readonly disposed: boolean;
   encode(text: string): Promise<number[]>;
@@ -252,4 +264,11 @@ export interface WorkerModel {
  */
 export declare function loadWorkerModel(files: ModelFiles, options?: LoadWorkerModelOptions): Promise<WorkerModel>;
 
-export declare function loadModelsCore(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;
+export declare function loadModelsCore(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL; threads?: 'auto' | boolean }): Promise<unknown>;
+
+/**
+ * Whether the models' pthreads module can run here: Node.js, or a page (or its workers) served
+ * crossOriginIsolated (Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy:
+ * require-corp) with this package on the page's origin.
+ */
+export declare function modelThreadsAvailable(): boolean;

@@ -23,6 +23,7 @@
 import { MhaError, statusCodes } from './errors.js';
 import { topTokens } from './top-tokens.js';
 import { heapViews, instantiateWasmModule, isNode, readTensor } from './wasm-module.js';
+import { onOtherOrigin } from './start-worker.js';
 import { loadTokenizer } from './tokenizer.js';
 
 export { loadWorkerModel } from './models-worker.js';
@@ -46,35 +47,126 @@ const CHUNK_BYTES = 4 << 20;
 /** @typedef {import('./wasm/mha_models.js').ModelSession} ModelSession */
 /** @typedef {import('./wasm/mha_models.js').ModelsModule} ModelsCore */
 
-/** @type {Promise<ModelsCore> | null} */
-let corePromise = null;
+/**
+ * A loaded module, single-thread or pthreads, with its memory's views.
+ * @typedef {{ core: ModelsCore, heap: () => import('./wasm-module.js').HeapViews, threads: number }} LoadedCore
+ */
+/** @type {Map<'threads' | 'single', Promise<LoadedCore>>} */
+const cores = new Map();
 /** @type {ReturnType<typeof statusCodes> | null} */
 let codes = null;
-/** @type {() => import('./wasm-module.js').HeapViews} */
-let heap;
 
 /**
- * The models' WebAssembly module (one instance, shared by every model).
- * @param {{ wasmBinary?: ArrayBuffer | Uint8Array, wasmUrl?: string | URL }} [options]
+ * Whether the models' pthreads module can run here: in Node.js, and in pages (and their
+ * workers) that are crossOriginIsolated, where SharedArrayBuffer exists, with these files on
+ * the page's origin (the module starts its worker threads from its script's URL).
+ */
+export function modelThreadsAvailable() {
+  if (typeof SharedArrayBuffer !== 'function' || typeof WebAssembly !== 'object') return false;
+  if (isNode()) return true;
+  return globalThis.crossOriginIsolated === true && typeof Worker === 'function' && !onOtherOrigin(import.meta.url);
+}
+
+/**
+ * The models' WebAssembly module (one instance of each kind, shared by every model): with
+ * threads 'auto' (default) the pthreads module (2 threads) where modelThreadsAvailable(), else,
+ * or if it cannot start, the single-thread one; true insists on threads, false keeps to one.
+ * wasmBinary / wasmUrl name the single-thread module's bytes: 'auto' then keeps to it.
+ * @param {{ wasmBinary?: ArrayBuffer | Uint8Array, wasmUrl?: string | URL, threads?: 'auto' | boolean }} [options]
  * @returns {Promise<ModelsCore>}
  */
-export function loadModelsCore(options = {}) {
-  if (!corePromise) {
-    corePromise = (async () => {
-      const { default: createMhaModels } = await import('./wasm/mha_models.js');
-      const core = await instantiateWasmModule(createMhaModels, new URL('./wasm/mha_models.wasm', import.meta.url), options);
-      if (typeof core.ModelSession !== 'function') {
-        throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no ModelSession: rebuild with npm run build');
-      }
-      codes = statusCodes(core);
-      heap = heapViews(core);
-      return core;
-    })().catch((error) => {
-      corePromise = null;
-      throw error;
+export async function loadModelsCore(options = {}) {
+  return (await loadCore(options)).core;
+}
+
+/**
+ * @param {{ wasmBinary?: ArrayBuffer | Uint8Array, wasmUrl?: string | URL, threads?: 'auto' | boolean }} options
+ * @returns {Promise<LoadedCore>}
+ */
+async function loadCore(options) {
+  const threads = options.threads ?? 'auto';
+  if (threads !== 'auto' && threads !== true && threads !== false) {
+    throw new MhaError('INVALID_ARGUMENT', `loadModel: threads must be 'auto', true or false, got ${describe(threads)}`);
+  }
+  if (threads === true && !modelThreadsAvailable()) {
+    throw new MhaError('INVALID_ARGUMENT', globalThis.crossOriginIsolated === true
+      ? `loadModel: threads: true needs the package's files on this page's origin (the pthreads module starts its worker threads from ${new URL('./wasm/threads/', import.meta.url).href}); threads: 'auto' loads the single-thread module here`
+      : 'loadModel: threads: true needs SharedArrayBuffer and workers: Node.js, or a page served crossOriginIsolated ' +
+        '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp); this one is not');
+  }
+  const ownBinary = options.wasmBinary !== undefined || options.wasmUrl !== undefined;
+  const kind = threads === true || (threads === 'auto' && !ownBinary && modelThreadsAvailable()) ? 'threads' : 'single';
+  let loading = cores.get(kind);
+  if (!loading) {
+    loading = (kind === 'threads' ? instantiateThreads() : instantiateWasmModule(createSingle, new URL('./wasm/mha_models.wasm', import.meta.url), options))
+      .then((core) => {
+        if (typeof core.ModelSession !== 'function') {
+          throw new MhaError('INVALID_ARGUMENT', 'this WebAssembly build has no ModelSession: rebuild with npm run build');
+        }
+        codes ??= statusCodes(core);
+        return { core, heap: heapViews(core), threads: typeof core.numThreads === 'function' ? core.numThreads() : 1 };
+      });
+    cores.set(kind, loading);
+    loading.catch(() => { if (cores.get(kind) === loading) cores.delete(kind); });
+  }
+  try {
+    return await loading;
+  } catch (error) {
+    // 'auto' falls back to the single-thread module when the threaded one cannot start
+    if (kind === 'threads' && threads === 'auto') return loadCore({ ...options, threads: false });
+    throw error;
+  }
+}
+
+/** @param {import('./wasm-module.js').ModuleArgs} [args] */
+async function createSingle(args) {
+  const { default: createMhaModels } = await import('./wasm/mha_models.js');
+  return createMhaModels(args);
+}
+
+// The pthreads module (web/lib/wasm/threads/, beside the attention core's): its worker threads
+// load the classic script mha_models_threads.js; a page imports the same code as an ES module
+// (.mjs), and Node.js requires the classic one with the .wasm's bytes handed over.
+/** @returns {Promise<ModelsCore>} */
+async function instantiateThreads() {
+  /** @type {ModelsCore & { PThread?: { unusedWorkers: { unref?(): void }[], runningWorkers: { unref?(): void }[] } }} */
+  let core;
+  if (isNode()) {
+    const moduleName = 'node:module';
+    const fsName = 'node:fs/promises';
+    const [{ createRequire }, { readFile }] = await Promise.all([
+      import(/* @vite-ignore */ moduleName), import(/* @vite-ignore */ fsName)]);
+    const createMhaModels = createRequire(import.meta.url)('./wasm/threads/mha_models_threads.js');
+    // Emscripten's Node.js start-up sets globalThis.Worker to worker_threads' Worker, which is
+    // not a Web Worker (loadWorkerModel would take it for one): put back what was there. Its one
+    // worker thread is started by then (PTHREAD_POOL_SIZE), and the pool needs no other.
+    const hadWorker = Object.prototype.hasOwnProperty.call(globalThis, 'Worker');
+    const worker = globalThis.Worker;
+    try {
+      core = await createMhaModels({ wasmBinary: await readFile(new URL('./wasm/threads/mha_models_threads.wasm', import.meta.url)) });
+    } finally {
+      if (hadWorker) globalThis.Worker = worker;
+      else delete (/** @type {{ Worker?: unknown }} */ (globalThis)).Worker;
+    }
+    // Idle worker threads must not keep the process alive.
+    for (const worker of [...(core.PThread?.unusedWorkers ?? []), ...(core.PThread?.runningWorkers ?? [])]) worker.unref?.();
+  } else {
+    // Imported by URL, not bundled (the script also holds Node.js code that bundles cannot
+    // resolve); where it is missing, 'auto' falls back to the single-thread module.
+    const scriptUrl = new URL('./wasm/threads/mha_models_threads.mjs', import.meta.url).href;
+    /** @type {{ default: (args: { locateFile: (name: string) => string, mainScriptUrlOrBlob: string }) => Promise<ModelsCore> }} */
+    const { default: createMhaModels } = await import(/* @vite-ignore */ /* webpackIgnore: true */ scriptUrl);
+    /** @type {Record<string, string>} */
+    const files = {
+      'mha_models_threads.wasm': new URL('./wasm/threads/mha_models_threads.wasm', import.meta.url).href,
+      'mha_models_threads.worker.js': new URL('./wasm/threads/mha_models_threads.worker.js', import.meta.url).href,
+    };
+    core = await createMhaModels({
+      locateFile: (name) => files[name] ?? new URL(name, new URL('./wasm/threads/', import.meta.url)).href,
+      mainScriptUrlOrBlob: new URL('./wasm/threads/mha_models_threads.js', import.meta.url).href,
     });
   }
-  return corePromise;
+  return core;
 }
 
 /**
@@ -531,7 +623,7 @@ export async function loadModel(files, options = {}) {
     maxMemoryBytes: options.maxMemoryBytes ?? MODEL_LIMITS.maxMemoryBytes,
   };
   signal?.throwIfAborted();
-  const core = await loadModelsCore(options);
+  const { core, heap, threads } = await loadCore(options);
   /** @type {import('./hub.js').HubPlan | null} */
   let plan = null;
   /** @type {Map<string, ModelFileEntry>} */
@@ -596,7 +688,7 @@ export async function loadModel(files, options = {}) {
     session.delete();
     throw error;
   }
-  return new Model(session, tokenizer);
+  return new Model(session, tokenizer, heap, threads);
 }
 
 /**
@@ -634,14 +726,21 @@ export class Model {
   #session;
   /** @type {import('./tokenizer.js').ModelTokenizer | null} */
   #tokenizer;
+  /** @type {() => import('./wasm-module.js').HeapViews} */
+  #heap;
 
   /**
    * @param {ModelSession} session  loaded (loadModel makes it)
    * @param {import('./tokenizer.js').ModelTokenizer | null} tokenizer  tokenizer.json's, or none
+   * @param {() => import('./wasm-module.js').HeapViews} heap  the session's module's memory
+   * @param {number} threads  threads its module computes with
    */
-  constructor(session, tokenizer) {
+  constructor(session, tokenizer, heap, threads) {
     this.#session = session;
     this.#tokenizer = tokenizer;
+    this.#heap = heap;
+    /** Threads the model computes with: 2 on the pthreads module, 1 on the single-thread one. */
+    this.threads = threads;
     /** config.json as the core read it, normalised: name, architecture, causal, task, sizes, activation, head. */
     this.config = Object.freeze(session.config());
     /** The tokenizer's kind, name, vocabulary size and mask token; null without tokenizer.json. */
@@ -668,7 +767,7 @@ export class Model {
     const s = this.#live();
     const numbers = typeof input === 'string' ? this.#tokenizerOf('a text', '; pass ids').encode(input) : this.#checkedIds(input);
     const buffer = check(s.idsBuffer(numbers.length));
-    heap().i32.set(numbers, buffer.data / 4);  // a byte offset may pass 2^31: no signed shift
+    this.#heap().i32.set(numbers, buffer.data / 4);  // a byte offset may pass 2^31: no signed shift
     return numbers;
   }
 
@@ -703,7 +802,7 @@ export class Model {
    */
   memory() {
     const s = this.#live();
-    return { moduleBytes: heap().u8.buffer.byteLength, weightBytes: s.weightBytes() };
+    return { moduleBytes: this.#heap().u8.buffer.byteLength, weightBytes: s.weightBytes() };
   }
 
   /**
@@ -758,17 +857,17 @@ export class Model {
     check(s.run(ablate.flat(), headOutputs));
     const layers = [];
     for (let l = 0; l < L; ++l) {
-      const layer = { weights: readTensor(heap, check(s.layerWeights(l))), residual: readTensor(heap, check(s.layerResidual(l))) };
+      const layer = { weights: readTensor(this.#heap, check(s.layerWeights(l))), residual: readTensor(this.#heap, check(s.layerResidual(l))) };
       layers.push(headOutputs
-        ? { ...layer, headOutputs: readTensor(heap, check(s.layerHeadOutputs(l))), concat: readTensor(heap, check(s.layerConcat(l))), attentionOutput: readTensor(heap, check(s.layerAttentionOutput(l))) }
+        ? { ...layer, headOutputs: readTensor(this.#heap, check(s.layerHeadOutputs(l))), concat: readTensor(this.#heap, check(s.layerConcat(l))), attentionOutput: readTensor(this.#heap, check(s.layerAttentionOutput(l))) }
         : layer);
     }
     return {
       ids,
       layers,
-      hidden: readTensor(heap, check(s.hidden())),
-      logits: this.config.lmHead ? readTensor(heap, check(s.logits())) : null,
-      pooled: this.config.pooler ? readTensor(heap, check(s.pooled())) : null,
+      hidden: readTensor(this.#heap, check(s.hidden())),
+      logits: this.config.lmHead ? readTensor(this.#heap, check(s.logits())) : null,
+      pooled: this.config.pooler ? readTensor(this.#heap, check(s.pooled())) : null,
     };
   }
 
@@ -781,7 +880,7 @@ export class Model {
   headImportance(input) {
     const s = this.#live();
     const ids = this.#ids(input);
-    const importance = readTensor(heap, check(s.headImportance()));
+    const importance = readTensor(this.#heap, check(s.headImportance()));
     return { ids, data: importance.data, shape: /** @type {[number, number]} */ (importance.shape) };
   }
 
@@ -806,7 +905,7 @@ export class Model {
   attentionParameter(layer, name) {
     const s = this.#live();
     if (typeof name !== 'string') throw new MhaError('INVALID_ARGUMENT', `attentionParameter: expected a parameter name, got ${typeof name}`);
-    return readTensor(heap, check(s.attentionParameter(layer, name)));
+    return readTensor(this.#heap, check(s.attentionParameter(layer, name)));
   }
 
   dispose() {

@@ -40,6 +40,8 @@ export interface ModelSession extends EmbindObject {
 
 export interface ModelsModule extends EmscriptenModule {
   ModelSession: new () => ModelSession;
+  /** Threads the kernels split their work over: 2 in the pthreads module, else 1. */
+  numThreads(): number;
   /** The WebAssembly memory in bytes. */
   heapBytes(): number;
   /** Bytes malloc has handed out and not taken back. */
