@@ -10,7 +10,8 @@
 // from its config. Screenshots: build/screenshots/<engine>/.
 //
 // In every engine: the model picked as files with its groups drawn, one golden sentence, and
-// the element from another origin. In Chromium only (the numbers do not depend on the engine):
+// the element from another origin; then a Mistral (tests/golden/models/mistral-window) and a
+// Qwen2 (qwen2-bias-window) picked as files, both golden sentences each. In Chromium only (the numbers do not depend on the engine):
 // the other golden sentence, its predictions against PyTorch's logits, head importance, a head
 // switched off, the W_O view, its heads measured by the roles rule, and the lesson's figures.
 //
@@ -79,7 +80,7 @@ async function showSentence(text) {
 }
 
 /** A golden run shown: its ids, and every layer's weights (the model view's maps) against PyTorch's. */
-async function checkRun(run) {
+async function checkRun(run, name = NAME) {
   await showSentence(run.text);
   const shown = await page.evaluate(() => {
     const x = window.explorer;
@@ -92,7 +93,7 @@ async function checkRun(run) {
     assert.equal(data.length, expected.length, `layer ${l}: ${data.length} weights, expected ${expected.length}`);
     data.forEach((v, i) => { worst = Math.max(worst, Math.abs(v - expected[i])); });
   });
-  console.log(`  [${ENGINE}] "${run.text}": every layer's weights, max |page − PyTorch| = ${worst.toExponential(2)} (tolerance ${WEIGHTS_TOLERANCE})`);
+  console.log(`  [${ENGINE}] ${name} "${run.text}": every layer's weights, max |page − PyTorch| = ${worst.toExponential(2)} (tolerance ${WEIGHTS_TOLERANCE})`);
   assert.ok(worst <= WEIGHTS_TOLERANCE, `"${run.text}": weights differ from PyTorch by ${worst}`);
 }
 
@@ -307,4 +308,19 @@ test('<mha-explorer model-url> of the Llama on another site: a layer as PyTorch 
   await page.screenshot('llama-gqa-element-compare.png', { selector: '#model-element' });
   await page.evaluate(() => document.getElementById('model-element').remove());
   assert.deepEqual(consoleErrors, []);
+});
+
+// Last in the file: it leaves another model open in the page.
+test('a Mistral (sliding window) and a Qwen2 (q/k/v biases, a window from a layer on, one key/value head) picked as files: every layer as PyTorch computes it, the groups drawn', { engines: 'all', why: 'files', timeout: 240000 }, async () => {
+  for (const [name, family] of [['mistral-window', 'Mistral'], ['qwen2-bias-window', 'Qwen2']]) {
+    const own = JSON.parse(readFileSync(path.join(models, name, 'config.json'), 'utf8'));
+    const golden = JSON.parse(readFileSync(path.join(models, `${name}.golden.json`), 'utf8')).dtypes.F32.runs;
+    await page.setInputFiles('#model-files', ['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => path.join(models, name, f)));
+    await waitForExplorer(page, (n) => window.explorer.source?.id === 'model' && window.explorer.busy === 0 &&
+      document.getElementById('status').textContent.includes(n), family, 60000);
+    assert.match(await page.text('#status'), new RegExp(`^Ready: ${own.num_attention_heads} heads × \\d+ tokens of “.+”, d_model ${own.hidden_size}, ${family}-family model`));
+    for (const run of golden) await checkRun(run, name);
+    const groups = await page.evaluate(() => [...document.querySelectorAll('#model-grid .model-grid-group')].map((g) => g.textContent));
+    assert.deepEqual(groups, Array.from({ length: own.num_key_value_heads }, (_, g) => `KV ${g + 1}`), `${name}: a label over each key/value group`);
+  }
 });
