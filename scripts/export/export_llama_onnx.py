@@ -14,7 +14,6 @@ Needs Debian's PyTorch (python3-torch 1.13, run with /usr/bin/python3).
 """
 import json
 import os
-import struct
 import sys
 
 import torch
@@ -22,23 +21,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "reference"))
 from llama_reference import LlamaForCausalLM  # noqa: E402
 
-
-def read_safetensors(path):
-    """name -> float32 tensor, from a safetensors file of F32 tensors, read tensor by tensor."""
-    out = {}
-    with open(path, "rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(length))
-        base = 8 + length
-        for name, info in header.items():
-            if name == "__metadata__":
-                continue
-            if info["dtype"] != "F32":
-                sys.exit(f"{path}: tensor '{name}' is {info['dtype']}; this exporter reads F32 only")
-            start, end = info["data_offsets"]
-            f.seek(base + start)
-            out[name] = torch.frombuffer(bytearray(f.read(end - start)), dtype=torch.float32).reshape(info["shape"])
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_gpt2_onnx import read_safetensors  # noqa: E402
 
 
 class WithAttentions(torch.nn.Module):
