@@ -719,10 +719,19 @@ class FirefoxPage extends BasePage {
     const before = new Set(readdirSync(this.downloads));
     await this.click(selector);
     const started = Date.now();
+    // Firefox may first write the bytes under a temporary name and then rename the file: a file
+    // is taken once the folder has held the same names and sizes for 300 ms
+    let previous = '';
+    let since = Date.now();
     for (;;) {
-      const fresh = readdirSync(this.downloads).filter((n) => !before.has(n) && !n.endsWith('.part'));
-      const partial = readdirSync(this.downloads).some((n) => n.endsWith('.part'));
-      if (fresh.length && !partial) {
+      const names = readdirSync(this.downloads);
+      const fresh = names.filter((n) => !before.has(n) && !n.endsWith('.part'));
+      const partial = names.some((n) => n.endsWith('.part'));
+      const seen = JSON.stringify(names.map((n) => [n, statSync(path.join(this.downloads, n), { throwIfNoEntry: false })?.size]));
+      if (seen !== previous) since = Date.now();
+      const steady = Date.now() - since >= 300;
+      previous = seen;
+      if (fresh.length && !partial && steady) {
         const name = fresh[0];
         const bytes = readFileSync(path.join(this.downloads, name));
         rmSync(path.join(this.downloads, name));
@@ -787,16 +796,21 @@ class WebKitPage extends BasePage {
         if (done(last) || Date.now() - started > 5000) return last;
         await new Promise((resolve) => setTimeout(resolve, 25));
         const now = await sizes();
-        if (now.join() === last.join() && Date.now() - started > 250) return now;
+        if (now.join() === last.join() && Date.now() - started > 500) return now;
         last = now;
       }
     };
-    await win.setRect({ width, height, x: 0, y: 0 });
-    const inner = await resized((n) => n[2] === width && n[3] === height);
-    const chrome = [width - inner[0], height - inner[1]];
-    await win.setRect({ width: width + chrome[0], height: height + chrome[1], x: 0, y: 0 });
-    await resized((n) => n[0] === width && n[1] === height);
-    this.viewport = { width, height, chrome };
+    // each look corrects the window by what the inside still lacks, so a look taken before a
+    // busy machine applied the last size is mended by the next
+    const rect = { width, height };
+    for (let attempt = 0; attempt < 4; ++attempt) {
+      await win.setRect({ ...rect, x: 0, y: 0 });
+      const inner = await resized((n) => n[0] === width && n[1] === height);
+      if (inner[0] === width && inner[1] === height) break;
+      rect.width += width - inner[0];
+      rect.height += height - inner[1];
+    }
+    this.viewport = { width, height, chrome: [rect.width - width, rect.height - height] };
   }
 
   addInitScript(fn, arg) {
