@@ -82,6 +82,14 @@ export const DRIVER_GLOBALS = { chromium: [], firefox: ['__ariaQuerySelector', '
 /** Screenshots of this engine: build/screenshots/<engine>/. */
 export const SHOTS = path.join(repoRoot, 'build', 'screenshots', ENGINE);
 
+/**
+ * Which screenshots are taken: by default those a page of docs/ shows (a call says so with
+ * `shown: 'docs/…'`); with MHA_SCREENSHOTS=all every one, to look at each view in each engine.
+ * A picture costs WebKit under Xvfb a grown window and a PNG made twice on the CPU.
+ */
+export const SCREENSHOTS = process.env.MHA_SCREENSHOTS || 'shown';
+assert.ok(['shown', 'all'].includes(SCREENSHOTS), `MHA_SCREENSHOTS must be shown or all, got "${SCREENSHOTS}"`);
+
 const debug = (...args) => { if (process.env.MHA_DRIVER_DEBUG) console.error('[driver]', ...args); };
 
 /** A page function that has not settled in this long has hung the page (no frame comes, a call
@@ -543,6 +551,14 @@ class BasePage {
     await this.keyboard(key);
   }
   async timeout(ms) { await new Promise((r) => setTimeout(r, ms)); }
+  /**
+   * A picture of the page, an element (`selector`) or a `clip`, written to SHOTS/name; resolves
+   * to its path, or to null when it is not taken (not `shown` in docs/, and MHA_SCREENSHOTS is not all).
+   */
+  async screenshot(name, options = {}) {
+    if (SCREENSHOTS !== 'all' && !options.shown) return null;
+    return this.capture(name, options);
+  }
   /** Where screenshot(name) writes. */
   shotPath(name) {
     mkdirSync(SHOTS, { recursive: true });
@@ -595,7 +611,7 @@ class ChromiumPage extends BasePage {
   keyboard(key) { return this.page.keyboard.press(key); }
   selectOption(selector, value) { return this.page.selectOption(selector, value); }
   setInputFiles(selector, files) { return this.page.setInputFiles(selector, filesOnDisk(files)); }
-  async screenshot(name, { fullPage = false, clip, selector } = {}) {
+  async capture(name, { fullPage = false, clip, selector } = {}) {
     const file = this.shotPath(name);
     if (selector) await this.page.locator(selector).screenshot({ path: file });
     else await this.page.screenshot({ path: file, fullPage, clip });
@@ -708,7 +724,7 @@ class FirefoxPage extends BasePage {
   }
   async selectOption(selector, value) { await this.page.select(selector, String(value)); }
   async setInputFiles(selector, files) { await (await this.handle(selector, 0)).uploadFile(...filesOnDisk(files)); }
-  async screenshot(name, { fullPage = false, clip, selector } = {}) {
+  async capture(name, { fullPage = false, clip, selector } = {}) {
     const file = this.shotPath(name);
     if (selector) await (await this.handle(selector, 0)).screenshot({ path: file });
     else if (clip) await this.page.screenshot({ path: file, clip, captureBeyondViewport: true });
@@ -923,7 +939,7 @@ class WebKitPage extends BasePage {
     await (await this.element(selector)).sendKeys(filesOnDisk(files).join('\n'));
   }
 
-  async screenshot(name, { fullPage = false, selector, clip } = {}) {
+  async capture(name, { fullPage = false, selector, clip } = {}) {
     const file = this.shotPath(name);
     // WebKit draws only what is in the window: grow the window to the element or page, then restore
     const target = selector || (fullPage || clip ? 'html' : null);

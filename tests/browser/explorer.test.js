@@ -198,7 +198,7 @@ test('the page loads, becomes interactive, and shows eight heads', { engines: 'a
   await page.evaluate(() => window.scrollTo(0, 0));
   const top = await page.box('.tokens-panel');
   const bottom = await page.box('#small-multiples');
-  await page.screenshot('explorer-overview.png', { fullPage: true,
+  await page.screenshot('explorer-overview.png', { shown: 'docs/browsers.md', fullPage: true,
     clip: { x: 0, y: top.y - 12, width: 1280, height: bottom.y + bottom.height - top.y + 36 } });
   await page.click('#head-tab-0');
 });
