@@ -788,6 +788,9 @@ const SELENIUM_KEYS = {
   PageDown: 'PAGE_DOWN', PageUp: 'PAGE_UP',
 };
 
+/** How long one WebDriver call of a WebKit waitForFunction polls in the page before it answers. */
+const WAIT_CALL_MS = 5000;
+
 class WebKitPage extends BasePage {
   constructor(driver, driverProcess, options) {
     super();
@@ -856,16 +859,32 @@ class WebKitPage extends BasePage {
   $$eval(selector, fn) { return this.runSource(`(s) => (${fn})([...document.querySelectorAll(s)])`, selector); }
 
   /** Polls after an animation frame (as playwright does), or every `polling` ms (at most 50).
+   *  The polling runs in the page, a few seconds per WebDriver call: each call crosses
+   *  WebKitWebDriver and MiniBrowser's automation, which costs more CPU than the predicate.
    *  Only the predicate's truth crosses WebDriver: serialising what it returns (a large object)
    *  costs WebKit seconds of CPU per poll. */
   async waitForFunction(fn, arg, { timeout = 30000, polling = 'raf' } = {}) {
     const started = Date.now();
+    const every = typeof polling === 'number' ? Math.min(polling, POLL_MS) : POLL_MS;
     const frame = polling === 'raf' ? 'await new Promise((r) => requestAnimationFrame(() => r()));' : '';
-    const predicate = `async (arg) => { ${frame} return !!(await (${toSource(fn)})(arg)); }`;
+    const predicate = `async ([arg, ms]) => {
+      const until = performance.now() + ms;
+      for (;;) {
+        ${frame}
+        if (await (${toSource(fn)})(arg)) return true;
+        if (performance.now() >= until) return false;
+        await new Promise((r) => setTimeout(r, ${every}));
+      }
+    }`;
     for (;;) {
-      if (await this.runSource(predicate, arg)) return;
+      const left = timeout - (Date.now() - started);
+      try {
+        if (await this.runSource(predicate, [arg === undefined ? null : arg, Math.max(0, Math.min(left, WAIT_CALL_MS))])) return;
+      } catch (error) {
+        // the page navigated while it polled: the next call polls the new document
+        if (!/before the unload event/.test(error.message)) throw error;
+      }
       if (Date.now() - started > timeout) throw new Error(`[webkit] waitForFunction timed out after ${timeout} ms: ${toSource(fn).slice(0, 200)}`);
-      await this.timeout(typeof polling === 'number' ? Math.min(polling, POLL_MS) : POLL_MS);
     }
   }
 
