@@ -330,7 +330,7 @@ test('bad attributes give clear errors (and an error event); the element recover
   assert.equal(r.recovered, 'ready');
 });
 
-test('screenshots of the three views; no page errors', { engines: 'all', why: 'layout' }, async () => {
+test('the three views drawn (their screenshots with MHA_SCREENSHOTS=all); no page errors', { engines: 'all', why: 'layout' }, async () => {
   await page.evaluate(async () => {
     const t = window[Symbol.for('test')];
     document.querySelector('body > mha-explorer').remove();

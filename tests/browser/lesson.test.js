@@ -434,7 +434,7 @@ test('export: PNG, SVG, CSV and JSON of the selected head match the core\'s numb
   await page.click('#head-tab-0');
 });
 
-test('screenshots of every section, light and dark', { engines: 'all', why: 'layout' }, async () => {
+test('every section drawn, light and dark (their screenshots with MHA_SCREENSHOTS=all)', { engines: 'all', why: 'layout' }, async () => {
   for (const theme of ['light', 'dark']) {
     const dark = await page.evaluate(() => document.documentElement.dataset.theme === 'dark');
     if ((theme === 'dark') !== dark) await page.click('#theme-toggle');
