@@ -1,7 +1,7 @@
 // <mha-explorer> in each engine (tests/browser/driver.js): the numbers it shows are the JS API's for the same weights and
 // tokens; attributes, views, events, several independent instances, sizing to its container,
 // theme and height, keyboard, and clear errors for bad attributes. Screenshots go to
-// build/screenshots/<engine>/. What is drawn and laid out (sizing, theme and height, the
+// build/screenshots/<engine>/ with MHA_SCREENSHOTS=all. What is drawn and laid out (sizing, theme and height, the
 // screenshots) runs in all three engines; what only exercises the element's own code (its
 // numbers against the API's, its attributes, views and events, its error messages) in Chromium.
 // One page (embed.html) for all: each test adds its elements and removes them.

@@ -3,7 +3,7 @@
 // page shows equal what the JS API computes for the same weights and input; every designed
 // head's label holds by its weights on every example sentence and on typed text; keyboard,
 // hover, sources of weights, free text (as text, never HTML), timing. Screenshots go to
-// build/screenshots/<engine>/.
+// build/screenshots/<engine>/ with MHA_SCREENSHOTS=all.
 //
 // In every engine: the first load (in an empty cache), the first example sentence drawn for
 // every head, a typed sentence, the JSON download loaded back, keyboard, hover, the dark theme

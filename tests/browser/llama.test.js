@@ -7,7 +7,7 @@
 // group in the model view and the element's grid, the head panel names its key/value head and
 // the heads that share it, the compare view offers a pair from one group and a pair from two;
 // the lesson's grouped-query attention section links to the model and works out its KV cache
-// from its config. Screenshots: build/screenshots/<engine>/.
+// from its config. Screenshots: build/screenshots/<engine>/ with MHA_SCREENSHOTS=all.
 //
 // In every engine: the model picked as files with its groups drawn, one golden sentence, and
 // the element from another origin; then a Mistral (tests/golden/models/mistral-window) and a

@@ -6,7 +6,7 @@
 // numbers do not depend on the engine): the heads × roles table, a cell's items and the table
 // measured again in the page; every view in both layers and typed text; the similarity panel's
 // cosine and head importances against the embedding's; a damaged model file; the element serving
-// the same heads. Screenshots go to build/screenshots/<engine>/.
+// the same heads. Screenshots go to build/screenshots/<engine>/ with MHA_SCREENSHOTS=all.
 //
 //   node --test tests/browser/pretrained.test.js
 

@@ -4,7 +4,7 @@
 // file's heads measured on demand in the page, by the same rule, random weights named by nothing.
 // Both are measurements whose numbers do not depend on the engine: Chromium only (the trained
 // source's load and the weights file's picker run in every engine in trained-source.test.js and
-// explorer.test.js). One page for the file. Screenshots go to build/screenshots/<engine>/.
+// explorer.test.js). One page for the file. Screenshots go to build/screenshots/<engine>/ with MHA_SCREENSHOTS=all.
 //
 //   node --test tests/browser/roles.test.js
 

@@ -6,7 +6,7 @@
 // with the mouse instead. A sentence of 64 tokens (the most the explorer takes): each token is
 // named on the axes of the single head's map and of the compared maps, or named when its cell is
 // tapped or pointed at (the labels drawn are read back with drawnOn). Screenshots:
-// build/screenshots/<engine>/phone-*.png. The tests run in all three engines (layout and touch
+// build/screenshots/<engine>/phone-*.png with MHA_SCREENSHOTS=all. The tests run in all three engines (layout and touch
 // are the engine's), on one phone page opened first (a touch screen is set when a page opens);
 // the explorer is put back between them (resetExplorer).
 //

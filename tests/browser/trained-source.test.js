@@ -5,7 +5,7 @@
 // headStatistics of those maps; leaving it brings the other sources back unchanged; no console
 // errors. In Chromium only (the numbers do not depend on the engine): the same on layer 1 and on
 // another head and sentence, the head names against the measured heads x relations table, typed
-// text, and unknown words named. Screenshot: build/screenshots/<engine>/.
+// text, and unknown words named. Screenshot: build/screenshots/<engine>/ with MHA_SCREENSHOTS=all.
 //
 //   node --test tests/browser/trained-source.test.js
 
