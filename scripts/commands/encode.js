@@ -9,22 +9,25 @@
 //   npm run encode                    the pieces of each sentence, one line each
 //   npm run encode -- --json --truncate   longer than 128 tokens: the first 128 (else an error line)
 //   npm run encode -- --json --float16    the float16 weights instead
+//   npm run encode -- --no-build          no build steps: the modules and model files are there
 // A sentence that cannot be encoded gives {"text", "error": {"code", "message"}} on its line,
 // and the exit code is 1 at the end.
 import { float32Number, nested, readStdin, step } from './cli.js';
 
 function usage(message) {
-  console.error(`${message}\nusage: npm run encode -- [--json] [--truncate] [--float16]  (sentences on standard input, one per line)`);
+  console.error(`${message}\nusage: npm run encode -- [--json] [--truncate] [--float16] [--no-build]  (sentences on standard input, one per line)`);
   process.exit(2);
 }
 
 async function main() {
   const args = process.argv.slice(2);
-  for (const a of args) if (!['--json', '--truncate', '--float16'].includes(a)) usage(`unknown option ${a}`);
+  for (const a of args) if (!['--json', '--truncate', '--float16', '--no-build'].includes(a)) usage(`unknown option ${a}`);
   const json = args.includes('--json');
-  step('encode', 'scripts/build/setup.js', ['start']);
-  step('encode', 'scripts/build/build.js', ['--wasm']);
-  step('encode', 'scripts/build/build-model.js', []);
+  if (!args.includes('--no-build')) {
+    step('encode', 'scripts/build/setup.js', ['start']);
+    step('encode', 'scripts/build/build.js', ['--wasm']);
+    step('encode', 'scripts/build/build-model.js', []);
+  }
   const { loadEncoder } = await import('../../web/lib/encoder.js');
   const encoder = await loadEncoder({ dtype: args.includes('--float16') ? 'float16' : 'float32' });
   const lines = await readStdin();

@@ -112,18 +112,22 @@ export async function computeRoles({ source = 'pretrained', corpus = null, model
       trainer.dispose();
     }
   }
+  // a corpus is read and checked before the model loads: a bad line is named at once
+  let items = null;
+  if (corpus) {
+    const { parseCorpus } = await import('../../web/roles/sentences.js');
+    let contents;
+    try {
+      contents = fs.readFileSync(corpus, 'utf8');
+    } catch (error) {
+      throw new UsageError(`--corpus: expected a readable file of JSON lines, got ${corpus} (${error.code ?? error.message})`);
+    }
+    items = parseCorpus(contents, corpus);
+  }
   const { loadEncoder } = await import('../../web/lib/encoder.js');
   const encoder = await loadEncoder({ dtype: 'float16' });  // what the page downloads and computes with
   try {
-    if (corpus) {
-      const { parseCorpus } = await import('../../web/roles/sentences.js');
-      let contents;
-      try {
-        contents = fs.readFileSync(corpus, 'utf8');
-      } catch (error) {
-        throw new UsageError(`--corpus: expected a readable file of JSON lines, got ${corpus} (${error.code ?? error.message})`);
-      }
-      const items = parseCorpus(contents, corpus);
+    if (items) {
       const [{ default: nlp }, { tagText, analyseTokens }] = await Promise.all([import('compromise/three'), import('../../web/sources/tokens.js')]);
       const tagged = async (text) => analyseTokens(tagText(nlp, text));
       const result = await measure.measurePretrained(encoder, items, { corpus: true, tagged, evidence });

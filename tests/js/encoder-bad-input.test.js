@@ -96,6 +96,27 @@ test('a megabyte of text: all its tokens, and encode refuses it with a message (
   stillWorks();
 });
 
+test('long runs of marks are put in canonical order before NFKC: the same string as String.prototype.normalize gives', () => {
+  // marks of many classes, ones that decompose (U+0344, U+0F73), class-0 marks (U+034F, U+0903,
+  // U+09CB), marks beyond U+FFFF, and some starters between them
+  const marks = [];
+  for (let c = 0x300; c <= 0x36f; ++c) marks.push(String.fromCodePoint(c));
+  marks.push('\u0591', '\u05b0', '\u05bc', '\u093c', '\u094d', '\u0e38', '\u0e48', '\u0f71', '\u0f72', '\u0f73', '\u0f75', '\u0f77', '\u0f80',
+    '\u0f81', '\u1dc0', '\u20d2', '\u20e5', '\u302a', '\u3099', '\u309a', '\u0344', '\u0340', '\u034f', '\u0903', '\u09cb', '\u{1d165}', '\u{1d167}', '\u{1d16d}');
+  const others = ['a', 'e', '\u3042', '\u30ab', '\u1100', '\u1161', '\uac00', '\u00e9', '\ufb01', ' ', '\ud800'];
+  let seed = 11;
+  // the generator's high bits: its low ones repeat with a short period
+  const random = (n) => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) % n;
+  let long = 0;
+  for (let i = 0; i < 400; ++i) {
+    const text = Array.from({ length: 30 + random(100) }, () => (random(12) === 0 ? others[random(others.length)] : marks[random(marks.length)])).join('');
+    if (/\p{M}{32,}/u.test(text)) long += 1;
+    assert.equal(encoder.tokenize(text).pieces.join(''), expected(text), `pieces of ${JSON.stringify(text)}`);
+  }
+  assert.ok(long >= 100, `${long} of 400 texts have a run of 32 marks or more`);
+  stillWorks();
+});
+
 test('wrong arguments: a clear MhaError, and nothing is broken', () => {
   const cases = [
     [() => encoder.tokenize(42), 'INVALID_ARGUMENT', /expected a string, got number 42/],

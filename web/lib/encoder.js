@@ -10,6 +10,7 @@
 //   encoder.dispose();
 import { MhaError, statusCodes } from './errors.js';
 import { loadOnce } from './load-once.js';
+import { nfkc } from './nfkc.js';
 import { folderUrl, modelFileError, readModelFolder } from './model-files.js';
 import { parseSafetensors } from './safetensors.js';
 import { describe, flag } from './tensors.js';
@@ -311,8 +312,8 @@ export class Encoder {
     const session = this.#live();
     const { check, heap } = this.#module;
     if (typeof input === 'string') {
-      // NFKC first, as the model's TF.js tokenizer does, with the same String.prototype.normalize
-      return check(session.tokenize(writeCodePoints(session, this.#module, input.normalize('NFKC'), what), truncate), what);
+      // NFKC first, as the model's TF.js tokenizer does: the same string as String.prototype.normalize gives
+      return check(session.tokenize(writeCodePoints(session, this.#module, nfkc(input), what), truncate), what);
     }
     const given = input !== null && typeof input === 'object' ? /** @type {{ ids?: unknown }} */ (input).ids : undefined;
     if (Array.isArray(given) || (ArrayBuffer.isView(given) && !(given instanceof DataView))) {
