@@ -2,8 +2,7 @@
 // text is tokenized in a thread of its own, which is ended after the time limit and started
 // again; the call rejects with TIMEOUT naming the tokenizer and the text's length, and the model
 // goes on working. The hostile tokenizer is the trained GPT-2's with a Split pre-tokenizer
-// (a+)+b put first: on a run of n a's with no b, a backtracking regular expression tries about
-// 2^n ways, so 40 a's take hours, while the texts without long runs of a's tokenize as before.
+// (a+)+b put first (mimic-hub.js's slowTokenizer): 40 a's take hours.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -13,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadModel, loadWorkerModel, TOKENIZE_TIME_LIMIT } from '../../web/lib/models.js';
 import { MODELS_DIR } from './model-server.js';
+import { slowTokenizer } from './mimic-hub.js';
 import { withNodeWorkers } from './node-web-worker.js';
 
 const NAME = 'gpt2-trained';
@@ -20,19 +20,9 @@ const TEXT = 'the king follows himself.';
 const HOSTILE_TEXT = 'a'.repeat(40);
 const LIMIT = 1000;
 
-/** The GPT-2's tokenizer.json with a catastrophically backtracking Split first. */
-function hostileTokenizer() {
-  const json = JSON.parse(fs.readFileSync(path.join(MODELS_DIR, NAME, 'tokenizer.json'), 'utf8'));
-  json.pre_tokenizer = {
-    type: 'Sequence',
-    pretokenizers: [{ type: 'Split', pattern: { Regex: '(a+)+b' }, behavior: 'Isolated', invert: false }, json.pre_tokenizer],
-  };
-  return JSON.stringify(json);
-}
-
 const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'mha-hostile-'));
 for (const file of ['config.json', 'model.safetensors']) fs.copyFileSync(path.join(MODELS_DIR, NAME, file), path.join(folder, file));
-fs.writeFileSync(path.join(folder, 'tokenizer.json'), hostileTokenizer());
+fs.writeFileSync(path.join(folder, 'tokenizer.json'), slowTokenizer(fs.readFileSync(path.join(MODELS_DIR, NAME, 'tokenizer.json'))));
 after(() => fs.rmSync(folder, { recursive: true, force: true }));
 
 const reference = await loadModel(path.join(MODELS_DIR, NAME));
