@@ -7,7 +7,7 @@
 // (their ids and every layer as PyTorch computes them) and keeps the model in the URL; the same
 // link opened again makes no request to the Hub or its storage (Cache Storage); a gated
 // repository's link gives its message and the page keeps working; <mha-explorer model> opens the
-// BERT. In Chromium only: <mha-explorer model> with a sharded checkpoint, the Hub box
+// BERT. In Chromium only: <mha-explorer model> with a sharded checkpoint and with the Llama, the Hub box
 // (suggestions with their sizes, what will be downloaded, the models kept with their sizes,
 // delete), Stop during a download, a link to a model over 100 MB asks first, a missing
 // repository, one with pytorch_model.bin only and a connection dropped midway give their messages,
@@ -158,14 +158,16 @@ test('<mha-explorer model="google-bert/bert-base-uncased">: its layer as PyTorch
   assert.deepEqual(errors, []);
 });
 
-test('<mha-explorer model> with a sharded checkpoint: its layers as PyTorch computes them', { engines: 'chromium', why: 'computation', timeout: 180000 }, async () => {
+test('<mha-explorer model> with a sharded checkpoint and with a Llama: their layers as PyTorch computes them', { engines: 'chromium', why: 'computation', timeout: 180000 }, async () => {
   await open('');
-  const [run] = golden('gpt2-trained');
-  const result = await elementWith('test/gpt2-sharded', run.text, 1);
-  assert.equal(result.status, 'ready', result.error);
-  const worst = worstOfLayer(result, run, 1);
-  assert.ok(worst <= TOLERANCE, `layer 1 differs from PyTorch by ${worst}`);
-  console.log(`    test/gpt2-sharded: layer 1 within ${worst.toExponential(1)} of PyTorch`);
+  for (const [repo, name] of [['test/gpt2-sharded', 'gpt2-trained'], ['HuggingFaceTB/SmolLM2-135M', 'llama-gqa']]) {
+    const [run] = golden(name);
+    const result = await elementWith(repo, run.text, 1);
+    assert.equal(result.status, 'ready', result.error);
+    const worst = worstOfLayer(result, run, 1);
+    assert.ok(worst <= TOLERANCE, `${repo}: layer 1 differs from PyTorch by ${worst}`);
+    console.log(`    ${repo}: layer 1 within ${worst.toExponential(1)} of PyTorch`);
+  }
   assert.deepEqual(errors, []);
 });
 
