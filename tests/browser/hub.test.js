@@ -7,11 +7,12 @@
 // (their ids and every layer as PyTorch computes them) and keeps the model in the URL; the same
 // link opened again makes no request to the Hub or its storage (Cache Storage); a gated
 // repository's link gives its message and the page keeps working; <mha-explorer model> opens the
-// BERT. In Chromium only: <mha-explorer model> with a sharded checkpoint and with the Llama, the Hub box
-// (suggestions with their sizes, what will be downloaded, the models kept with their sizes,
-// delete), Stop during a download, a link to a model over 100 MB asks first, a missing
-// repository, one with pytorch_model.bin only and a connection dropped midway give their messages,
-// and a tokenizer.json that backtracks without end on a text is stopped with its message.
+// BERT. In Chromium only: <mha-explorer model> with a sharded checkpoint and with the Llama, the
+// Hub box (suggestions with their sizes, what will be downloaded, the models kept with their
+// sizes, delete), Stop during a download, a link to a model over 100 MB asks first, a missing
+// repository, one with pytorch_model.bin only and a connection dropped midway give their
+// messages, and a tokenizer.json that backtracks without end on a text is stopped in its worker
+// with its message, the model reading the next text.
 //
 //   node --test tests/browser/hub.test.js          (MHA_BROWSER=firefox|webkit for the others)
 
@@ -237,22 +238,26 @@ test('a missing repository, one with pytorch_model.bin only, a connection droppe
   assert.deepEqual(errors, []);
 });
 
-test('a tokenizer.json that takes too long on a text: stopped after 5 s with its message; the model reads the next text', { engines: 'chromium', why: 'faults', timeout: 120000 }, async () => {
+test('a tokenizer.json that takes too long on a text: its worker is stopped after 5 s with its message; the model reads the next text', { engines: 'chromium', why: 'faults', timeout: 120000 }, async () => {
+  // Chromium only: the engines meet (a+)+b on 40 a's each their own way. V8 backtracks until the
+  // worker is ended; JavaScriptCore stops at its backtracking limit and reads it as no match, and
+  // SpiderMonkey throws "too much recursion", each after 1 to 6 s on this machine, racing the limit.
   await open(link('test/slow-tokenizer'));
   assert.equal(await page.evaluate(() => window.explorer.source.id), 'model');
   const started = Date.now();
   await page.fill('#free-text', 'a'.repeat(40));
   await page.click('#free-text-form button[type="submit"]');
-  await page.waitForFunction(() => /took more than/.test(document.getElementById('free-text-error').textContent), null, { timeout: 30000 });
+  await page.waitForFunction(() => document.getElementById('free-text-error').textContent !== '', null, { timeout: 30000 });
   const waited = Date.now() - started;
-  const status = await page.text('#free-text-error');
-  assert.match(status, /^http:\/\/127\.0\.0\.1:\d+\/test\/slow-tokenizer\/resolve\/[0-9a-f]{40}\/tokenizer\.json \(byte-level BPE\) took more than 5 s to tokenize a text of 40 characters and was stopped: .* The model is still open: try a shorter or different text, or a tokenizer\.json you trust\./);
+  const message = await page.text('#free-text-error');
+  assert.match(message, /^http:\/\/127\.0\.0\.1:\d+\/test\/slow-tokenizer\/resolve\/[0-9a-f]{40}\/tokenizer\.json \(byte-level BPE\) took more than 5 s to tokenize a text of 40 characters and was stopped: .* The model is still open: try a shorter or different text, or a tokenizer\.json you trust\.$/);
   assert.ok(waited >= 5000 && waited < 15000, `stopped after ${waited} ms`);
-  console.log(`    after ${waited} ms: ${status}`);
+  console.log(`    after ${waited} ms: ${message}`);
   const [run] = golden('gpt2-trained');
   await page.fill('#free-text', run.text);
   await page.click('#free-text-form button[type="submit"]');
   await waitForExplorer(page, (text) => window.explorer.sentence?.text === text && window.explorer.busy === 0, run.text, 30000);
+  assert.equal(await page.evaluate(() => document.getElementById('free-text-error').hidden), true, 'the message goes once a text is typed');
   const worst = await worstAgainst(run);
   assert.ok(worst <= TOLERANCE, `the next text's layers differ from PyTorch by ${worst}`);
   assert.deepEqual(errors, []);
