@@ -36,7 +36,7 @@ export const MODEL_MAX_TOKENS = 128;
  * weights are read and every run made there), else on this thread (Node.js, or inWorker false:
  * an element with worker="never").
  * @param {import('../lib/models.js').ModelFiles} files
- * @param {import('../lib/models.js').LoadModelOptions} [options]
+ * @param {import('../lib/models.js').LoadWorkerModelOptions} [options]  (tokenizeTimeLimit and its setting: in a worker)
  * @param {boolean} [inWorker]
  * @returns {Promise<Model>}
  */
