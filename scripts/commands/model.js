@@ -24,6 +24,10 @@
 //   --revision REV                     a branch, tag or commit of it (default main)
 //   --endpoint URL                     the Hub or a mirror (default $HF_ENDPOINT, else https://huggingface.co)
 //   --no-cache                         fetch it again and keep nothing
+//   --tokenize-time-limit MS           the most one text may take to tokenize (default 5000): texts are
+//                                      tokenized in a thread of their own, stopped after that (a
+//                                      tokenizer.json whose regular expressions backtrack without end);
+//                                      that text's line gives the error, and the next texts are run
 // A text that cannot be run gives {"text", "error": {"code", "message"}} on its line, and the
 // exit code is 1 at the end; a folder that cannot be opened is one message and exit code 1.
 import path from 'node:path';
@@ -33,12 +37,12 @@ import { float32Number, nested, readStdin, step } from './cli.js';
 let MhaError;
 
 function usage(message) {
-  console.error(`${message}\nusage: npm run model -- [--json] [--ids] [--top K] [--stats] --model DIR|hf:OWNER/NAME [--revision REV] [--endpoint URL] [--no-cache]  (texts on standard input, one per line)`);
+  console.error(`${message}\nusage: npm run model -- [--json] [--ids] [--top K] [--stats] --model DIR|hf:OWNER/NAME [--revision REV] [--endpoint URL] [--no-cache] [--tokenize-time-limit MS]  (texts on standard input, one per line)`);
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const options = { json: false, top: 5, model: null, build: true, stats: false, revision: undefined, endpoint: undefined, cache: true, ids: false };
+  const options = { json: false, top: 5, model: null, build: true, stats: false, revision: undefined, endpoint: undefined, cache: true, ids: false, timeLimit: undefined };
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     if (a === '--json') options.json = true;
@@ -50,6 +54,7 @@ function parseArgs(argv) {
     else if (a === '--revision') options.revision = argv[++i];
     else if (a === '--endpoint') options.endpoint = argv[++i];
     else if (a === '--no-cache') options.cache = false;
+    else if (a === '--tokenize-time-limit') options.timeLimit = Number(argv[++i]);
     else usage(`unknown option ${a}`);
   }
   if (!options.model) usage('--model DIR or --model hf:OWNER/NAME is required');
@@ -57,6 +62,7 @@ function parseArgs(argv) {
     usage('--revision, --endpoint and --no-cache are for a model on the Hub (--model hf:OWNER/NAME)');
   }
   if (!Number.isInteger(options.top) || options.top < 1) usage('--top: expected a whole number >= 1');
+  if (options.timeLimit !== undefined && !(options.timeLimit > 0)) usage('--tokenize-time-limit: expected a number of milliseconds > 0');
   return options;
 }
 
@@ -109,6 +115,8 @@ async function main() {
     process.exit(1);
   }
   const maskId = model.tokenizer?.maskId ?? undefined;
+  // texts go to the tokenizer's own thread, where one that takes too long can be stopped
+  const tokenizing = model.tokenizer && !options.ids ? model.tokenizerWorker({ timeLimit: options.timeLimit, setting: '--tokenize-time-limit' }) : null;
   const causal = model.config.task === 'next-token';
   const loadMs = performance.now() - loadStart;
   const lines = await readStdin();
@@ -119,7 +127,7 @@ async function main() {
     let line;
     try {
       const runStart = performance.now();
-      const r = model.run(options.ids ? idsOf(text) : text);
+      const r = model.run(options.ids ? idsOf(text) : tokenizing ? await tokenizing.encode(text) : text);
       runMs += performance.now() - runStart;
       const next = causal ? model.top(r, options.top).map(([id, p]) => [id, float32Number(Math.fround(p))]) : undefined;
       const masked = !causal && r.logits && maskId !== undefined
@@ -148,6 +156,7 @@ async function main() {
     const { moduleBytes, weightBytes } = model.memory();
     process.stdout.write(`${JSON.stringify({ stats: { moduleBytes, weightBytes, loadMs: Math.round(loadMs), runMs: Math.round(runMs) } })}\n`);
   }
+  tokenizing?.dispose();
   model.dispose();
   if (failed) console.error(`[model] ${failed} of ${lines.length} texts could not be run (their lines say why)`);
   process.exitCode = failed ? 1 : 0;

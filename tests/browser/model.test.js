@@ -549,7 +549,7 @@ test('a course page on one origin, the package from a CDN on another, a model fr
     assert.ok(never <= WEIGHTS_TOLERANCE, `the model with worker="never" differs from PyTorch by ${never}`);
     assert.deepEqual((await record()).workers, [], 'worker="never": no worker was started, the model included');
 
-    // the same page's elements that compute in workers: the core's worker and the model's
+    // the same page's elements that compute in workers: the core's worker, the model's and its tokenizer's
     await coursePage.evaluate(({ url, text }) => {
       const designed = Object.assign(document.createElement('mha-explorer'), { id: 'designed-always' });
       designed.setAttribute('worker', 'always');
@@ -567,7 +567,7 @@ test('a course page on one origin, the package from a CDN on another, a model fr
     const { workers, violations } = await record();
     console.log(`  ${ENGINE}: package from ${origin(cdn.url)}, page on ${origin(course.url)}, model on ${origin(modelServer.url)}; ` +
       `model max |element − PyTorch| ${never.toExponential(2)} (worker="never"), ${auto.toExponential(2)} (in its worker); workers started: ${workers.map((u) => u.split(':')[0]).join(', ')}`);
-    assert.equal(workers.length, 2, `one worker for the core, one for the model: ${workers.join(', ')}`);
+    assert.equal(workers.length, 3, `one worker for the core, one for the model, one for its tokenizer: ${workers.join(', ')}`);
     assert.ok(workers.every((u) => u.startsWith(`blob:${origin(course.url)}/`)), `each started through a blob: module of the page: ${workers.join(', ')}`);
     assert.deepEqual(violations, [], `no Content-Security-Policy violation under ${policy}`);
     await coursePage.scrollIntoView('#model-auto');

@@ -277,3 +277,21 @@ test('npm run model -- --model hf:openai-community/gpt2: the same lines as the f
   assert.match(gated.stderr, /^\[model\] test\/gated is gated \(HTTP 401/m);
   console.log(`    ${first.stderr.trim().split('\n').join('\n    ')}`);
 });
+
+test('npm run model -- --model hf:HuggingFaceTB/SmolLM2-135M: a Llama-family model (grouped-query) by name gives the lines of its folder', { timeout: 120_000 }, async () => {
+  const script = fileURLToPath(new URL('../../scripts/commands/model.js', import.meta.url));
+  const input = 'the king follows himself.\nthe cat sat.\n';
+  const fromFolder = await run([script, '--json', '--no-build', '--model', path.join(MODELS_DIR, 'llama-gqa')], { input });
+  assert.equal(fromFolder.status, 0, fromFolder.stderr);
+  const byName = await run([script, '--json', '--no-build', '--model', 'hf:HuggingFaceTB/SmolLM2-135M'], { input, env: { HF_ENDPOINT: hub.endpoint, MHA_HUB_CACHE: freshCache() } });
+  assert.equal(byName.status, 0, byName.stderr);
+  assert.equal(byName.stdout, fromFolder.stdout);
+  const lines = byName.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const config = JSON.parse(fs.readFileSync(path.join(MODELS_DIR, 'llama-gqa', 'config.json'), 'utf8'));
+  assert.equal(config.model_type, 'llama');
+  assert.ok(config.num_key_value_heads < config.num_attention_heads, 'grouped-query attention');
+  assert.equal(lines.length, 2);
+  assert.equal(lines[0].layers.length, config.num_hidden_layers);
+  assert.equal(lines[0].layers[0].weights.length, config.num_attention_heads);
+  assert.match(byName.stderr, /\[model\] HuggingFaceTB\/SmolLM2-135M at main \(commit [0-9a-f]{12}\) from http:\/\/127\.0\.0\.1:\d+: 3 files, [\d.]+ kB; [\d.]+ kB to download \(config\.json, model\.safetensors, tokenizer\.json\); fits in memory/);
+});

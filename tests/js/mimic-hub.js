@@ -13,7 +13,8 @@
 // Repositories (REPOS): GPT-2, BERT and Llama (grouped-query) golden folders under Hub-like ids, a sharded copy of the
 // GPT-2 (two shards and model.safetensors.index.json, made here from its model.safetensors), a
 // gated one, one with pytorch_model.bin only, one whose weights' connection drops midway, and a
-// slow one (the weights in small parts far apart: progress and abort). `requests` lists every
+// slow one (the weights in small parts far apart: progress and abort), and one whose
+// tokenizer.json backtracks without end on a run of a's (slowTokenizer). `requests` lists every
 // request, `{ origin: 'hub' | 'storage', path }`, in order.
 import http from 'node:http';
 import fs from 'node:fs';
@@ -73,6 +74,21 @@ export function shard(bytes, count = 2) {
   return files;
 }
 
+/**
+ * A tokenizer.json as a stranger may publish it: the given one with a Split pre-tokenizer
+ * (a+)+b put first. On a run of n a's with no b a backtracking regular expression tries about
+ * 2^n ways (40 a's: hours); texts without long runs of a's tokenize as before.
+ * @param {Buffer | string} text  tokenizer.json
+ */
+export function slowTokenizer(text) {
+  const json = JSON.parse(String(text));
+  json.pre_tokenizer = {
+    type: 'Sequence',
+    pretokenizers: [{ type: 'Split', pattern: { Regex: '(a+)+b' }, behavior: 'Isolated', invert: false }, json.pre_tokenizer],
+  };
+  return Buffer.from(JSON.stringify(json));
+}
+
 /** @param {string} folder  a golden model */
 const folderFiles = (folder) => Object.fromEntries(FILES.filter((f) => fs.existsSync(path.join(MODELS_DIR, folder, f))).map((f) => [f, read(folder, f)]));
 
@@ -90,6 +106,7 @@ export function makeRepos() {
     'test/pytorch-only': { files: { 'config.json': gpt2['config.json'], 'pytorch_model.bin': Buffer.alloc(1024), 'tokenizer.json': gpt2['tokenizer.json'] } },
     'test/gpt2-dropped': { files: gpt2, fault: 'drop' },
     'test/gpt2-slow': { files: gpt2, fault: 'slow' },
+    'test/slow-tokenizer': { files: { ...gpt2, 'tokenizer.json': slowTokenizer(gpt2['tokenizer.json']) } },
     // the listing says GPT-2 small's size (its files are the small GPT-2's): a link to it asks first
     'test/large-listing': { files: gpt2, listed: { 'model.safetensors': 548105171 } },
   };

@@ -1,6 +1,6 @@
 // MhaError: the one error type the API throws for bad input, with a `code` saying which kind.
 // The core's codes are read from each WebAssembly module (its StatusCode enum), never copied;
-// the JS layer's own codes are DISPOSED, WORKER_ERROR, MODEL_FILE and NUM_HEADS_MISSING.
+// the JS layer's own codes are DISPOSED, WORKER_ERROR, TIMEOUT, MODEL_FILE and NUM_HEADS_MISSING.
 
 /** @typedef {import('./index.js').MhaErrorCode} MhaErrorCode */
 

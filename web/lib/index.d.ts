@@ -146,6 +146,8 @@ export type MhaErrorCode =
   | 'DISPOSED'
   /** The Web Worker of {@link createWorkerMha} failed to start, or was terminated. */
   | 'WORKER_ERROR'
+  /** A model's tokenizer took longer than its time limit on a text and was stopped (tokenizeTimeLimit); the model stays usable. */
+  | 'TIMEOUT'
   /** A file of a pretrained model (mha-explorer/encoder) is missing or damaged; the message names it. */
   | 'MODEL_FILE'
   /** {@link loadStateDictFile}: the file does not say how many heads it has; pass the option `numHeads`. */

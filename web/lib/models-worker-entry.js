@@ -2,10 +2,12 @@
 // with loadModel() and answers the page's requests (rpc.js) with its methods; download progress
 // goes to the page as messages of their own, { progress }.
 //
-//   load [files, options]            loadModel(files, options): { config, tokenizer, threads }
+//   load [files, options]            loadModel(files, options): { config, tokenizer, threads, tokenizerSource }
+//                                    (tokenizerSource: tokenizer.json's text, for the page's tokenizer worker)
 //   call [method, args]              encode, tokens, read, memory, run, headImportance, attentionParameter
 import { MhaError } from './errors.js';
 import { loadModel } from './models.js';
+import { tokenizerSourceOf } from './tokenizer-worker.js';
 import { serveRequests } from './rpc.js';
 
 const METHODS = new Set(['encode', 'tokens', 'read', 'memory', 'run', 'headImportance', 'attentionParameter']);
@@ -24,7 +26,7 @@ serveRequests(async (op, /** @type {any[]} */ args) => {
     model?.dispose();
     model = null;
     model = await loadModel(/** @type {Parameters<typeof loadModel>[0]} */ (files), options);
-    return { config: { ...model.config }, tokenizer: model.tokenizer && { ...model.tokenizer }, threads: model.threads };
+    return { config: { ...model.config }, tokenizer: model.tokenizer && { ...model.tokenizer }, threads: model.threads, tokenizerSource: tokenizerSourceOf(model) };
   }
   if (op === 'call') {
     const [method, methodArgs] = args;

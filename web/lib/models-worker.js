@@ -3,10 +3,13 @@
 // it resolves to has Model's members, each method returning a promise. Calls go through rpc.js,
 // answered in order; result tensors come back as transferred buffers (no copy), and the files'
 // ArrayBuffers go to the worker the same way (Files and Blobs are cloned, which copies no bytes).
+// Texts are tokenized in a second worker (tokenizer-worker.js) with a time limit, so that a
+// tokenizer that takes too long on a text is ended there without ending the model.
 import { MhaError } from './errors.js';
 import { connectWorker } from './rpc.js';
 import { topTokens } from './top-tokens.js';
 import { onOtherOrigin, startModuleWorker, workerScriptName } from './start-worker.js';
+import { startTokenizerWorker, timeLimitOf } from './tokenizer-worker.js';
 
 /** The worker's script beside this module (a name, not a literal URL: bundlers leave it alone). */
 const WORKER_ENTRY = './models-worker-entry.js';
@@ -86,7 +89,8 @@ export async function loadWorkerModel(files, options = {}) {
     throw new MhaError('WORKER_ERROR', 'loadWorkerModel needs Web Workers (a browser); in Node.js use loadModel()');
   }
   if (options === null || typeof options !== 'object') throw new MhaError('INVALID_ARGUMENT', `loadWorkerModel: expected an options object, got ${describe(options)}`);
-  const { workerUrl, wasmUrl, onProgress, onPlan, signal, ...rest } = options;
+  const { workerUrl, wasmUrl, onProgress, onPlan, signal, tokenizeTimeLimit, tokenizeTimeLimitSetting, ...rest } = options;
+  const timeLimit = timeLimitOf(tokenizeTimeLimit, 'loadWorkerModel');
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new MhaError('INVALID_ARGUMENT', `loadWorkerModel: onProgress must be a function, got ${describe(onProgress)}`);
   }
@@ -108,7 +112,7 @@ export async function loadWorkerModel(files, options = {}) {
   });
   const rpc = connectWorker(worker, `the models' worker (${workerScriptName(entry)})`);
 
-  /** @type {{ config: import('./models.js').ModelConfig, tokenizer: import('./models.js').TokenizerInfo | null, threads: number }} */
+  /** @type {{ config: import('./models.js').ModelConfig, tokenizer: import('./models.js').TokenizerInfo | null, threads: number, tokenizerSource: import('./tokenizer-worker.js').TokenizerSource | null }} */
   let opened;
   /** @type {() => void} */
   let abort = () => {};
@@ -127,14 +131,23 @@ export async function loadWorkerModel(files, options = {}) {
   }
 
   let disposed = false;
+  const tokenizing = opened.tokenizerSource
+    ? startTokenizerWorker(opened.tokenizerSource, { timeLimit, name: opened.tokenizer?.name, ...(tokenizeTimeLimitSetting !== undefined ? { setting: tokenizeTimeLimitSetting } : {}) })
+    : null;
   /** @param {string} method @param {unknown[]} args */
   const call = (method, args) => (disposed
     ? Promise.reject(new MhaError('DISPOSED', 'the model was disposed'))
     : rpc.request('call', method, args));
+  /**
+   * A text's ids from the tokenizer's worker (within the time limit); ids as they are.
+   * @param {unknown} input
+   */
+  const idsOf = async (input) => (typeof input === 'string' && tokenizing && !disposed ? tokenizing.encode(input) : input);
   const dispose = () => {
     if (disposed) return;
     disposed = true;
     rpc.terminate();
+    tokenizing?.dispose();
   };
   /** @type {import('./models.js').WorkerModel} */
   const model = {
@@ -142,12 +155,12 @@ export async function loadWorkerModel(files, options = {}) {
     tokenizer: opened.tokenizer && Object.freeze(opened.tokenizer),
     threads: opened.threads,
     get disposed() { return disposed; },
-    encode: (text) => call('encode', [text]),
+    encode: async (text) => (typeof text === 'string' && tokenizing && !disposed ? tokenizing.encode(text) : call('encode', [text])),
     tokens: (ids) => call('tokens', [ids]),
     read: (ids) => call('read', [ids]),
     memory: () => call('memory', []),
-    run: (input, runOptions) => call('run', [input, runOptions]),
-    headImportance: (input) => call('headImportance', [input]),
+    run: async (input, runOptions) => call('run', [await idsOf(input), runOptions]),
+    headImportance: async (input) => call('headImportance', [await idsOf(input)]),
     attentionParameter: (layer, name) => call('attentionParameter', [layer, name]),
     // the logits are on this side already: no round trip
     top: async (result, k, position) => topTokens(result, k, position),

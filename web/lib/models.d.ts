@@ -174,6 +174,14 @@ export declare function deleteCachedModel(id: string, options?: { cacheDir?: str
 export interface LoadWorkerModelOptions extends LoadModelOptions {
   /** models-worker-entry.js, if not beside models-worker.js (a bundler finds it without help). */
   workerUrl?: string | URL;
+  /**
+   * The most ms one text may take to tokenize (default 5000): texts are tokenized in a worker of
+   * their own (tokenizer-worker-entry.js), ended and started again when a text takes longer;
+   * encode(), run(text) and headImportance(text) then reject with TIMEOUT, and the model stays usable.
+   */
+  tokenizeTimeLimit?: number;
+  /** How a TIMEOUT's message names what sets the limit (default 'the option tokenizeTimeLimit'; null: not named). */
+  tokenizeTimeLimitSetting?: string | null;
 }
 
 export interface HeadImportance {
@@ -220,8 +228,29 @@ export declare class Model {
   top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Array<[number, number]>;
   /** A parameter of a layer's attention in nn.MultiheadAttention's names and layout: 'in_proj_weight' (3E, E), 'in_proj_bias', 'out_proj.weight' (E, E), 'out_proj.bias' (GPT-2's Conv1D weights transposed). */
   attentionParameter(layer: number, name: string): ModelTensor;
+  /**
+   * The tokenizer in a worker of its own (a worker_threads thread in Node.js), with a time limit
+   * per text (default 5000 ms): encode() and run(text) here tokenize on the calling thread, which
+   * nothing can stop while a stranger's tokenizer.json backtracks. setting: how the message
+   * names what sets the limit (default 'the option timeLimit').
+   */
+  tokenizerWorker(options?: { timeLimit?: number; setting?: string }): TokenizerWorker;
   dispose(): void;
   [Symbol.dispose](): void;
+}
+
+/** How long one text may take to tokenize in a worker, in ms (5000), unless tokenizeTimeLimit says. */
+export declare const TOKENIZE_TIME_LIMIT: number;
+
+/**
+ * A model's tokenizer in a worker, texts tokenized one after another. A text that takes longer
+ * than timeLimit ms rejects with an MhaError 'TIMEOUT' naming the tokenizer and the text's
+ * length; that worker is ended and a new one started, and the model stays usable.
+ */
+export interface TokenizerWorker {
+  readonly timeLimit: number;
+  encode(text: string): Promise<number[]>;
+  dispose(): void;
 }
 
 /**

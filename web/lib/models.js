@@ -25,6 +25,9 @@ import { topTokens } from './top-tokens.js';
 import { heapViews, instantiateWasmModule, isNode, readTensor } from './wasm-module.js';
 import { onOtherOrigin } from './start-worker.js';
 import { loadTokenizer } from './tokenizer.js';
+import { startTokenizerWorker, timeLimitOf, tokenizerSources } from './tokenizer-worker.js';
+
+export { TOKENIZE_TIME_LIMIT } from './tokenizer-worker.js';
 
 export { loadWorkerModel } from './models-worker.js';
 export { DETECTORS, DETECTOR_THRESHOLD, detectionPattern, mulScore, scoreHeads, repeatedTokens, detectHeads } from './detectors.js';
@@ -745,6 +748,24 @@ export class Model {
     this.config = Object.freeze(session.config());
     /** The tokenizer's kind, name, vocabulary size and mask token; null without tokenizer.json. */
     this.tokenizer = tokenizer ? tokenizer.info : null;
+    if (tokenizer?.source) tokenizerSources.set(this, tokenizer.source);
+  }
+
+  /**
+   * The model's tokenizer in a worker of its own (a worker_threads thread in Node.js), where a
+   * text that takes longer than timeLimit ms (default 5000) is stopped: encode() then rejects
+   * with TIMEOUT, the worker is ended and started again, and this model is untouched.
+   * encode() and run(text) on the model itself tokenize on the calling thread, without a limit.
+   * @param {{ timeLimit?: number, setting?: string }} [options]  setting: how the message names what sets the limit
+   * @returns {import('./models.js').TokenizerWorker}
+   */
+  tokenizerWorker(options = {}) {
+    const tokenizer = this.#tokenizerOf('tokenizerWorker');
+    if (options === null || typeof options !== 'object') throw new MhaError('INVALID_ARGUMENT', `tokenizerWorker: expected an options object, got ${describe(options)}`);
+    const source = /** @type {import('./tokenizer-worker.js').TokenizerSource} */ (tokenizerSources.get(this));
+    return startTokenizerWorker(source, {
+      timeLimit: timeLimitOf(options.timeLimit, 'tokenizerWorker'), name: tokenizer.info.name, setting: options.setting ?? 'the option timeLimit',
+    });
   }
 
   /**

@@ -217,6 +217,8 @@ export class ModelTokenizer {
    */
   constructor(tokenizer, json, config, file) {
     this.#tokenizer = tokenizer;
+    /** The files it was read from, to read it again in a worker (tokenizer-worker.js). @type {import('./tokenizer-worker.js').TokenizerSource | null} */
+    this.source = null;
     this.#file = file;
     this.#byteLevel = uses(json.pre_tokenizer, 'ByteLevel') || uses(json.decoder, 'ByteLevel');
     this.#byteFallback = json.model.byte_fallback === true;
@@ -390,5 +392,7 @@ export async function loadTokenizer(tokenizerText, configText = null, { tokenize
   } catch (error) {
     throw invalid(tokenizerFile, `the tokenizer library cannot read it: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return new ModelTokenizer(tokenizer, json, config, tokenizerFile);
+  const read = new ModelTokenizer(tokenizer, json, config, tokenizerFile);
+  read.source = { tokenizerText, configText, where: { tokenizerFile, configFile } };
+  return read;
 }

@@ -36,7 +36,7 @@ export const MODEL_MAX_TOKENS = 128;
  * weights are read and every run made there), else on this thread (Node.js, or inWorker false:
  * an element with worker="never").
  * @param {import('../lib/models.js').ModelFiles} files
- * @param {import('../lib/models.js').LoadModelOptions} [options]
+ * @param {import('../lib/models.js').LoadWorkerModelOptions} [options]  (tokenizeTimeLimit and its setting: in a worker)
  * @param {boolean} [inWorker]
  * @returns {Promise<Model>}
  */
@@ -115,7 +115,7 @@ export class ModelSource {
       /** @param {{ file: string, loaded: number, total: number }} p */
       const onProgress = (p) => this.onProgress?.(this.plan ? { ...p, plan: this.plan } : p);
       this.model = await openModel(this.url, {
-        onProgress, signal: this.#stopper.signal,
+        onProgress, signal: this.#stopper.signal, tokenizeTimeLimitSetting: null,
         ...(hub ? { onPlan: (/** @type {import('../lib/models.js').HubPlan} */ plan) => { this.plan = plan; } } : {}),
         ...(this.endpoint ? { endpoint: this.endpoint } : {}),
       }, this.inWorker);
@@ -333,7 +333,7 @@ export class ModelSource {
 export async function openModelFiles(files, name, inWorker = true) {
   const list = files instanceof Map || !(Symbol.iterator in Object(files)) ? null : [.../** @type {Iterable<File>} */ (files)];
   const folder = list?.map((f) => /** @type {{ webkitRelativePath?: string }} */ (f).webkitRelativePath?.split('/')[0]).find(Boolean);
-  const model = await openModel(list ?? files, undefined, inWorker);
+  const model = await openModel(list ?? files, { tokenizeTimeLimitSetting: null }, inWorker);
   const names = list ? list.map((f) => f.name) : files instanceof Map ? [...files.keys()] : Object.keys(files);
   return {
     name: name ?? folder ?? model.config.architecture, stamp: `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, model,
