@@ -27,7 +27,7 @@ import { onOtherOrigin } from './start-worker.js';
 import { loadTokenizer } from './tokenizer.js';
 
 export { loadWorkerModel } from './models-worker.js';
-export { DETECTORS, DETECTOR_THRESHOLD, detectionPattern, mulScore, scoreHeads, repeatedTokens, detectHeads } from './detectors.js';
+export { DETECTORS, DETECTOR_THRESHOLD, detectionPattern, mulScore, scoreHeads, repeatedTokens, detectHeads, detectHeadsAsync } from './detectors.js';
 
 const CONFIG_FILE = 'config.json';
 const TOKENIZER_FILE = 'tokenizer.json';
