@@ -22,7 +22,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import os from 'node:os';
-import { startWeb, stopWeb, test } from './driver.js';
+import { note, startWeb, stopWeb, test } from './driver.js';
 import { EXAMPLES } from '../../web/sources/examples.js';
 import { checkHeadLabel, THRESHOLDS } from '../../web/sources/label-checks.js';
 import { attachExplorer, resetExplorer, settled, waitForExplorer } from './page-state.js';
@@ -674,4 +674,7 @@ test('dark theme and a device pixel ratio of 2', { engines: 'all', why: 'layout'
 test('no console errors', { engines: 'all', why: 'errors' }, async () => {
   await page.flushEvents();
   assert.deepEqual(consoleErrors, []);
+  // a lesson section computed again after the engine trapped is a warning, said here
+  const retried = await page.evaluate(() => window.__mhaLesson?.retried ?? []);
+  if (retried.length) note(`the lesson computed a section again after a trap of the WebAssembly engine: ${retried.join('; ')}`);
 });

@@ -11,7 +11,8 @@
 //
 // In every engine: the model picked as files with its groups drawn, one golden sentence, and
 // the element from another origin; then a Mistral (tests/golden/models/mistral-window) and a
-// Qwen2 (qwen2-bias-window) picked as files, both golden sentences each. In Chromium only (the numbers do not depend on the engine):
+// Qwen2 (qwen2-bias-window) fetched by the element from that origin (one golden sentence, the
+// last layer) and picked as files (both golden sentences, every layer). In Chromium only (the numbers do not depend on the engine):
 // the other golden sentence, its predictions against PyTorch's logits, head importance, a head
 // switched off, the W_O view, its heads measured by the roles rule, and the lesson's figures.
 //
@@ -307,6 +308,43 @@ test('<mha-explorer model-url> of the Llama on another site: a layer as PyTorch 
   await page.waitForFunction((h) => document.getElementById('model-element').compareHead === h, KV.indexOf(1) + 1, { timeout: 10000 });
   await page.screenshot('llama-gqa-element-compare.png', { selector: '#model-element' });
   await page.evaluate(() => document.getElementById('model-element').remove());
+  assert.deepEqual(consoleErrors, []);
+});
+
+test('<mha-explorer model-url> of a Mistral and a Qwen2 on another site: the last layer as PyTorch computes it, its key/value groups in the grid', { engines: 'all', why: 'network', timeout: 180000 }, async () => {
+  for (const name of ['mistral-window', 'qwen2-bias-window']) {
+    const own = JSON.parse(readFileSync(path.join(models, name, 'config.json'), 'utf8'));
+    const [run] = JSON.parse(readFileSync(path.join(models, `${name}.golden.json`), 'utf8')).dtypes.F32.runs;
+    const layer = own.num_hidden_layers - 1;
+    await page.evaluate(async ({ url, text, layer }) => {
+      await import('/element/mha-explorer.js');
+      document.getElementById('model-element')?.remove();
+      const element = document.createElement('mha-explorer');
+      element.id = 'model-element';
+      element.setAttribute('model-url', url);
+      element.setAttribute('sentence', text);
+      element.setAttribute('layer', String(layer));
+      element.setAttribute('view', 'grid');
+      document.body.append(element);
+    }, { url: `${modelServer.url}${name}/`, text: run.text, layer });
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.getElementById('model-element')?.status), null, { timeout: 60000 });
+    const shown = await page.evaluate(() => {
+      const element = document.getElementById('model-element');
+      const r = element.result;
+      return { status: element.status, error: element.shadowRoot.textContent.slice(0, 300), data: r ? Array.from(r.weights.data) : null };
+    });
+    assert.equal(shown.status, 'ready', `${name}: ${shown.error}`);
+    const expected = run.attentions[layer].flat(Infinity);
+    assert.equal(shown.data.length, expected.length, `${name}: ${shown.data.length} weights in layer ${layer + 1}, expected ${expected.length}`);
+    const worst = shown.data.reduce((w, v, i) => Math.max(w, Math.abs(v - expected[i])), 0);
+    console.log(`  [${ENGINE}] the element's ${name}, layer ${layer + 1}: max |page − PyTorch| = ${worst.toExponential(2)}`);
+    assert.ok(worst <= WEIGHTS_TOLERANCE, `${name}: the element's layer ${layer + 1} differs from PyTorch by ${worst}`);
+    await page.waitForFunction(() => document.getElementById('model-element').shadowRoot.querySelectorAll('.multiple[data-kv]').length > 0, null, { timeout: 10000 });
+    const kv = await page.evaluate(() => [...document.getElementById('model-element').shadowRoot.querySelectorAll('.multiple')].map((m) => Number(m.dataset.kv)));
+    const perGroup = own.num_attention_heads / own.num_key_value_heads;
+    assert.deepEqual(kv, Array.from({ length: own.num_attention_heads }, (_, h) => Math.floor(h / perGroup)), `${name}: each head's key/value group`);
+    await page.evaluate(() => document.getElementById('model-element').remove());
+  }
   assert.deepEqual(consoleErrors, []);
 });
 

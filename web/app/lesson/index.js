@@ -4,6 +4,7 @@
 import { loadMha } from '../../lib/index.js';
 import { nextTask } from '../../lib/next-task.js';
 import { el } from './dom.js';
+import { buildSection } from './build-section.js';
 import { keepScrollersReachable } from '../../views/dom.js';
 import { ideaSection } from './idea.js';
 import { costSection } from './cost.js';
@@ -70,12 +71,14 @@ export async function mount(root, { explorer } = {}) {
     el('p', { class: 'lede', text: 'The lesson behind the explorer above. Each claim comes with a control that tries it on the same WebAssembly core, with real weights.' })), toc);
   /** @type {string[]} */
   const failures = [];
+  /** @type {string[]} */
+  const retried = [];
   for (const [i, [title, build]] of SECTIONS.entries()) {
     // a section a task: the page answers between them
     await nextTask();
     let node;
     try {
-      node = build(mha, { explorer });
+      node = buildSection(title, () => build(mha, { explorer }), retried);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       failures.push(`${title}: ${message}`);
@@ -89,6 +92,6 @@ export async function mount(root, { explorer } = {}) {
   // boxes that scroll sideways at this width (tables, strips, code) can be scrolled by keyboard
   keepScrollersReachable(root).check();
   root.dataset.ready = failures.length ? 'error' : 'true';
-  const hook = { failures, mountMs: performance.now() - started };
+  const hook = { failures, retried, mountMs: performance.now() - started };
   Object.defineProperty(window, '__mhaLesson', { value: Object.freeze(hook), configurable: true });
 }
