@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { detectionPattern, mulScore, scoreHeads, repeatedTokens, detectHeads, DETECTOR_THRESHOLD } from '../../web/lib/models.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { detectionPattern, mulScore, scoreHeads, repeatedTokens, detectHeads, detectHeadsAsync, DETECTOR_THRESHOLD } from '../../web/lib/models.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const close = (a, b, tol = 1e-12) => assert.ok(Math.abs(a - b) <= tol, `${a} vs ${b}`);
@@ -95,7 +97,7 @@ test('repeatedTokens: BOS, r, r; seeded; the control shuffles the same tokens', 
   assert.throws(() => repeatedTokens({ ordinary, bos: 'x' }), /expected 'bos' as a token id, got string x/);
 });
 
-test('detectHeads labels a head only above the threshold and above its control', () => {
+test('detectHeads labels a head only above the threshold and above its control; detectHeadsAsync gives the same', async () => {
   const ordinary = Array.from({ length: 40 }, (_, i) => i);
   const { sequences, controls } = repeatedTokens({ ordinary, bos: 99, length: 5, count: 3, seed: 1 });
   const L = 11;
@@ -123,6 +125,11 @@ test('detectHeads labels a head only above the threshold and above its control',
   assert.ok(heads[2].induction < DETECTOR_THRESHOLD);
   assert.equal(heads[2].label, null);
   assert.throws(() => detectHeads(weightsOf, sequences, controls.slice(1)), /one control per sequence \(3\)/);
+  const progress = [];
+  const awaited = await detectHeadsAsync(async (ids) => weightsOf(ids), sequences, controls, { onProgress: (p) => progress.push(`${p.done}/${p.total}`) });
+  assert.deepEqual(awaited, heads);
+  assert.deepEqual(progress, ['1/6', '2/6', '3/6', '4/6', '5/6', '6/6']);
+  await assert.rejects(detectHeadsAsync(async (ids) => weightsOf(ids), sequences, controls.slice(1)), /one control per sequence \(3\)/);
 });
 
 function cli(script, args, input) {
@@ -188,6 +195,8 @@ test('nothing is named in a random initialisation', () => {
   const out = JSON.parse(r.stdout);
   assert.equal(out.sequences.length, 10);
   assert.equal(out.sequences[0].length, 101);
-  assert.equal(out.heads.length, 8);
+  const config = JSON.parse(readFileSync(path.join(root, 'tests/golden/models/gpt2-induction-random/config.json'), 'utf8'));
+  assert.equal(out.heads.length, config.n_layer * config.n_head);
   assert.deepEqual(out.heads.filter((h) => h.label), [], JSON.stringify(out.heads));
 });
+

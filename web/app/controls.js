@@ -7,6 +7,8 @@ import { renderRolesTable } from '../views/roles-table.js';
 import { renderSimilarity } from '../views/similarity.js';
 import { renderAblation } from '../views/ablation.js';
 import { renderImportance } from '../views/importance.js';
+import { renderDetectors } from '../views/detectors.js';
+import { DETECTOR_THRESHOLD } from '../lib/detectors.js';
 import { D_MODEL } from '../sources/embeddings.js';
 import { concatFormula, countWord, progressText } from '../explorer/present.js';
 import { MAX_SEED } from '../explorer/sources.js';
@@ -268,6 +270,33 @@ export function showImportance() {
   $('importance-status').textContent = `Measured on this sentence: ${runs} runs in ${importance.ms < 1000 ? `${Math.round(importance.ms)} ms` : `${(importance.ms / 1000).toFixed(1)} s`}.`;
   renderImportance($('importance-view'), {
     data: importance.data, shape: importance.shape, selected: { layer: source.layer, head: explorer.selectedHead },
+    onSelect: (l, h) => { explorer.setState({ layer: l, head: h }); },
+  });
+}
+
+/** The head detectors' panel: shown for a causal language model. */
+export function showDetectors() {
+  const { source, detectors, detecting, errors } = explorer;
+  const shown = !!source && !!source.detectHeads && !!source.detects;
+  $('detectors-panel').hidden = !shown;
+  if (!shown || !source) return;
+  message($('detectors-error'), errors.detectors);
+  const button = /** @type {HTMLButtonElement} */ ($('detectors-run'));
+  button.disabled = !!detecting || explorer.busy > 0;
+  if (detecting) {
+    $('detectors-status').textContent = detecting.total ? `Running: ${detecting.done} of ${detecting.total} sequences…` : 'Reading the vocabulary…';
+  } else if (!detectors) {
+    $('detectors-view').replaceChildren();
+    $('detectors-status').textContent = `20 runs of the model: 10 sequences of repeated random tokens and their 10 controls.`;
+    return;
+  } else {
+    $('detectors-status').textContent = `Ran in ${detectors.ms < 1000 ? `${Math.round(detectors.ms)} ms` : `${(detectors.ms / 1000).toFixed(1)} s`}: ${detectors.sequences.length} sequences of ${detectors.sequences[0].length} tokens (token ${detectors.bos} first) and their controls, seed 0.`;
+  }
+  if (!detectors) return;
+  renderDetectors($('detectors-view'), {
+    heads: detectors.heads, numLayers: source.numLayers, numHeads: source.numHeads, threshold: DETECTOR_THRESHOLD,
+    length: detectors.length, count: detectors.sequences.length,
+    selected: { layer: source.layer, head: explorer.selectedHead },
     onSelect: (l, h) => { explorer.setState({ layer: l, head: h }); },
   });
 }

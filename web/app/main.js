@@ -17,7 +17,7 @@ import {
 } from './draw.js';
 import {
   downloadWeights, keepFreeTextHelp, seedChanged, showAblation, showCounts, showErrors, showSentenceControls, showSimilarity, showSourceControls,
-  specOfRadio, weightsFilePicked, showImportance, wireModelOpening,
+  specOfRadio, weightsFilePicked, showImportance, showDetectors, wireModelOpening,
 } from './controls.js';
 
 /** The explorer's state: the lesson, the exports and the tests read it. */
@@ -57,6 +57,7 @@ function wireControls() {
   wireHubBox();
   $('source-stop').addEventListener('click', () => explorer.stopLoading());
   $('importance-measure').addEventListener('click', () => explorer.measureImportance());
+  $('detectors-run').addEventListener('click', () => explorer.detectHeads());
   $('head-how').addEventListener('toggle', () => renderHeadWeights());
   // on the select's label: the select itself is replaced at times (controls.js)
   $('layer-picker').addEventListener('change', () => explorer.selectLayer(Number(/** @type {HTMLSelectElement} */ ($('layer')).value)));
@@ -126,6 +127,7 @@ function onChange(event) {
   if (has('hoverToken') && explorer.result) drawHover();
   if (has('ablation')) { showAblation(); if (explorer.result) render(['predictions']); }
   if (has('importance', 'measuringImportance', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showImportance();
+  if (has('detectors', 'detecting', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showDetectors();
   if (has('similarity')) showSimilarity();
 }
 

@@ -28,7 +28,7 @@ import { createSource, readPickedWeights, specKey, SpecError } from './sources.j
 /** @typedef {import('./sources.js').SourceSpec} SourceSpec */
 /** @typedef {import('./sources.js').WeightsFile} WeightsFile */
 /** @typedef {'loading' | 'computing' | 'ready' | 'error'} Status */
-/** @typedef {'core' | 'source' | 'sentence' | 'similarity' | 'importance'} ErrorPlace */
+/** @typedef {'core' | 'source' | 'sentence' | 'similarity' | 'importance' | 'detectors'} ErrorPlace */
 /**
  * What setState could not use: the field, the value asked for, and what was expected or went wrong.
  * @typedef {{ field: string, value?: unknown, expected?: string, message?: string }} Problem
@@ -96,7 +96,7 @@ export class Explorer extends EventTarget {
     /** The similarity panel's last result: { a, b, similarity, heads }. @type {({ a: string, b: string } & SimilarityResult) | null} */
     this.similarity = null;
     /** What went wrong, by where it is shown (messages or null). @type {Record<ErrorPlace, string | null>} */
-    this.errors = { core: null, source: null, sentence: null, similarity: null, importance: null };
+    this.errors = { core: null, source: null, sentence: null, similarity: null, importance: null, detectors: null };
     /** The last weights file read ({ name, config, stateDict, note }), which the file source shows. @type {WeightsFile | null} */
     this.file = null;
     /** The last model opened from files, which the model source shows. @type {import('../sources/model.js').OpenedModel | null} */
@@ -106,6 +106,11 @@ export class Explorer extends EventTarget {
     this.importance = null;
     /** Whether head importance is being measured (a run of the model per head). */
     this.measuringImportance = false;
+    /** The head detectors' scores of the model shown (they do not depend on the sentence), once run; ms: how long they took. */
+    /** @type {(import('../sources/source.js').DetectorResult & { ms: number }) | null} */
+    this.detectors = null;
+    /** The detectors' progress while they run (runs done of total), else null. @type {{ done: number, total: number } | null} */
+    this.detecting = null;
     /** Updates in flight. */
     this.busy = 0;
     /** @type {{ lastUpdateMs: number, lastComputeMs: number, lastDrawMs: number, scriptStartMs: number, coreLoadedMs: number, readyMs: number, parts: Record<string, number> }} */
@@ -440,6 +445,7 @@ export class Explorer extends EventTarget {
       focusToken: sameSentence ? this.focusToken : sentence.focus, hoverToken: sameSentence ? this.hoverToken : -1,
       ablated: previous === shown ? this.ablated : new Set(), status: 'ready',
       importance: previous === shown && this.importance?.text === sentence.text ? this.importance : null,
+      detectors: previous === shown ? this.detectors : null,
     });
     if (previous && previous !== shown) previous.dispose();
     this.#refreshAblation();
@@ -554,6 +560,29 @@ export class Explorer extends EventTarget {
     });
   }
 
+  /**
+   * Run the head detectors on the model shown: its heads' previous-token, duplicate-token and
+   * induction scores on repeated random tokens and their controls (source.detectHeads).
+   */
+  async detectHeads() {
+    return this.#busy(async () => {
+      this.#setError('detectors', null);
+      const { source } = this.shown();
+      this.#update({ detecting: { done: 0, total: 0 } });
+      try {
+        if (!source.detectHeads || !source.detects) throw new SpecError(`The ${source.name} is not a causal language model: the head detectors need one.`);
+        const t0 = performance.now();
+        const result = await source.detectHeads({ onProgress: (p) => { if (source === this.source) this.#update({ detecting: p }); } });
+        if (source !== this.source) return;
+        this.#update({ detectors: { ...result, ms: performance.now() - t0 } });
+      } catch (error) {
+        if (source === this.source) this.#setError('detectors', messageOf(error));
+      } finally {
+        this.#update({ detecting: null });
+      }
+    });
+  }
+
   /** @param {number} layer */
   selectLayer(layer) { return this.setState({ layer }); }
 
@@ -625,7 +654,7 @@ export class Explorer extends EventTarget {
    */
   async reset() {
     this.#update({
-      errors: { core: this.errors.core, source: null, sentence: null, similarity: null, importance: null },
+      errors: { core: this.errors.core, source: null, sentence: null, similarity: null, importance: null, detectors: null },
       similarity: null, ablated: new Set(), hoverToken: -1,
     });
     const problems = await this.setState({ source: { id: 'designed' }, sentence: 0, head: 0, pair: [0, 1], view: null });

@@ -33,3 +33,11 @@ export declare function detectHeads(
   controls: number[][],
   options?: { threshold?: number },
 ): DetectedHead[];
+
+/** detectHeads for runs that are awaited (a model in a Web Worker): one run at a time, progress after each of 2 × sequences. */
+export declare function detectHeadsAsync(
+  weightsOf: (ids: number[]) => Promise<Array<{ data: ArrayLike<number>; shape: number[] }>>,
+  sequences: number[][],
+  controls: number[][],
+  options?: { threshold?: number; onProgress?: (p: { done: number; total: number }) => void; signal?: AbortSignal },
+): Promise<DetectedHead[]>;

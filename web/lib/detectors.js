@@ -170,6 +170,51 @@ export function repeatedTokens({ ordinary, bos, length = 50, count = 10, seed = 
   return { sequences, controls };
 }
 
+/** @param {unknown} weightsOf @param {unknown} sequences @param {unknown} controls */
+function checkRuns(weightsOf, sequences, controls) {
+  if (typeof weightsOf !== 'function') throw invalid(`detectHeads: expected a function from ids to per-layer weights, got ${describe(weightsOf)}`);
+  if (!Array.isArray(sequences) || sequences.length < 1) throw invalid(`detectHeads: expected at least one sequence, got ${describe(sequences)}`);
+  if (!Array.isArray(controls) || controls.length !== sequences.length) throw invalid(`detectHeads: expected one control per sequence (${sequences.length}), got ${describe(controls)}`);
+  sequences.forEach((ids, n) => {
+    if (!Array.isArray(controls[n]) || controls[n].length !== ids.length) throw invalid(`detectHeads: control ${n} has ${describe(controls[n])}; expected ${ids.length} ids like its sequence`);
+  });
+}
+
+/**
+ * Sums of scores, [layer][head][detector], and what detectHeads makes of them.
+ * @param {number} threshold
+ */
+function tally(threshold) {
+  /** @type {number[][][]} */
+  const sums = [];
+  /** @type {number[][][]} */
+  const controlSums = [];
+  let count = 0;
+  const add = (/** @type {number[][][]} */ into, /** @type {Array<Array<Record<string, number>>>} */ scores) => {
+    scores.forEach((heads, l) => heads.forEach((s, h) => {
+      into[l] ??= [];
+      into[l][h] ??= DETECTORS.map(() => 0);
+      DETECTORS.forEach((name, k) => { into[l][h][k] += s[name]; });
+    }));
+  };
+  return {
+    /** One sequence's scores and its control's. @param {Array<Array<Record<string, number>>>} scores @param {Array<Array<Record<string, number>>>} control */
+    add(scores, control) { add(sums, scores); add(controlSums, control); count += 1; },
+    heads() {
+      /** @type {import('./detectors.js').DetectedHead[]} */
+      const heads = [];
+      sums.forEach((layer, l) => layer.forEach((s, h) => {
+        const mean = /** @type {Record<import('./detectors.js').DetectorName, number>} */ (Object.fromEntries(DETECTORS.map((name, k) => [name, s[k] / count])));
+        const control = /** @type {Record<import('./detectors.js').DetectorName, number>} */ (Object.fromEntries(DETECTORS.map((name, k) => [name, controlSums[l][h][k] / count])));
+        const named = DETECTORS.filter((name) => mean[name] >= threshold && (name === 'previousToken' || mean[name] > control[name]));
+        named.sort((a, b) => mean[b] - mean[a]);
+        heads.push({ layer: l, head: h, ...mean, control, label: named[0] ?? null });
+      }));
+      return heads;
+    },
+  };
+}
+
 /**
  * Every head's scores averaged over the sequences, the same on the controls (scored against the
  * sequences' patterns), and a label: the detector with the highest score among those where the
@@ -181,34 +226,31 @@ export function repeatedTokens({ ordinary, bos, length = 50, count = 10, seed = 
  * @param {{ threshold?: number }} [options]
  */
 export function detectHeads(weightsOf, sequences, controls, options = {}) {
-  const threshold = options.threshold ?? DETECTOR_THRESHOLD;
-  if (typeof weightsOf !== 'function') throw invalid(`detectHeads: expected a function from ids to per-layer weights, got ${describe(weightsOf)}`);
-  if (!Array.isArray(sequences) || sequences.length < 1) throw invalid(`detectHeads: expected at least one sequence, got ${describe(sequences)}`);
-  if (!Array.isArray(controls) || controls.length !== sequences.length) throw invalid(`detectHeads: expected one control per sequence (${sequences.length}), got ${describe(controls)}`);
-  /** @type {number[][][]} */
-  let sums = [];
-  /** @type {number[][][]} */
-  let controlSums = [];
-  const add = (/** @type {number[][][]} */ into, /** @type {Array<Array<Record<string, number>>>} */ scores) => {
-    scores.forEach((heads, l) => heads.forEach((s, h) => {
-      into[l] ??= [];
-      into[l][h] ??= DETECTORS.map(() => 0);
-      DETECTORS.forEach((name, k) => { into[l][h][k] += s[name]; });
-    }));
-  };
-  sequences.forEach((ids, n) => {
-    if (!Array.isArray(controls[n]) || controls[n].length !== ids.length) throw invalid(`detectHeads: control ${n} has ${describe(controls[n])}; expected ${ids.length} ids like its sequence`);
-    add(sums, scoreHeads(weightsOf(ids), ids));
-    add(controlSums, scoreHeads(weightsOf(controls[n]), ids));
-  });
-  const count = sequences.length;
-  const heads = [];
-  sums.forEach((layer, l) => layer.forEach((s, h) => {
-    const mean = Object.fromEntries(DETECTORS.map((name, k) => [name, s[k] / count]));
-    const control = Object.fromEntries(DETECTORS.map((name, k) => [name, controlSums[l][h][k] / count]));
-    const named = DETECTORS.filter((name) => mean[name] >= threshold && (name === 'previousToken' || mean[name] > control[name]));
-    named.sort((a, b) => mean[b] - mean[a]);
-    heads.push({ layer: l, head: h, ...mean, control, label: named[0] ?? null });
-  }));
-  return heads;
+  checkRuns(weightsOf, sequences, controls);
+  const t = tally(options.threshold ?? DETECTOR_THRESHOLD);
+  sequences.forEach((ids, n) => t.add(scoreHeads(weightsOf(ids), ids), scoreHeads(weightsOf(controls[n]), ids)));
+  return t.heads();
+}
+
+/**
+ * detectHeads for a model whose runs are awaited (a model in a Web Worker): one run at a time,
+ * only its scores kept; onProgress after each run, of 2 × sequences.
+ * @param {(ids: number[]) => Promise<Array<{ data: ArrayLike<number>, shape: number[] }>>} weightsOf  per layer (H, T, T)
+ * @param {number[][]} sequences
+ * @param {number[][]} controls
+ * @param {{ threshold?: number, onProgress?: (p: { done: number, total: number }) => void, signal?: AbortSignal }} [options]
+ */
+export async function detectHeadsAsync(weightsOf, sequences, controls, options = {}) {
+  checkRuns(weightsOf, sequences, controls);
+  const t = tally(options.threshold ?? DETECTOR_THRESHOLD);
+  const total = 2 * sequences.length;
+  for (const [n, ids] of sequences.entries()) {
+    options.signal?.throwIfAborted();
+    const scores = scoreHeads(await weightsOf(ids), ids);
+    options.onProgress?.({ done: 2 * n + 1, total });
+    const control = scoreHeads(await weightsOf(controls[n]), ids);
+    options.onProgress?.({ done: 2 * n + 2, total });
+    t.add(scores, control);
+  }
+  return t.heads();
 }

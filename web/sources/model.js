@@ -5,7 +5,7 @@
 // importance come from its LM head; head names only from the one rule of web/roles/, measured
 // on demand on the model's own tokens. How its pieces read (their text, which make a word) is the
 // tokenizer's own (web/lib/tokenizer.js, through the model's read()).
-import { loadModel, loadWorkerModel } from '../lib/models.js';
+import { loadModel, loadWorkerModel, repeatedTokens, detectHeadsAsync } from '../lib/models.js';
 import { topTokens } from '../lib/top-tokens.js';
 import { isNode } from '../lib/wasm-module.js';
 import { EXAMPLES } from './examples.js';
@@ -238,6 +238,48 @@ export class ModelSource {
     if (this.config.task !== 'next-token') throw new Error(`Head importance is measured on the next token, which a ${this.config.name}-family model does not predict.`);
     if (sentence.ids.length < 2) throw new Error('Head importance needs at least two tokens (a token and the one after it).');
     return this.loaded.model.headImportance(sentence.ids);
+  }
+
+  /** Whether the head detectors apply: a causal model that predicts the next token, with a tokenizer. */
+  get detects() { return !!this.model && this.config.causal && this.config.task === 'next-token' && !!this.model.tokenizer; }
+
+  /**
+   * The token repeated random sequences begin with: the special token the tokenizer puts before
+   * a text (Llama's <s>), else the vocabulary's one special token (GPT-2's <|endoftext|>, its
+   * bos_token_id and eos_token_id), else a special token spelled as a beginning of text.
+   * @param {boolean[]} special  by id
+   * @param {string[]} names  by id
+   */
+  async #bos(special, names) {
+    const first = (await this.loaded.model.encode('a'))[0];
+    if (first !== undefined && special[first]) return first;
+    const specials = special.flatMap((s, id) => (s ? [id] : []));
+    if (specials.length === 1) return specials[0];
+    const named = specials.find((id) => ['<|endoftext|>', '<s>', '<|begin_of_text|>'].includes(names[id]));
+    if (named !== undefined) return named;
+    throw new Error(`The detectors begin each sequence with the model's beginning-of-text token, and ${this.name}'s tokenizer names none of its ${specials.length} special tokens so (expected one special token, or <|endoftext|>, <s> or <|begin_of_text|>).`);
+  }
+
+  /**
+   * Previous-token, duplicate-token and induction scores of every head (web/lib/detectors.js) on
+   * repeated random tokens: BOS, r_1..r_N, r_1..r_N (N = 50, or less where the model's context is
+   * shorter), `count` sequences drawn with `seed` from the ordinary vocabulary (not special, not
+   * empty), and their shuffled controls; what `npm run heads` prints.
+   * @param {{ seed?: number, count?: number, length?: number, onProgress?: (p: { done: number, total: number }) => void }} [options]
+   * @returns {Promise<{ sequences: number[][], controls: number[][], heads: import('../lib/detectors.js').DetectedHead[], bos: number, length: number }>}
+   */
+  async detectHeads({ seed = 0, count = 10, length = 50, onProgress } = {}) {
+    if (!this.detects) throw new Error(`The head detectors need a causal language model; ${this.name} is ${this.causal ? 'not one that predicts the next token' : 'a bidirectional encoder, whose heads also read later tokens'}.`);
+    const { model } = this.loaded;
+    const all = Array.from({ length: this.config.vocabSize }, (_, i) => i);
+    const [{ special }, names] = await Promise.all([model.read(all), model.tokens(all)]);
+    const bos = await this.#bos(special, names);
+    const ordinary = all.filter((id) => !special[id] && !!names[id] && id !== bos);
+    const N = Math.min(length, Math.floor((this.config.maxPositions - 2) / 2));
+    if (N < 1) throw new Error(`The model reads ${this.config.maxPositions} positions; a repeated sequence needs at least 4.`);
+    const { sequences, controls } = repeatedTokens({ ordinary, bos, length: N, count, seed });
+    const heads = await detectHeadsAsync(async (ids) => (await model.run(ids)).layers.map((l) => l.weights), sequences, controls, { onProgress });
+    return { sequences, controls, heads, bos, length: N };
   }
 
   /**

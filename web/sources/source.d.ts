@@ -238,6 +238,19 @@ export interface HeadSource {
   predictions?(run: { logits: Tensor | null }, position: number, k?: number): Prediction[];
   /** Each head's importance on the model's own task over the sentence, (layers, heads). */
   headImportance?(sentence: Sentence): Promise<{ data: Float32Array; shape: [number, number] }>;
+  /** Whether the head detectors apply (a causal language model with a tokenizer). */
+  readonly detects?: boolean;
+  /** Previous-token, duplicate-token and induction scores of every head on repeated random tokens (web/lib/detectors.js). */
+  detectHeads?(options?: { seed?: number; count?: number; length?: number; onProgress?: (p: { done: number; total: number }) => void }): Promise<DetectorResult>;
+}
+
+/** The head detectors' result: the sequences, their controls, every head's scores, the BOS id and N. */
+export interface DetectorResult {
+  sequences: number[][];
+  controls: number[][];
+  heads: import('../lib/detectors.js').DetectedHead[];
+  bos: number;
+  length: number;
 }
 
 // source.js
