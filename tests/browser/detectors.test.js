@@ -58,6 +58,7 @@ test('a random two-layer GPT-2 picked as files: the detectors\' tables show ever
   const cell = '#detector-induction .detector-cell[data-layer="1"][data-head="1"]';
   assert.equal(await page.text(cell), `${h.induction.toFixed(2)}ctrl ${h.control.induction.toFixed(2)}`);
 
+  await page.screenshot('detectors-tables.png', { selector: '#detectors-panel' });
   // a click opens that head
   await page.click(cell);
   await waitForExplorer(page, () => window.explorer.layer === 1 && window.explorer.selectedHead === 1 && window.explorer.busy === 0, null, 30000);
