@@ -251,7 +251,7 @@ test('a tokenizer.json that takes too long on a text: its worker is stopped afte
   const waited = Date.now() - started;
   const message = await page.text('#free-text-error');
   assert.match(message, /^http:\/\/127\.0\.0\.1:\d+\/test\/slow-tokenizer\/resolve\/[0-9a-f]{40}\/tokenizer\.json \(byte-level BPE\) took more than 5 s to tokenize a text of 40 characters and was stopped: .* The model is still open: try a shorter or different text, or a tokenizer\.json you trust\.$/);
-  assert.ok(waited >= 5000 && waited < 15000, `stopped after ${waited} ms`);
+  assert.ok(waited >= 5000 && waited < 35000, `stopped after ${waited} ms`);
   console.log(`    after ${waited} ms: ${message}`);
   const [run] = golden('gpt2-trained');
   await page.fill('#free-text', run.text);
