@@ -33,9 +33,12 @@ assert.ok(ENGINES.includes(ENGINE), `MHA_BROWSER must be one of ${ENGINES.join('
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Which tests run: 'all', or 'engine', the ones whose result can differ between engines (npm test -- --quick). */
+/**
+ * Which tests run: 'all' (npm test), 'engine', the ones whose result can differ between engines
+ * (npm test -- --quick), or 'every', each test in this engine whatever its mark.
+ */
 export const TEST_SET = process.env.MHA_BROWSER_TESTS || 'all';
-assert.ok(['all', 'engine'].includes(TEST_SET), `MHA_BROWSER_TESTS must be all or engine, got "${TEST_SET}"`);
+assert.ok(['all', 'engine', 'every'].includes(TEST_SET), `MHA_BROWSER_TESTS must be all, engine or every, got "${TEST_SET}"`);
 
 /**
  * node:test's test, marked with where it runs (tests/browser/marks.js):

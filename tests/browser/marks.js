@@ -62,9 +62,13 @@ export function markProblem({ engines, why }) {
   return `engines must be 'all' or 'chromium', got '${engines}'`;
 }
 
-/** Whether a test so marked runs in `engine` when `set` ('all' or 'engine': the engine-dependent tests only) is run. */
+/**
+ * Whether a test so marked runs in `engine` when `set` is run: 'all' (the engine-dependent tests in
+ * every engine, the rest in Chromium), 'engine' (the engine-dependent tests only) or 'every'
+ * (every test in every engine).
+ */
 export function runsIn({ engines }, engine, set = 'all') {
-  return engines === 'all' || (engine === 'chromium' && set !== 'engine');
+  return set === 'every' || engines === 'all' || (engine === 'chromium' && set !== 'engine');
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -42,6 +42,8 @@ test('the marks are read as written, and each engine gets the files it has tests
   assert.ok(runsIn({ engines: 'chromium' }, 'chromium', 'all'));
   assert.ok(!runsIn({ engines: 'chromium' }, 'chromium', 'engine'));
   assert.ok(!runsIn({ engines: 'chromium' }, 'webkit', 'all'));
+  assert.ok(runsIn({ engines: 'chromium' }, 'webkit', 'every'));
+  assert.ok(!runsIn({ engines: 'chromium' }, 'firefox', 'engine'));
   const all = browserTests();
   for (const engine of ['firefox', 'webkit']) {
     const expected = all.filter((f) => f.marks.some((m) => m.engines === 'all')).map((f) => f.file);
