@@ -2,7 +2,8 @@
 // resolve URLs, large files redirected to a storage host, a sharded checkpoint and the faults):
 // what opens by name is what opens from the folder on disk, bit for bit; the plan comes before
 // any weight; a second open makes no request and works with the Hub gone; each fault gives its
-// message, keeps nothing half-written, and the module opens a model after it.
+// message, keeps nothing half-written, and the module opens a model after it. npm run model opens
+// the three families by name; tokenize-time-limit, as a link and an element give it, is checked.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
