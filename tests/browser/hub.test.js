@@ -290,6 +290,7 @@ test('a tokenizer.json that takes too long on a text: its worker is stopped afte
   await open(link('test/slow-tokenizer', '&tokenize-time-limit=2000'));
   assert.equal(await page.evaluate(() => window.explorer.source.id), 'model');
   assert.equal(await page.evaluate(() => document.getElementById('tokenize-time-limit').value), '2000', 'the link\'s limit shows in the control');
+  assert.equal(await page.evaluate(() => document.getElementById('hub-endpoint').value), hub.endpoint, 'and its mirror in the box');
   const started = Date.now();
   await page.fill('#free-text', 'a'.repeat(40));
   await page.click('#free-text-form button[type="submit"]');
@@ -313,7 +314,7 @@ test('a tokenizer.json that takes too long on a text: its worker is stopped afte
   await page.evaluate(() => { document.getElementById('hub-box').open = true; });
   await page.fill('#tokenize-time-limit', '50');
   await page.press('#tokenize-time-limit', 'Tab');
-  assert.equal(await page.text('#source-error'), 'tokenize-time-limit: expected a number of milliseconds from 100 to 600000 (5000 unless set), got "50"');
+  assert.equal(await page.text('#source-error'), 'The tokenizer time limit: expected a number of milliseconds from 100 to 600000 (5000 unless set), got "50"');
   assert.equal(await page.evaluate(() => window.explorer.spec.tokenizeTimeLimit), 2000);
   const at = hub.requests.length;
   await page.fill('#tokenize-time-limit', '3000');

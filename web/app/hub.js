@@ -36,13 +36,15 @@ const models = () => import('../lib/models.js');
 
 /** The library's limit, which a spec leaves out. */
 const DEFAULT_LIMIT_MS = 5000;
+/** What the page's messages call its control. */
+const LIMIT_NAME = 'The tokenizer time limit';
 
 /**
  * The tokenizer's time limit set in the page, in ms (undefined: the default); a SpecError with
  * what was expected when the box holds something else.
  */
 export function pageTokenizeTimeLimit() {
-  const limit = tokenizeTimeLimitOf(/** @type {HTMLInputElement} */ ($('tokenize-time-limit')).value);
+  const limit = tokenizeTimeLimitOf(/** @type {HTMLInputElement} */ ($('tokenize-time-limit')).value, LIMIT_NAME);
   return limit === DEFAULT_LIMIT_MS ? undefined : limit;
 }
 
@@ -66,7 +68,7 @@ function limitChanged() {
     showError($('source-error'), /** @type {Error} */ (error));
     return;
   }
-  if ($('source-error').textContent?.startsWith('tokenize-time-limit:')) $('source-error').hidden = true;
+  if ($('source-error').textContent?.startsWith(`${LIMIT_NAME}:`)) $('source-error').hidden = true;
   const { spec } = explorer;
   if (spec?.id !== 'model' || !spec.url || spec.tokenizeTimeLimit === limit) return;
   explorer.useSource(withPageLimit(/** @type {{ id: 'model', url: string }} */ (spec)));
@@ -146,9 +148,12 @@ export function wireHubBox() {
   explorer.addEventListener('change', (event) => {
     if (!/** @type {CustomEvent<{ keys: string[] }>} */ (event).detail.keys.includes('source')) return;
     const { spec } = explorer;
-    // a link's limit shows in the control
+    // a link's limit and mirror show in the box
     if (spec?.id === 'model' && spec.url) limit.value = String(spec.tokenizeTimeLimit ?? DEFAULT_LIMIT_MS);
-    if (hubRepoOf(spec)) refreshCached();
+    if (hubRepoOf(spec)) {
+      /** @type {HTMLInputElement} */ ($('hub-endpoint')).value = /** @type {{ endpoint?: string }} */ (spec).endpoint ?? HUB_DEFAULT;
+      refreshCached();
+    }
   });
 }
 

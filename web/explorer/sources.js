@@ -50,16 +50,17 @@ export const TOKENIZE_TIME_LIMITS = { min: 100, max: 600000 };
 
 /**
  * How long a model's tokenizer may take on one text, in ms, from an attribute's or a link's text;
- * undefined when there is none (the library's 5000 ms then).
+ * undefined when there is none (the library's 5000 ms then). `name`: what a message calls it.
  * @param {string | number | null | undefined} value
+ * @param {string} [name]
  * @returns {number | undefined}
  */
-export function tokenizeTimeLimitOf(value) {
+export function tokenizeTimeLimitOf(value, name = 'tokenize-time-limit') {
   if (value === null || value === undefined || (typeof value === 'string' && value.trim() === '')) return undefined;
   const text = String(value).trim();
   const ms = /^\d{1,7}(?:\.\d{1,3})?$/.test(text) ? Number(text) : NaN;
   if (!(ms >= TOKENIZE_TIME_LIMITS.min && ms <= TOKENIZE_TIME_LIMITS.max)) {
-    throw new SpecError(`tokenize-time-limit: expected a number of milliseconds from ${TOKENIZE_TIME_LIMITS.min} to ${TOKENIZE_TIME_LIMITS.max} (5000 unless set), got ${JSON.stringify(text.slice(0, 40))}`);
+    throw new SpecError(`${name}: expected a number of milliseconds from ${TOKENIZE_TIME_LIMITS.min} to ${TOKENIZE_TIME_LIMITS.max} (5000 unless set), got ${JSON.stringify(text.slice(0, 40))}`);
   }
   return ms;
 }
