@@ -301,7 +301,8 @@ test('npm run model -- --model hf:…: a BERT and a Llama-family model (grouped-
 });
 
 test('tokenize-time-limit in a link and an attribute: milliseconds from 100 to 600000, else a message saying so', async () => {
-  const { hubSpec, specFromAttributes, tokenizeTimeLimitOf } = await import('../../web/explorer/sources.js');
+  const { hubSpec, specFromAttributes, createSource } = await import('../../web/explorer/sources.js');
+  const { tokenizeTimeLimitOf } = await import('../../web/explorer/tokenize-limit.js');
   const { readLink } = await import('../../web/explorer/url.js');
   assert.equal(tokenizeTimeLimitOf(null), undefined);
   assert.equal(tokenizeTimeLimitOf(' '), undefined);
@@ -311,7 +312,7 @@ test('tokenize-time-limit in a link and an attribute: milliseconds from 100 to 6
   for (const bad of ['99', '600001', '0', '-5', 'abc', '5s', '1e4', 'Infinity', '1,000']) {
     assert.throws(() => tokenizeTimeLimitOf(bad), { message: `tokenize-time-limit: expected a number of milliseconds from 100 to 600000 (5000 unless set), got ${JSON.stringify(bad)}` });
   }
-  assert.deepEqual(hubSpec('openai-community/gpt2', null, '2000'), { id: 'model', url: 'hf:openai-community/gpt2', tokenizeTimeLimit: 2000 });
+  assert.deepEqual(hubSpec('openai-community/gpt2', null, 2000), { id: 'model', url: 'hf:openai-community/gpt2', tokenizeTimeLimit: 2000 });
   assert.deepEqual(hubSpec('openai-community/gpt2', 'http://127.0.0.1:9/'), { id: 'model', url: 'hf:openai-community/gpt2', endpoint: 'http://127.0.0.1:9' });
 
   const link = readLink(new URLSearchParams('model=openai-community/gpt2&tokenize-time-limit=20000'));
@@ -323,7 +324,12 @@ test('tokenize-time-limit in a link and an attribute: milliseconds from 100 to 6
   assert.deepEqual(readLink(new URLSearchParams('source=random&tokenize-time-limit=2000')).problems, ['tokenize-time-limit= is read only with model=']);
 
   const attributes = (a) => (name) => a[name] ?? null;
-  assert.deepEqual(specFromAttributes(attributes({ model: 'HuggingFaceTB/SmolLM2-135M', 'tokenize-time-limit': '10000' })), { id: 'model', url: 'hf:HuggingFaceTB/SmolLM2-135M', tokenizeTimeLimit: 10000 });
-  assert.deepEqual(specFromAttributes(attributes({ 'model-url': 'https://models.example/gpt2/', 'tokenize-time-limit': '750' })), { id: 'model', url: 'https://models.example/gpt2/', tokenizeTimeLimit: 750 });
-  assert.throws(() => specFromAttributes(attributes({ model: 'openai-community/gpt2', 'tokenize-time-limit': '5 s' })), { message: /^tokenize-time-limit: expected a number of milliseconds from 100 to 600000 \(5000 unless set\), got "5 s"$/ });
+  // an attribute's text is checked when the model's source is made (an embed without a model does not load the check)
+  const hubModel = await createSource(specFromAttributes(attributes({ model: 'HuggingFaceTB/SmolLM2-135M', 'tokenize-time-limit': '10000' })));
+  assert.equal(hubModel.tokenizeTimeLimit, 10000);
+  assert.equal(hubModel.url, 'hf:HuggingFaceTB/SmolLM2-135M');
+  const folderModel = await createSource(specFromAttributes(attributes({ 'model-url': 'https://models.example/gpt2/', 'tokenize-time-limit': '750' })));
+  assert.equal(folderModel.tokenizeTimeLimit, 750);
+  assert.equal((await createSource(specFromAttributes(attributes({ model: 'openai-community/gpt2' })))).tokenizeTimeLimit, undefined);
+  await assert.rejects(createSource(specFromAttributes(attributes({ model: 'openai-community/gpt2', 'tokenize-time-limit': '5 s' }))), { message: /^tokenize-time-limit: expected a number of milliseconds from 100 to 600000 \(5000 unless set\), got "5 s"$/ });
 });

@@ -6,7 +6,8 @@
 // explorer like every source; a link that names a model larger than ASK_ABOVE_BYTES asks before
 // downloading it (askBeforeLinkDownload).
 import { el, showError } from '../views/dom.js';
-import { hubRepoOf, hubSpec, tokenizeTimeLimitOf } from '../explorer/sources.js';
+import { hubRepoOf, hubSpec } from '../explorer/sources.js';
+import { tokenizeTimeLimitOf } from '../explorer/tokenize-limit.js';
 import { sizeText } from '../explorer/present.js';
 import { explorer } from './explorer.js';
 
@@ -40,7 +41,7 @@ const DEFAULT_LIMIT_MS = 5000;
 const LIMIT_NAME = 'The tokenizer time limit';
 
 /**
- * The tokenizer's time limit set in the page, in ms (undefined: the default); a SpecError with
+ * The tokenizer's time limit set in the page, in ms (undefined: the default); an Error with
  * what was expected when the box holds something else.
  */
 export function pageTokenizeTimeLimit() {

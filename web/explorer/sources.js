@@ -13,7 +13,8 @@
 //   { id: 'model', url: 'hf:owner/name', endpoint? }       a model on the Hugging Face Hub (or a mirror), cached
 //
 // A model fetched (url) may say how long its tokenizer may take on one text: tokenizeTimeLimit,
-// in ms (the element's attribute and the link's parameter tokenize-time-limit).
+// in ms (the element's attribute and the link's parameter tokenize-time-limit; tokenize-limit.js
+// checks it when the model is opened).
 //
 // The layer shown is not part of a spec: a source has its layers once loaded (explorer.layer).
 
@@ -31,7 +32,7 @@ import { NUM_HEADS } from '../sources/designed-heads.js';
  *   | { id: 'file', file?: WeightsFile, url?: string, numHeads?: number }
  *   | { id: 'trained' }
  *   | { id: 'pretrained', modelUrl?: string }
- *   | { id: 'model', opened?: OpenedModel, url?: string, endpoint?: string, tokenizeTimeLimit?: number }} SourceSpec
+ *   | { id: 'model', opened?: OpenedModel, url?: string, endpoint?: string, tokenizeTimeLimit?: number | string }} SourceSpec
  */
 /** @typedef {import('../sources/model.js').OpenedModel} OpenedModel */
 /** @typedef {(name: string) => string | null | undefined} AttributeReader */
@@ -45,32 +46,17 @@ export class SpecError extends Error {}
 /** A Hub repository id as a link or attribute gives it: owner/name (hub.js checks it in full when it opens). */
 const HUB_ID = /^[A-Za-z0-9][\w.-]{0,95}(?:\/[A-Za-z0-9][\w.-]{0,95})?$/;
 
-/** The bounds of tokenize-time-limit, in ms: a tenth of a second to ten minutes. */
-export const TOKENIZE_TIME_LIMITS = { min: 100, max: 600000 };
-
 /**
- * How long a model's tokenizer may take on one text, in ms, from an attribute's or a link's text;
- * undefined when there is none (the library's 5000 ms then). `name`: what a message calls it.
- * @param {string | number | null | undefined} value
- * @param {string} [name]
- * @returns {number | undefined}
+ * A model spec with its tokenizer's time limit as given, when one is (checked when the model is
+ * opened, by tokenize-limit.js).
+ * @param {SourceSpec & { id: 'model' }} spec
+ * @param {string | number | null | undefined} limit
  */
-export function tokenizeTimeLimitOf(value, name = 'tokenize-time-limit') {
-  if (value === null || value === undefined || (typeof value === 'string' && value.trim() === '')) return undefined;
-  const text = String(value).trim();
-  const ms = /^\d{1,7}(?:\.\d{1,3})?$/.test(text) ? Number(text) : NaN;
-  if (!(ms >= TOKENIZE_TIME_LIMITS.min && ms <= TOKENIZE_TIME_LIMITS.max)) {
-    throw new SpecError(`${name}: expected a number of milliseconds from ${TOKENIZE_TIME_LIMITS.min} to ${TOKENIZE_TIME_LIMITS.max} (5000 unless set), got ${JSON.stringify(text.slice(0, 40))}`);
-  }
-  return ms;
-}
-
-/** A model spec with its tokenizer's time limit, when one is set. @param {SourceSpec & { id: 'model' }} spec @param {number | undefined} limit */
-const limited = (spec, limit) => (limit === undefined ? spec : { ...spec, tokenizeTimeLimit: limit });
+const limited = (spec, limit) => (limit === null || limit === undefined || String(limit).trim() === '' ? spec : { ...spec, tokenizeTimeLimit: limit });
 
 /**
  * The spec of a model on the Hub, `owner/name` (or `hf:owner/name`), from a mirror at
- * `endpoint`; `tokenizeTimeLimit`: the text of tokenize-time-limit, in ms (tokenizeTimeLimitOf).
+ * `endpoint`; `tokenizeTimeLimit`: tokenize-time-limit, in ms.
  * @param {string} id
  * @param {string | null | undefined} [endpoint]
  * @param {string | number | null} [tokenizeTimeLimit]
@@ -79,8 +65,7 @@ const limited = (spec, limit) => (limit === undefined ? spec : { ...spec, tokeni
 export function hubSpec(id, endpoint, tokenizeTimeLimit) {
   const repo = id.trim().replace(/^hf:/, '');
   if (!HUB_ID.test(repo) || repo.includes('..')) throw new SpecError(`model: expected a Hugging Face Hub repository id such as openai-community/gpt2, got ${JSON.stringify(id.slice(0, 80))}`);
-  const limit = tokenizeTimeLimitOf(tokenizeTimeLimit);
-  if (endpoint === null || endpoint === undefined || endpoint === '') return limited({ id: 'model', url: `hf:${repo}` }, limit);
+  if (endpoint === null || endpoint === undefined || endpoint === '') return limited({ id: 'model', url: `hf:${repo}` }, tokenizeTimeLimit);
   let url;
   try {
     url = new URL(endpoint);
@@ -88,7 +73,7 @@ export function hubSpec(id, endpoint, tokenizeTimeLimit) {
     url = null;
   }
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new SpecError(`the Hub's address must be an http(s) URL such as https://huggingface.co, got ${JSON.stringify(endpoint.slice(0, 80))}`);
-  return limited({ id: 'model', url: `hf:${repo}`, endpoint: url.href.replace(/\/+$/, '') }, limit);
+  return limited({ id: 'model', url: `hf:${repo}`, endpoint: url.href.replace(/\/+$/, '') }, tokenizeTimeLimit);
 }
 
 /** The Hub repository a spec opens (`owner/name`), or null. @param {SourceSpec | null | undefined} spec */
@@ -123,7 +108,7 @@ export function specFromAttributes(get, base) {
   const heads = (get('heads') ?? (modelUrl ? 'model' : 'designed')).trim();
   if (heads === 'model') {
     if (!modelUrl) throw new SpecError('heads="model" needs model-url: the URL of a folder with config.json, model.safetensors and tokenizer.json');
-    return limited({ id: 'model', url: new URL(modelUrl, base).href }, tokenizeTimeLimitOf(get('tokenize-time-limit')));
+    return limited({ id: 'model', url: new URL(modelUrl, base).href }, get('tokenize-time-limit'));
   }
   if (heads === '' || heads === 'designed') return sized({ id: 'designed' }, get);
   if (heads === 'trained') return { id: 'trained' };
@@ -221,8 +206,9 @@ export async function createSource(spec, { onProgress, worker = 'auto', limitSet
     }
     case 'model': {
       if (!spec.opened && !spec.url) throw new SpecError('Open a model folder first (config.json, model.safetensors and tokenizer.json).');
-      const { ModelSource } = await import('../sources/model.js');
-      return new ModelSource({ opened: spec.opened, url: spec.url, endpoint: spec.endpoint, tokenizeTimeLimit: spec.tokenizeTimeLimit, limitSetting, onProgress, inWorker: worker !== 'never' });
+      const [{ ModelSource }, { tokenizeTimeLimitOf }] = await Promise.all([import('../sources/model.js'), import('./tokenize-limit.js')]);
+      const tokenizeTimeLimit = tokenizeTimeLimitOf(spec.tokenizeTimeLimit);
+      return new ModelSource({ opened: spec.opened, url: spec.url, endpoint: spec.endpoint, tokenizeTimeLimit, limitSetting, onProgress, inWorker: worker !== 'never' });
     }
     default:
       throw new SpecError(`There is no source of heads called "${/** @type {{ id?: unknown } | undefined} */ (spec)?.id}" (expected one of ${SOURCE_IDS.join(', ')}).`);

@@ -12,6 +12,7 @@
 // state back. A parameter that is bad or hostile gives a message and its default.
 
 import { MAX_SEED, SOURCE_IDS, hubRepoOf, hubSpec } from './sources.js';
+import { tokenizeTimeLimitOf } from './tokenize-limit.js';
 
 /** @typedef {import('./controller.js').Explorer} Explorer */
 /** @typedef {import('./controller.js').WantedState} WantedState */
@@ -55,7 +56,7 @@ export function readLink(params) {
   const hubModel = params.get('model');
   if (hubModel !== null) {
     try {
-      want.source = hubSpec(hubModel, params.get('endpoint'), params.get('tokenize-time-limit'));
+      want.source = hubSpec(hubModel, params.get('endpoint'), tokenizeTimeLimitOf(params.get('tokenize-time-limit')));
     } catch (error) {
       problems.push(`${error instanceof Error ? error.message : String(error)}; showing the default`);
     }
