@@ -3,16 +3,22 @@
 // host on another origin, the Hub's CORS headers, the faults); the page on its own origin, the
 // Hub and its storage on two others. No test reaches the real Hub.
 //
-// In every engine: a link ?model=owner/name&endpoint=… opens the GPT-2 and the Llama in the page
-// (their ids and every layer as PyTorch computes them) and keeps the model in the URL; the same
-// link opened again makes no request to the Hub or its storage (Cache Storage); a gated
-// repository's link gives its message and the page keeps working; <mha-explorer model> opens the
-// BERT. In Chromium only: <mha-explorer model> with a sharded checkpoint and with the Llama, the
-// Hub box (suggestions with their sizes, what will be downloaded, the models kept with their
-// sizes, delete), Stop during a download, a link to a model over 100 MB asks first, a missing
-// repository, one with pytorch_model.bin only and a connection dropped midway give their
-// messages, and a tokenizer.json that backtracks without end on a text is stopped in its worker
-// with its message, the model reading the next text.
+// The three families by the three ways, at the least cost: each engine opens each family and
+// uses each way once, and Chromium the rest.
+//
+//   |                    | a link ?model=  | the Hub box     | <mha-explorer model> |
+//   | GPT-2              | all three       | Chromium        | Chromium (sharded)   |
+//   | BERT               | Chromium        | all three       | all three            |
+//   | Llama (SmolLM2)    | all three       | Chromium        | all three            |
+//
+// In every engine besides: the same link opened again makes no request to the Hub or its storage
+// (Cache Storage); a gated repository's link gives its message and the page keeps working. In
+// Chromium only: the Hub box (suggestions with their sizes, what will be downloaded, the models
+// kept with their sizes, delete), Stop during a download, a link to a model over 100 MB asks
+// first, a missing repository, one with pytorch_model.bin only and a connection dropped midway
+// give their messages, and a tokenizer.json that backtracks without end on a text is stopped in
+// its worker after the link's tokenize-time-limit with its message, the model reading the next
+// text; the page's control and the element's attribute for that limit, checked.
 //
 //   node --test tests/browser/hub.test.js          (MHA_BROWSER=firefox|webkit for the others)
 
@@ -73,7 +79,7 @@ async function worstAgainst(run) {
 
 const requestsSince = (at) => hub.requests.slice(at).map((r) => `${r.origin} ${r.path}`);
 
-test('a link ?model=owner/name opens it from the Hub: its layers as PyTorch computes them; the same link again makes no request', { engines: 'all', why: 'end-to-end', timeout: 180000 }, async () => {
+test('a link ?model=owner/name opens a GPT-2 and a Llama from the Hub: their layers as PyTorch computes them; the same link again makes no request', { engines: 'all', why: 'end-to-end', timeout: 180000 }, async () => {
   await page.goto(`${server.url}__driver/blank.html`).catch(() => {});
   const [run] = golden('gpt2-trained');
   let at = hub.requests.length;
@@ -148,20 +154,22 @@ function worstOfLayer(result, run, layer) {
   return result.data.reduce((w, v, i) => Math.max(w, Math.abs(v - expected[i])), 0);
 }
 
-test('<mha-explorer model="google-bert/bert-base-uncased">: its layer as PyTorch computes it', { engines: 'all', why: 'end-to-end', timeout: 180000 }, async () => {
-  await open('');
-  const [run] = golden('bert-mlm');
-  const result = await elementWith('google-bert/bert-base-uncased', run.text, 1);
-  assert.equal(result.status, 'ready', result.error);
-  const worst = worstOfLayer(result, run, 1);
-  assert.ok(worst <= TOLERANCE, `layer 1 differs from PyTorch by ${worst}`);
-  console.log(`    google-bert/bert-base-uncased: layer 1 within ${worst.toExponential(1)} of PyTorch`);
-  assert.deepEqual(errors, []);
-});
+/** The Hub box opens `repo` typed into it, with `text`; resolves once it is shown. */
+async function openFromBox(repo, text) {
+  await page.evaluate((endpoint) => {
+    document.getElementById('hub-endpoint').value = endpoint;
+    document.getElementById('hub-box').open = true;
+  }, hub.endpoint);
+  await page.fill('#hub-id', repo);
+  await page.click('#hub-form button[type="submit"]');
+  await waitForExplorer(page, (url) => window.explorer.source?.url === url && window.explorer.busy === 0, `hf:${repo}`, 60000);
+  await page.evaluate((t) => window.explorer.setState({ sentence: t }), text);
+  await waitForExplorer(page, (t) => window.explorer.sentence?.text === t && window.explorer.busy === 0, text, 30000);
+}
 
-test('<mha-explorer model> with a sharded checkpoint and with a Llama: their layers as PyTorch computes them', { engines: 'chromium', why: 'computation', timeout: 180000 }, async () => {
+test('<mha-explorer model> opens a BERT and a Llama by name: their layers as PyTorch computes them', { engines: 'all', why: 'end-to-end', timeout: 180000 }, async () => {
   await open('');
-  for (const [repo, name] of [['test/gpt2-sharded', 'gpt2-trained'], ['HuggingFaceTB/SmolLM2-135M', 'llama-gqa']]) {
+  for (const [repo, name] of [['google-bert/bert-base-uncased', 'bert-mlm'], ['HuggingFaceTB/SmolLM2-135M', 'llama-gqa']]) {
     const [run] = golden(name);
     const result = await elementWith(repo, run.text, 1);
     assert.equal(result.status, 'ready', result.error);
@@ -169,6 +177,43 @@ test('<mha-explorer model> with a sharded checkpoint and with a Llama: their lay
     assert.ok(worst <= TOLERANCE, `${repo}: layer 1 differs from PyTorch by ${worst}`);
     console.log(`    ${repo}: layer 1 within ${worst.toExponential(1)} of PyTorch`);
   }
+  assert.deepEqual(errors, []);
+});
+
+test('the Hub box opens a BERT typed by its id: its layers as PyTorch computes them; it is listed as kept, with its size', { engines: 'all', why: 'end-to-end', timeout: 180000 }, async () => {
+  await open('');
+  await page.evaluate(async () => { await (await import('/lib/models.js')).deleteCachedModel('google-bert/bert-base-uncased'); });
+  const [run] = golden('bert-mlm');
+  const at = hub.requests.length;
+  await openFromBox('google-bert/bert-base-uncased', run.text);
+  const worst = await worstAgainst(run);
+  assert.ok(worst <= TOLERANCE, `the layers differ from PyTorch by ${worst}`);
+  assert.ok(requestsSince(at).some((r) => r.startsWith('storage /repos/')), 'the weights came from the storage host');
+  await page.waitForFunction(() => !!document.querySelector('#hub-cached li[data-cached="google-bert/bert-base-uncased"]'), null, { timeout: 30000 });
+  assert.match(await page.text('#hub-cached li[data-cached="google-bert/bert-base-uncased"]'), /^google-bert\/bert-base-uncased74 kB \(commit [0-9a-f]{7}\)Delete$/);
+  console.log(`    google-bert/bert-base-uncased from the box: the layers within ${worst.toExponential(1)} of PyTorch`);
+  assert.deepEqual(errors, []);
+});
+
+test('the rest of the three families by the three ways: a BERT by a link, a Llama from the Hub box, a sharded GPT-2 in <mha-explorer model>: their layers as PyTorch computes them', { engines: 'chromium', why: 'computation', timeout: 180000 }, async () => {
+  const [bert] = golden('bert-mlm');
+  await open(link('google-bert/bert-base-uncased', `&sentence=${encodeURIComponent(bert.text)}`));
+  const worstBert = await worstAgainst(bert);
+  assert.ok(worstBert <= TOLERANCE, `the BERT's layers differ from PyTorch by ${worstBert}`);
+  console.log(`    google-bert/bert-base-uncased by a link: the layers within ${worstBert.toExponential(1)} of PyTorch`);
+
+  const [llama] = golden('llama-gqa');
+  await openFromBox('HuggingFaceTB/SmolLM2-135M', llama.text);
+  const worstLlama = await worstAgainst(llama);
+  assert.ok(worstLlama <= TOLERANCE, `the Llama's layers differ from PyTorch by ${worstLlama}`);
+  console.log(`    HuggingFaceTB/SmolLM2-135M from the box: the layers within ${worstLlama.toExponential(1)} of PyTorch`);
+
+  const [gpt2] = golden('gpt2-trained');
+  const result = await elementWith('test/gpt2-sharded', gpt2.text, 1);
+  assert.equal(result.status, 'ready', result.error);
+  const worst = worstOfLayer(result, gpt2, 1);
+  assert.ok(worst <= TOLERANCE, `test/gpt2-sharded: layer 1 differs from PyTorch by ${worst}`);
+  console.log(`    test/gpt2-sharded in the element: layer 1 within ${worst.toExponential(1)} of PyTorch`);
   assert.deepEqual(errors, []);
 });
 
@@ -238,20 +283,23 @@ test('a missing repository, one with pytorch_model.bin only, a connection droppe
   assert.deepEqual(errors, []);
 });
 
-test('a tokenizer.json that takes too long on a text: its worker is stopped after 5 s with its message; the model reads the next text', { engines: 'chromium', why: 'faults', timeout: 120000 }, async () => {
+test('a tokenizer.json that takes too long on a text: its worker is stopped after the link\'s tokenize-time-limit with its message; the model reads the next text; the page\'s control and the element\'s attribute for the limit, checked', { engines: 'chromium', why: 'faults', timeout: 120000 }, async () => {
   // Chromium only: the engines meet (a+)+b on 40 a's each their own way. V8 backtracks until the
   // worker is ended; JavaScriptCore stops at its backtracking limit and reads it as no match, and
   // SpiderMonkey throws "too much recursion", each after 1 to 6 s on this machine, racing the limit.
-  await open(link('test/slow-tokenizer'));
+  await open(link('test/slow-tokenizer', '&tokenize-time-limit=2000'));
   assert.equal(await page.evaluate(() => window.explorer.source.id), 'model');
+  assert.equal(await page.evaluate(() => document.getElementById('tokenize-time-limit').value), '2000', 'the link\'s limit shows in the control');
+  assert.equal(await page.evaluate(() => document.getElementById('hub-endpoint').value), hub.endpoint, 'and its mirror in the box');
   const started = Date.now();
   await page.fill('#free-text', 'a'.repeat(40));
   await page.click('#free-text-form button[type="submit"]');
   await page.waitForFunction(() => document.getElementById('free-text-error').textContent !== '', null, { timeout: 30000 });
   const waited = Date.now() - started;
   const message = await page.text('#free-text-error');
-  assert.match(message, /^http:\/\/127\.0\.0\.1:\d+\/test\/slow-tokenizer\/resolve\/[0-9a-f]{40}\/tokenizer\.json \(byte-level BPE\) took more than 5 s to tokenize a text of 40 characters and was stopped: .* The model is still open: try a shorter or different text, or a tokenizer\.json you trust\.$/);
-  assert.ok(waited >= 5000 && waited < 35000, `stopped after ${waited} ms`);
+  assert.match(message, /^http:\/\/127\.0\.0\.1:\d+\/test\/slow-tokenizer\/resolve\/[0-9a-f]{40}\/tokenizer\.json \(byte-level BPE\) took more than 2 s to tokenize a text of 40 characters and was stopped: .* The model is still open: try a shorter or different text, or a tokenizer\.json you trust \(the limit is the tokenizer time limit under “Open a model from the Hugging Face Hub”, 2000 ms\)\.$/);
+  // not a pass mark on time: the stop comes no earlier than the limit, and well before the 30 s wait ends
+  assert.ok(waited >= 2000, `stopped after ${waited} ms`);
   console.log(`    after ${waited} ms: ${message}`);
   const [run] = golden('gpt2-trained');
   await page.fill('#free-text', run.text);
@@ -260,6 +308,49 @@ test('a tokenizer.json that takes too long on a text: its worker is stopped afte
   assert.equal(await page.evaluate(() => document.getElementById('free-text-error').hidden), true, 'the message goes once a text is typed');
   const worst = await worstAgainst(run);
   assert.ok(worst <= TOLERANCE, `the next text's layers differ from PyTorch by ${worst}`);
+
+  // the page's control: a value out of bounds is said and changes nothing; another limit opens
+  // the model again with it, from the cache, and the link keeps it
+  await page.evaluate(() => { document.getElementById('hub-box').open = true; });
+  await page.fill('#tokenize-time-limit', '50');
+  await page.press('#tokenize-time-limit', 'Tab');
+  assert.equal(await page.text('#source-error'), 'The tokenizer time limit: expected a number of milliseconds from 100 to 600000 (5000 unless set), got "50"');
+  assert.equal(await page.evaluate(() => window.explorer.spec.tokenizeTimeLimit), 2000);
+  const at = hub.requests.length;
+  await page.fill('#tokenize-time-limit', '3000');
+  await page.press('#tokenize-time-limit', 'Tab');
+  await waitForExplorer(page, () => window.explorer.spec?.tokenizeTimeLimit === 3000 && window.explorer.source?.model && window.explorer.busy === 0, null, 60000);
+  assert.equal(await page.evaluate(() => document.getElementById('source-error').hidden), true);
+  assert.deepEqual(requestsSince(at), [], 'opened again from Cache Storage');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('tokenize-time-limit') === '3000', null, { timeout: 10000 });
+  await page.fill('#tokenize-time-limit', '5000');
+  await page.press('#tokenize-time-limit', 'Tab');
+  await waitForExplorer(page, () => window.explorer.spec?.tokenizeTimeLimit === undefined && window.explorer.source?.model && window.explorer.busy === 0, null, 60000);
+  await page.waitForFunction(() => !new URLSearchParams(location.search).has('tokenize-time-limit'), null, { timeout: 10000 });
+
+  // a link's bad limit: its message and the designed heads
+  await open(link('test/slow-tokenizer', '&tokenize-time-limit=fast'));
+  assert.match(await page.text('#url-note'), /tokenize-time-limit: expected a number of milliseconds from 100 to 600000 \(5000 unless set\), got "fast"; showing the default/);
+  assert.equal(await page.evaluate(() => window.explorer.source.id), 'designed');
+
+  // the element's attribute: a bad one is its error; a good one opens the model with that limit
+  await page.evaluate(async (endpoint) => {
+    await import('/element/mha-explorer.js');
+    const element = document.createElement('mha-explorer');
+    element.id = 'limit-element';
+    element.setAttribute('model', 'test/slow-tokenizer');
+    element.setAttribute('hub-endpoint', endpoint);
+    element.setAttribute('tokenize-time-limit', '2 s');
+    document.body.append(element);
+  }, hub.endpoint);
+  await page.waitForFunction(() => document.getElementById('limit-element')?.status === 'error', null, { timeout: 30000 });
+  assert.match(await page.evaluate(() => document.getElementById('limit-element').shadowRoot.textContent), /Cannot show this: tokenize-time-limit: expected a number of milliseconds from 100 to 600000 \(5000 unless set\), got "2 s"/);
+  await page.evaluate(() => document.getElementById('limit-element').setAttribute('tokenize-time-limit', '1500'));
+  await page.waitForFunction(() => document.getElementById('limit-element').status === 'ready', null, { timeout: 60000 });
+  await page.evaluate(() => document.getElementById('limit-element').setAttribute('sentence', 'a'.repeat(40)));
+  await page.waitForFunction(() => document.getElementById('limit-element').status === 'error', null, { timeout: 30000 });
+  assert.match(await page.evaluate(() => document.getElementById('limit-element').shadowRoot.textContent), /took more than 1\.5 s to tokenize a text of 40 characters and was stopped: .*\(the limit is the attribute tokenize-time-limit, 1500 ms\)\./);
+  await page.evaluate(() => document.getElementById('limit-element').remove());
   assert.deepEqual(errors, []);
 });
 

@@ -2,7 +2,8 @@
 // resolve URLs, large files redirected to a storage host, a sharded checkpoint and the faults):
 // what opens by name is what opens from the folder on disk, bit for bit; the plan comes before
 // any weight; a second open makes no request and works with the Hub gone; each fault gives its
-// message, keeps nothing half-written, and the module opens a model after it.
+// message, keeps nothing half-written, and the module opens a model after it. npm run model opens
+// the three families by name; tokenize-time-limit, as a link and an element give it, is checked.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -278,20 +279,57 @@ test('npm run model -- --model hf:openai-community/gpt2: the same lines as the f
   console.log(`    ${first.stderr.trim().split('\n').join('\n    ')}`);
 });
 
-test('npm run model -- --model hf:HuggingFaceTB/SmolLM2-135M: a Llama-family model (grouped-query) by name gives the lines of its folder', { timeout: 120_000 }, async () => {
+test('npm run model -- --model hf:…: a BERT and a Llama-family model (grouped-query) by name give the lines of their folders', { timeout: 120_000 }, async () => {
   const script = fileURLToPath(new URL('../../scripts/commands/model.js', import.meta.url));
   const input = 'the king follows himself.\nthe cat sat.\n';
-  const fromFolder = await run([script, '--json', '--no-build', '--model', path.join(MODELS_DIR, 'llama-gqa')], { input });
-  assert.equal(fromFolder.status, 0, fromFolder.stderr);
-  const byName = await run([script, '--json', '--no-build', '--model', 'hf:HuggingFaceTB/SmolLM2-135M'], { input, env: { HF_ENDPOINT: hub.endpoint, MHA_HUB_CACHE: freshCache() } });
-  assert.equal(byName.status, 0, byName.stderr);
-  assert.equal(byName.stdout, fromFolder.stdout);
-  const lines = byName.stdout.trim().split('\n').map((l) => JSON.parse(l));
-  const config = JSON.parse(fs.readFileSync(path.join(MODELS_DIR, 'llama-gqa', 'config.json'), 'utf8'));
-  assert.equal(config.model_type, 'llama');
-  assert.ok(config.num_key_value_heads < config.num_attention_heads, 'grouped-query attention');
-  assert.equal(lines.length, 2);
-  assert.equal(lines[0].layers.length, config.num_hidden_layers);
-  assert.equal(lines[0].layers[0].weights.length, config.num_attention_heads);
-  assert.match(byName.stderr, /\[model\] HuggingFaceTB\/SmolLM2-135M at main \(commit [0-9a-f]{12}\) from http:\/\/127\.0\.0\.1:\d+: 3 files, [\d.]+ kB; [\d.]+ kB to download \(config\.json, model\.safetensors, tokenizer\.json\); fits in memory/);
+  for (const [repo, name, type] of [['google-bert/bert-base-uncased', 'bert-mlm', 'bert'], ['HuggingFaceTB/SmolLM2-135M', 'llama-gqa', 'llama']]) {
+    const fromFolder = await run([script, '--json', '--no-build', '--model', path.join(MODELS_DIR, name)], { input });
+    assert.equal(fromFolder.status, 0, fromFolder.stderr);
+    const byName = await run([script, '--json', '--no-build', '--model', `hf:${repo}`], { input, env: { HF_ENDPOINT: hub.endpoint, MHA_HUB_CACHE: freshCache() } });
+    assert.equal(byName.status, 0, byName.stderr);
+    assert.equal(byName.stdout, fromFolder.stdout);
+    const lines = byName.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const config = JSON.parse(fs.readFileSync(path.join(MODELS_DIR, name, 'config.json'), 'utf8'));
+    assert.equal(config.model_type, type);
+    if (type === 'llama') assert.ok(config.num_key_value_heads < config.num_attention_heads, 'grouped-query attention');
+    assert.equal(lines.length, 2);
+    assert.equal(lines[0].layers.length, config.num_hidden_layers);
+    assert.equal(lines[0].layers[0].weights.length, config.num_attention_heads);
+    assert.match(byName.stderr, new RegExp(`\\[model\\] ${repo.replace(/[.]/g, '\\.')} at main \\(commit [0-9a-f]{12}\\) from http://127\\.0\\.0\\.1:\\d+: 3 files, [\\d.]+ kB; [\\d.]+ kB to download \\(config\\.json, model\\.safetensors, tokenizer\\.json\\); fits in memory`));
+    console.log(`    ${repo}: ${lines.length} lines, ${lines[0].layers.length} layers, as from ${name}/`);
+  }
+});
+
+test('tokenize-time-limit in a link and an attribute: milliseconds from 100 to 600000, else a message saying so', async () => {
+  const { hubSpec, specFromAttributes, createSource } = await import('../../web/explorer/sources.js');
+  const { tokenizeTimeLimitOf } = await import('../../web/explorer/tokenize-limit.js');
+  const { readLink } = await import('../../web/explorer/url.js');
+  assert.equal(tokenizeTimeLimitOf(null), undefined);
+  assert.equal(tokenizeTimeLimitOf(' '), undefined);
+  assert.equal(tokenizeTimeLimitOf('100'), 100);
+  assert.equal(tokenizeTimeLimitOf('2500.5'), 2500.5);
+  assert.equal(tokenizeTimeLimitOf('600000'), 600000);
+  for (const bad of ['99', '600001', '0', '-5', 'abc', '5s', '1e4', 'Infinity', '1,000']) {
+    assert.throws(() => tokenizeTimeLimitOf(bad), { message: `tokenize-time-limit: expected a number of milliseconds from 100 to 600000 (5000 unless set), got ${JSON.stringify(bad)}` });
+  }
+  assert.deepEqual(hubSpec('openai-community/gpt2', null, 2000), { id: 'model', url: 'hf:openai-community/gpt2', tokenizeTimeLimit: 2000 });
+  assert.deepEqual(hubSpec('openai-community/gpt2', 'http://127.0.0.1:9/'), { id: 'model', url: 'hf:openai-community/gpt2', endpoint: 'http://127.0.0.1:9' });
+
+  const link = readLink(new URLSearchParams('model=openai-community/gpt2&tokenize-time-limit=20000'));
+  assert.deepEqual(link.problems, []);
+  assert.deepEqual(link.want.source, { id: 'model', url: 'hf:openai-community/gpt2', tokenizeTimeLimit: 20000 });
+  const badLink = readLink(new URLSearchParams('model=openai-community/gpt2&tokenize-time-limit=fast'));
+  assert.deepEqual(badLink.want.source, { id: 'designed' });
+  assert.deepEqual(badLink.problems, ['tokenize-time-limit: expected a number of milliseconds from 100 to 600000 (5000 unless set), got "fast"; showing the default']);
+  assert.deepEqual(readLink(new URLSearchParams('source=random&tokenize-time-limit=2000')).problems, ['tokenize-time-limit= is read only with model=']);
+
+  const attributes = (a) => (name) => a[name] ?? null;
+  // an attribute's text is checked when the model's source is made (an embed without a model does not load the check)
+  const hubModel = await createSource(specFromAttributes(attributes({ model: 'HuggingFaceTB/SmolLM2-135M', 'tokenize-time-limit': '10000' })));
+  assert.equal(hubModel.tokenizeTimeLimit, 10000);
+  assert.equal(hubModel.url, 'hf:HuggingFaceTB/SmolLM2-135M');
+  const folderModel = await createSource(specFromAttributes(attributes({ 'model-url': 'https://models.example/gpt2/', 'tokenize-time-limit': '750' })));
+  assert.equal(folderModel.tokenizeTimeLimit, 750);
+  assert.equal((await createSource(specFromAttributes(attributes({ model: 'openai-community/gpt2' })))).tokenizeTimeLimit, undefined);
+  await assert.rejects(createSource(specFromAttributes(attributes({ model: 'openai-community/gpt2', 'tokenize-time-limit': '5 s' }))), { message: /^tokenize-time-limit: expected a number of milliseconds from 100 to 600000 \(5000 unless set\), got "5 s"$/ });
 });

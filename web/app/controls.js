@@ -13,6 +13,7 @@ import { D_MODEL } from '../sources/embeddings.js';
 import { concatFormula, countWord, progressText } from '../explorer/present.js';
 import { MAX_SEED } from '../explorer/sources.js';
 import { explorer } from './explorer.js';
+import { pageTokenizeTimeLimit, withPageLimit } from './hub.js';
 import { setHoverToken } from './draw.js';
 
 /** The page's element with this id: the markup has every id these scripts ask for. */
@@ -216,6 +217,22 @@ async function droppedFiles(data) {
   return folder ? { files, name: folder.name } : { files };
 }
 
+/**
+ * A model's files picked or dropped, opened with the page's tokenizer time limit.
+ * @param {File[]} files
+ * @param {string} [name]
+ */
+function openPicked(files, name) {
+  let tokenizeTimeLimit;
+  try {
+    tokenizeTimeLimit = pageTokenizeTimeLimit();
+  } catch (error) {
+    showError($('source-error'), error);
+    return;
+  }
+  explorer.openModel(files, name, { tokenizeTimeLimit });
+}
+
 /** Opening a model: the folder and file pickers, dropping a folder on the box, the example. */
 export function wireModelOpening() {
   for (const id of ['model-folder', 'model-files']) {
@@ -223,7 +240,7 @@ export function wireModelOpening() {
     input.addEventListener('change', () => {
       const files = [...(input.files ?? [])];
       input.value = '';
-      if (files.length) explorer.openModel(files);
+      if (files.length) openPicked(files);
     });
   }
   const box = $('model-drop');
@@ -241,12 +258,18 @@ export function wireModelOpening() {
     if (!event.dataTransfer) return;
     try {
       const { files, name } = await droppedFiles(event.dataTransfer);
-      explorer.openModel(files, name);
+      openPicked(files, name);
     } catch (error) {
       showError($('source-error'), new Error(`The dropped files could not be read: ${error instanceof Error ? error.message : String(error)}`));
     }
   });
-  $('model-example').addEventListener('click', () => explorer.useSource({ id: 'model', url: EXAMPLE_MODEL_URL }));
+  $('model-example').addEventListener('click', () => {
+    try {
+      explorer.useSource(withPageLimit({ id: 'model', url: EXAMPLE_MODEL_URL }));
+    } catch (error) {
+      showError($('source-error'), error);
+    }
+  });
 }
 
 /** The head-importance panel: shown for a model that predicts the next token. */

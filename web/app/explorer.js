@@ -6,4 +6,7 @@ import { Explorer } from '../explorer/controller.js';
 /** @type {Record<string, string>} */
 export const PAGE_VIEWS = { single: '#head-panel', grid: '#small-multiples', compare: '#compare-view', wo: '#wo-view' };
 
-export const explorer = new Explorer({ views: Object.keys(PAGE_VIEWS), worker: 'auto', fallback: { id: 'designed' } });
+export const explorer = new Explorer({
+  views: Object.keys(PAGE_VIEWS), worker: 'auto', fallback: { id: 'designed' },
+  limitSetting: 'the tokenizer time limit under “Open a model from the Hugging Face Hub”',
+});

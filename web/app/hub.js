@@ -1,10 +1,13 @@
 // The page's box for models on the Hugging Face Hub: a repository id typed or picked among a few
 // suggestions (their sizes from the Hub's models API, asked only once the box is opened), the
 // models kept in this browser's Cache Storage with their sizes and a button to delete each, and
-// the Hub's address (a mirror). Opening goes through the explorer like every source; a link that
-// names a model larger than ASK_ABOVE_BYTES asks before downloading it (askBeforeLinkDownload).
-import { el } from '../views/dom.js';
+// the Hub's address (a mirror), and how long a model's tokenizer may take on one text (every model
+// the page opens: a stranger's tokenizer.json may backtrack without end). Opening goes through the
+// explorer like every source; a link that names a model larger than ASK_ABOVE_BYTES asks before
+// downloading it (askBeforeLinkDownload).
+import { el, showError } from '../views/dom.js';
 import { hubRepoOf, hubSpec } from '../explorer/sources.js';
+import { tokenizeTimeLimitOf } from '../explorer/tokenize-limit.js';
 import { sizeText } from '../explorer/present.js';
 import { explorer } from './explorer.js';
 
@@ -32,11 +35,51 @@ function endpointOf() {
 
 const models = () => import('../lib/models.js');
 
+/** The library's limit, which a spec leaves out. */
+const DEFAULT_LIMIT_MS = 5000;
+/** What the page's messages call its control. */
+const LIMIT_NAME = 'The tokenizer time limit';
+
+/**
+ * The tokenizer's time limit set in the page, in ms (undefined: the default); an Error with
+ * what was expected when the box holds something else.
+ */
+export function pageTokenizeTimeLimit() {
+  const limit = tokenizeTimeLimitOf(/** @type {HTMLInputElement} */ ($('tokenize-time-limit')).value, LIMIT_NAME);
+  return limit === DEFAULT_LIMIT_MS ? undefined : limit;
+}
+
+/**
+ * A model spec with the page's time limit on its tokenizer.
+ * @param {{ id: 'model', url: string, endpoint?: string, tokenizeTimeLimit?: number }} spec
+ * @returns {import('../explorer/sources.js').SourceSpec}
+ */
+export function withPageLimit(spec) {
+  const limit = pageTokenizeTimeLimit();
+  const { tokenizeTimeLimit, ...rest } = spec;
+  return limit === undefined ? rest : { ...rest, tokenizeTimeLimit: limit };
+}
+
+/** The page's time limit changed: the fetched model shown is opened again with it (from the cache). */
+function limitChanged() {
+  let limit;
+  try {
+    limit = pageTokenizeTimeLimit();
+  } catch (error) {
+    showError($('source-error'), /** @type {Error} */ (error));
+    return;
+  }
+  if ($('source-error').textContent?.startsWith(`${LIMIT_NAME}:`)) $('source-error').hidden = true;
+  const { spec } = explorer;
+  if (spec?.id !== 'model' || !spec.url || spec.tokenizeTimeLimit === limit) return;
+  explorer.useSource(withPageLimit(/** @type {{ id: 'model', url: string }} */ (spec)));
+}
+
 /** Open a repository through the explorer; a bad id or address is said where the source's errors are. @param {string} id */
 async function open(id) {
   let spec;
   try {
-    spec = hubSpec(id, endpointOf());
+    spec = hubSpec(id, endpointOf(), pageTokenizeTimeLimit() ?? null);
   } catch (error) {
     const node = $('source-error');
     node.textContent = error instanceof Error ? error.message : String(error);
@@ -101,8 +144,17 @@ export function wireHubBox() {
     open(/** @type {HTMLInputElement} */ ($('hub-id')).value);
   });
   $('hub-endpoint').addEventListener('change', () => { if (box.open) showSuggested(); });
+  const limit = /** @type {HTMLInputElement} */ ($('tokenize-time-limit'));
+  limit.addEventListener('change', limitChanged);
   explorer.addEventListener('change', (event) => {
-    if (/** @type {CustomEvent<{ keys: string[] }>} */ (event).detail.keys.includes('source') && hubRepoOf(explorer.spec)) refreshCached();
+    if (!/** @type {CustomEvent<{ keys: string[] }>} */ (event).detail.keys.includes('source')) return;
+    const { spec } = explorer;
+    // a link's limit and mirror show in the box
+    if (spec?.id === 'model' && spec.url) limit.value = String(spec.tokenizeTimeLimit ?? DEFAULT_LIMIT_MS);
+    if (hubRepoOf(spec)) {
+      /** @type {HTMLInputElement} */ ($('hub-endpoint')).value = /** @type {{ endpoint?: string }} */ (spec).endpoint ?? HUB_DEFAULT;
+      refreshCached();
+    }
   });
 }
 

@@ -10,6 +10,7 @@
 //   model-url      where the pretrained model's files are (a folder URL)            default the package's
 //   model          a model on the Hugging Face Hub by its id (owner/name), kept in the browser's cache
 //   hub-endpoint   the Hub's address for model (a mirror)                          default https://huggingface.co
+//   tokenize-time-limit  ms a model's tokenizer may take on one text (model, model-url) default 5000
 //   d-model        model width (random heads; designed heads are 64 wide)        default 64
 //   num-heads      number of heads (random heads; a file's own config wins)       default 8
 //   selected-head  1-based head shown in the single and compare views             default 1
@@ -42,7 +43,7 @@ const WORKER_MODES = ['auto', 'always', 'never'];
 /** Work that has taken this long shows the progress indicator. */
 const PROGRESS_DELAY_MS = 200;
 /** The attributes that change what is computed (the others change only what is drawn). */
-const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'model', 'hub-endpoint', 'worker'];
+const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'model', 'hub-endpoint', 'tokenize-time-limit', 'worker'];
 
 /** @typedef {'single' | 'grid' | 'compare'} View */
 /**
@@ -95,7 +96,7 @@ function layerAttribute(value) {
 
 export class MhaExplorerElement extends HTMLElement {
   static get observedAttributes() {
-    return ['sentence', 'heads', 'd-model', 'num-heads', 'selected-head', 'compare-head', 'view', 'theme', 'height', 'worker', 'layer', 'model-url', 'model', 'hub-endpoint'];
+    return ['sentence', 'heads', 'd-model', 'num-heads', 'selected-head', 'compare-head', 'view', 'theme', 'height', 'worker', 'layer', 'model-url', 'model', 'hub-endpoint', 'tokenize-time-limit'];
   }
 
   /** @type {ShadowRoot} */
@@ -108,6 +109,7 @@ export class MhaExplorerElement extends HTMLElement {
       return WORKER_MODES.includes(mode) ? mode : 'auto';
     },
     fallback: null,
+    limitSetting: 'the attribute tokenize-time-limit',
   });
   /** @type {import('../explorer/controller.js').Status} */
   #status = 'loading';

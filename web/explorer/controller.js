@@ -54,13 +54,14 @@ const messageOf = (error) => {
 
 export class Explorer extends EventTarget {
   /**
-   * @param {{ views?: string[], worker?: 'never' | 'auto' | 'always' | (() => string), fallback?: SourceSpec | null }} [options]
+   * @param {{ views?: string[], worker?: 'never' | 'auto' | 'always' | (() => string), fallback?: SourceSpec | null, limitSetting?: string | null }} [options]
    *   views: the names setState accepts for `view`; worker: where the work runs (auto: large
    *   forward passes, and every model opened, in a worker; never: all of it on the page's thread;
    *   a function is asked each time); fallback: the spec shown when a source cannot be loaded
-   *   (null: none, the explorer is then in error)
+   *   (null: none, the explorer is then in error); limitSetting: what a model's tokenizer that
+   *   takes too long names as setting its time limit (the page's control, the element's attribute)
    */
-  constructor({ views = [], worker = 'never', fallback = { id: 'designed' } } = {}) {
+  constructor({ views = [], worker = 'never', fallback = { id: 'designed' }, limitSetting = null } = {}) {
     super();
     /** @type {Status} */
     this.status = 'loading';
@@ -118,7 +119,11 @@ export class Explorer extends EventTarget {
     this.#views = views;
     this.#workerMode = worker;
     this.#fallback = fallback;
+    this.#limitSetting = limitSetting;
   }
+
+  /** @type {string | null} */
+  #limitSetting;
 
   /** @type {string[]} */
   #views;
@@ -344,7 +349,7 @@ export class Explorer extends EventTarget {
 
   /** @param {SourceSpec} spec */
   async #make(spec) {
-    return createSource(spec, { onProgress: (p) => { if (this.loading) this.#update({ progress: p }); }, worker: this.#mode() });
+    return createSource(spec, { onProgress: (p) => { if (this.loading) this.#update({ progress: p }); }, worker: this.#mode(), limitSetting: this.#limitSetting });
   }
 
   /** The worker option now: 'never', 'auto' or 'always'. */
@@ -511,15 +516,16 @@ export class Explorer extends EventTarget {
    * tokenizer.json) and show it; the model opened before is let go.
    * @param {Iterable<File> | Map<string, any> | Record<string, any>} files
    * @param {string} [name]
+   * @param {{ tokenizeTimeLimit?: number }} [options]  how long its tokenizer may take on one text, in ms
    * @returns {Promise<Problem[]>}
    */
-  async openModel(files, name) {
+  async openModel(files, name, { tokenizeTimeLimit } = {}) {
     this.#setError('source', null);
     let opened;
     try {
       this.#update({ loading: { spec: { id: 'model' }, note: 'Reading the model\'s files…' } });
       const { openModelFiles } = await import('../sources/model.js');
-      opened = await openModelFiles(files, name, this.#mode() !== 'never');
+      opened = await openModelFiles(files, name, this.#mode() !== 'never', { tokenizeTimeLimit, limitSetting: this.#limitSetting });
     } catch (error) {
       this.#update({ loading: null });
       this.#setError('source', messageOf(error));

@@ -12,6 +12,10 @@
 //   { id: 'model', url }                                   a model folder (Hugging Face layout) fetched from a URL
 //   { id: 'model', url: 'hf:owner/name', endpoint? }       a model on the Hugging Face Hub (or a mirror), cached
 //
+// A model fetched (url) may say how long its tokenizer may take on one text: tokenizeTimeLimit,
+// in ms (the element's attribute and the link's parameter tokenize-time-limit; tokenize-limit.js
+// checks it when the model is opened).
+//
 // The layer shown is not part of a spec: a source has its layers once loaded (explorer.layer).
 
 import { D_MODEL } from '../sources/embeddings.js';
@@ -28,7 +32,7 @@ import { NUM_HEADS } from '../sources/designed-heads.js';
  *   | { id: 'file', file?: WeightsFile, url?: string, numHeads?: number }
  *   | { id: 'trained' }
  *   | { id: 'pretrained', modelUrl?: string }
- *   | { id: 'model', opened?: OpenedModel, url?: string, endpoint?: string }} SourceSpec
+ *   | { id: 'model', opened?: OpenedModel, url?: string, endpoint?: string, tokenizeTimeLimit?: number | string }} SourceSpec
  */
 /** @typedef {import('../sources/model.js').OpenedModel} OpenedModel */
 /** @typedef {(name: string) => string | null | undefined} AttributeReader */
@@ -43,15 +47,25 @@ export class SpecError extends Error {}
 const HUB_ID = /^[A-Za-z0-9][\w.-]{0,95}(?:\/[A-Za-z0-9][\w.-]{0,95})?$/;
 
 /**
- * The spec of a model on the Hub, `owner/name` (or `hf:owner/name`), from a mirror at `endpoint`.
+ * A model spec with its tokenizer's time limit as given, when one is (checked when the model is
+ * opened, by tokenize-limit.js).
+ * @param {SourceSpec & { id: 'model' }} spec
+ * @param {string | number | null | undefined} limit
+ */
+const limited = (spec, limit) => (limit === null || limit === undefined || String(limit).trim() === '' ? spec : { ...spec, tokenizeTimeLimit: limit });
+
+/**
+ * The spec of a model on the Hub, `owner/name` (or `hf:owner/name`), from a mirror at
+ * `endpoint`; `tokenizeTimeLimit`: tokenize-time-limit, in ms.
  * @param {string} id
  * @param {string | null | undefined} [endpoint]
+ * @param {string | number | null} [tokenizeTimeLimit]
  * @returns {SourceSpec}
  */
-export function hubSpec(id, endpoint) {
+export function hubSpec(id, endpoint, tokenizeTimeLimit) {
   const repo = id.trim().replace(/^hf:/, '');
   if (!HUB_ID.test(repo) || repo.includes('..')) throw new SpecError(`model: expected a Hugging Face Hub repository id such as openai-community/gpt2, got ${JSON.stringify(id.slice(0, 80))}`);
-  if (endpoint === null || endpoint === undefined || endpoint === '') return { id: 'model', url: `hf:${repo}` };
+  if (endpoint === null || endpoint === undefined || endpoint === '') return limited({ id: 'model', url: `hf:${repo}` }, tokenizeTimeLimit);
   let url;
   try {
     url = new URL(endpoint);
@@ -59,7 +73,7 @@ export function hubSpec(id, endpoint) {
     url = null;
   }
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw new SpecError(`the Hub's address must be an http(s) URL such as https://huggingface.co, got ${JSON.stringify(endpoint.slice(0, 80))}`);
-  return { id: 'model', url: `hf:${repo}`, endpoint: url.href.replace(/\/+$/, '') };
+  return limited({ id: 'model', url: `hf:${repo}`, endpoint: url.href.replace(/\/+$/, '') }, tokenizeTimeLimit);
 }
 
 /** The Hub repository a spec opens (`owner/name`), or null. @param {SourceSpec | null | undefined} spec */
@@ -81,19 +95,20 @@ export function positiveInteger(value, fallback) {
 /**
  * The spec an element's attributes ask for: heads (designed | random | random:SEED | trained |
  * pretrained | model | a weights URL), d-model, num-heads, model-url (the pretrained encoder's
- * files with heads="pretrained", else a Hugging Face model folder). `base`: what URLs are relative to.
+ * files with heads="pretrained", else a Hugging Face model folder), model and hub-endpoint (a
+ * model on the Hub), tokenize-time-limit (a model's). `base`: what URLs are relative to.
  * @param {AttributeReader} get
  * @param {string | URL} [base]
  * @returns {SourceSpec}
  */
 export function specFromAttributes(get, base) {
   const hubModel = get('model');
-  if (hubModel !== null && hubModel !== undefined && hubModel.trim() !== '') return hubSpec(hubModel, get('hub-endpoint'));
+  if (hubModel !== null && hubModel !== undefined && hubModel.trim() !== '') return hubSpec(hubModel, get('hub-endpoint'), get('tokenize-time-limit'));
   const modelUrl = get('model-url');
   const heads = (get('heads') ?? (modelUrl ? 'model' : 'designed')).trim();
   if (heads === 'model') {
     if (!modelUrl) throw new SpecError('heads="model" needs model-url: the URL of a folder with config.json, model.safetensors and tokenizer.json');
-    return { id: 'model', url: new URL(modelUrl, base).href };
+    return limited({ id: 'model', url: new URL(modelUrl, base).href }, get('tokenize-time-limit'));
   }
   if (heads === '' || heads === 'designed') return sized({ id: 'designed' }, get);
   if (heads === 'trained') return { id: 'trained' };
@@ -156,11 +171,12 @@ export function specKey(spec) {
  * The HeadSource a spec names, not loaded yet; a SpecError when the spec is not one. `worker`:
  * the explorer's worker option; 'never' keeps every source on the page's thread (a model is
  * otherwise opened in a worker of its own; the others compute where the explorer says).
+ * `limitSetting`: how a tokenizer's time-out names what sets its limit.
  * @param {SourceSpec} spec
- * @param {{ onProgress?: (p: { loaded: number, total: number, file: string, plan?: import('../lib/models.js').HubPlan }) => void, worker?: string }} [options]
+ * @param {{ onProgress?: (p: { loaded: number, total: number, file: string, plan?: import('../lib/models.js').HubPlan }) => void, worker?: string, limitSetting?: string | null }} [options]
  * @returns {Promise<HeadSource>}
  */
-export async function createSource(spec, { onProgress, worker = 'auto' } = {}) {
+export async function createSource(spec, { onProgress, worker = 'auto', limitSetting = null } = {}) {
   switch (spec?.id) {
     case 'designed': {
       const { DesignedSource } = await import('../sources/designed.js');
@@ -190,8 +206,9 @@ export async function createSource(spec, { onProgress, worker = 'auto' } = {}) {
     }
     case 'model': {
       if (!spec.opened && !spec.url) throw new SpecError('Open a model folder first (config.json, model.safetensors and tokenizer.json).');
-      const { ModelSource } = await import('../sources/model.js');
-      return new ModelSource({ opened: spec.opened, url: spec.url, endpoint: spec.endpoint, onProgress, inWorker: worker !== 'never' });
+      const [{ ModelSource }, { tokenizeTimeLimitOf }] = await Promise.all([import('../sources/model.js'), import('./tokenize-limit.js')]);
+      const tokenizeTimeLimit = tokenizeTimeLimitOf(spec.tokenizeTimeLimit);
+      return new ModelSource({ opened: spec.opened, url: spec.url, endpoint: spec.endpoint, tokenizeTimeLimit, limitSetting, onProgress, inWorker: worker !== 'never' });
     }
     default:
       throw new SpecError(`There is no source of heads called "${/** @type {{ id?: unknown } | undefined} */ (spec)?.id}" (expected one of ${SOURCE_IDS.join(', ')}).`);

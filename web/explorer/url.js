@@ -1,7 +1,8 @@
 // The explorer's state as a link, so that a link opens the same view:
 //
 //   ?source=random&seed=3&sentence=The%20dog%20ran.&head=5&compare=5,2&layer=1&view=compare
-//   ?model=openai-community/gpt2&layer=3          a model on the Hugging Face Hub (endpoint=URL: a mirror)
+//   ?model=openai-community/gpt2&layer=3          a model on the Hugging Face Hub (endpoint=URL: a mirror;
+//                                                 tokenize-time-limit=MS: how long its tokenizer may take on a text)
 //
 // source (designed | random | trained | pretrained; a weights file or a model folder cannot come from a link),
 // seed (random), layer, sentence (an example or typed text), head (the selected head, from 1),
@@ -11,11 +12,12 @@
 // state back. A parameter that is bad or hostile gives a message and its default.
 
 import { MAX_SEED, SOURCE_IDS, hubRepoOf, hubSpec } from './sources.js';
+import { tokenizeTimeLimitOf } from './tokenize-limit.js';
 
 /** @typedef {import('./controller.js').Explorer} Explorer */
 /** @typedef {import('./controller.js').WantedState} WantedState */
 
-export const LINK_PARAMETERS = ['source', 'seed', 'model', 'endpoint', 'layer', 'sentence', 'head', 'compare', 'view'];
+export const LINK_PARAMETERS = ['source', 'seed', 'model', 'endpoint', 'tokenize-time-limit', 'layer', 'sentence', 'head', 'compare', 'view'];
 export const MAX_SENTENCE = 600;
 
 /** Integer n with min <= n <= max from a parameter, or null. @param {string} text @param {number} min @param {number} max */
@@ -54,12 +56,12 @@ export function readLink(params) {
   const hubModel = params.get('model');
   if (hubModel !== null) {
     try {
-      want.source = hubSpec(hubModel, params.get('endpoint'));
+      want.source = hubSpec(hubModel, params.get('endpoint'), tokenizeTimeLimitOf(params.get('tokenize-time-limit')));
     } catch (error) {
       problems.push(`${error instanceof Error ? error.message : String(error)}; showing the default`);
     }
-  } else if (params.has('endpoint')) {
-    problems.push('endpoint= is read only with model=');
+  } else {
+    for (const name of ['endpoint', 'tokenize-time-limit']) if (params.has(name)) problems.push(`${name}= is read only with model=`);
   }
   if (params.has('layer')) {
     const text = params.get('layer') ?? '';
@@ -126,8 +128,9 @@ export function linkOf(explorer) {
   const repo = hubRepoOf(spec);
   if (repo) {
     params.set('model', repo);
-    const { endpoint } = /** @type {{ endpoint?: string }} */ (spec);
+    const { endpoint, tokenizeTimeLimit } = /** @type {{ endpoint?: string, tokenizeTimeLimit?: number }} */ (spec);
     if (endpoint) params.set('endpoint', endpoint);
+    if (tokenizeTimeLimit !== undefined) params.set('tokenize-time-limit', String(tokenizeTimeLimit));
   } else if (source.id !== 'designed') {
     params.set('source', source.id);
   }

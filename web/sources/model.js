@@ -46,17 +46,21 @@ export function openModel(files, options, inWorker = true) {
 
 export class ModelSource {
   /**
-   * @param {{ opened?: OpenedModel, url?: string, endpoint?: string, onProgress?: (p: { loaded: number, total: number, file: string, plan?: import('../lib/models.js').HubPlan }) => void, inWorker?: boolean }} o
+   * @param {{ opened?: OpenedModel, url?: string, endpoint?: string, tokenizeTimeLimit?: number, limitSetting?: string | null, onProgress?: (p: { loaded: number, total: number, file: string, plan?: import('../lib/models.js').HubPlan }) => void, inWorker?: boolean }} o
    *   opened: a model the page opened (the source does not own it); url: a folder to fetch, or
    *   hf:owner/name on the Hub (owned); endpoint: the Hub's address (a mirror);
+   *   tokenizeTimeLimit: how long its tokenizer may take on one text, in ms (in a worker; the
+   *   library's 5000 unless set), and limitSetting: what a time-out names as setting it;
    *   inWorker: open that folder in a Web Worker (false: on the page's thread)
    */
-  constructor({ opened, url, endpoint, onProgress, inWorker = true }) {
+  constructor({ opened, url, endpoint, tokenizeTimeLimit, limitSetting = null, onProgress, inWorker = true }) {
     /** @type {'model'} */
     this.id = 'model';
     this.opened = opened ?? null;
     this.url = url ?? null;
     this.endpoint = endpoint ?? null;
+    this.tokenizeTimeLimit = tokenizeTimeLimit;
+    this.limitSetting = limitSetting;
     this.onProgress = onProgress;
     /** @type {Model | null} */
     this.model = opened ? opened.model : null;
@@ -115,7 +119,7 @@ export class ModelSource {
       /** @param {{ file: string, loaded: number, total: number }} p */
       const onProgress = (p) => this.onProgress?.(this.plan ? { ...p, plan: this.plan } : p);
       this.model = await openModel(this.url, {
-        onProgress, signal: this.#stopper.signal, tokenizeTimeLimitSetting: null,
+        onProgress, signal: this.#stopper.signal, tokenizeTimeLimit: this.tokenizeTimeLimit, tokenizeTimeLimitSetting: this.limitSetting,
         ...(hub ? { onPlan: (/** @type {import('../lib/models.js').HubPlan} */ plan) => { this.plan = plan; } } : {}),
         ...(this.endpoint ? { endpoint: this.endpoint } : {}),
       }, this.inWorker);
@@ -370,12 +374,14 @@ export class ModelSource {
  * @param {Iterable<File> | Map<string, any> | Record<string, any>} files
  * @param {string} [name]
  * @param {boolean} [inWorker]  in a Web Worker (false: on the page's thread)
+ * @param {{ tokenizeTimeLimit?: number, limitSetting?: string | null }} [limit]  how long its
+ *   tokenizer may take on one text, in ms, and what a time-out names as setting it
  * @returns {Promise<OpenedModel>}
  */
-export async function openModelFiles(files, name, inWorker = true) {
+export async function openModelFiles(files, name, inWorker = true, { tokenizeTimeLimit, limitSetting = null } = {}) {
   const list = files instanceof Map || !(Symbol.iterator in Object(files)) ? null : [.../** @type {Iterable<File>} */ (files)];
   const folder = list?.map((f) => /** @type {{ webkitRelativePath?: string }} */ (f).webkitRelativePath?.split('/')[0]).find(Boolean);
-  const model = await openModel(list ?? files, { tokenizeTimeLimitSetting: null }, inWorker);
+  const model = await openModel(list ?? files, { tokenizeTimeLimit, tokenizeTimeLimitSetting: limitSetting }, inWorker);
   const names = list ? list.map((f) => f.name) : files instanceof Map ? [...files.keys()] : Object.keys(files);
   return {
     name: name ?? folder ?? model.config.architecture, stamp: `${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, model,
