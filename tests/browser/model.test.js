@@ -182,12 +182,12 @@ test('the page with a GPT-2 open and its head importance shown: 0 axe violations
 });
 
 /** The window `width` CSS px wide, the page drawn again for it: what a reader cannot see there (readable.js). */
-async function atWidth(width) {
+async function atWidth(width, { skip = null } = {}) {
   await page.setViewport({ width, height: 900 });
   // the page redraws at the frame after a resize
   await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 50)))));
   await settled(page, 60000);
-  return page.evaluate(clippedText, {});
+  return page.evaluate(clippedText, { skip });
 }
 
 /** Pick a source (the model source: the GPT-2 opened from files) and wait until it is shown. */
@@ -211,7 +211,9 @@ test('at 390, 768 and 1280 px wide, with each source and a model open: the page 
         await page.waitForFunction(() => !!window.explorer.importance && window.explorer.busy === 0, null, { timeout: 60000 });
       }
       for (const width of [390, 768, 1280]) {
-        const r = await atWidth(width);
+        // the lesson is read whole with the first source and with the model; the sources between
+        // change only the explorer and the header (the page's width is still measured whole)
+        const r = await atWidth(width, { skip: source === 'designed' || source === 'model' ? null : '#lesson' });
         if (r.innerWidth > width) note(`${source}: asked for ${width} px, the window is ${r.innerWidth} px wide inside (its smallest)`);
         console.log(`  [${ENGINE}] ${source} at ${r.innerWidth} px: the document is ${r.scrollWidth} px wide; ${r.clipped.length} texts cut`);
         if (r.scrollWidth > r.innerWidth) problems.push(`${source} at ${r.innerWidth} px: the page is ${r.scrollWidth} px wide`);

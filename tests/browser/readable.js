@@ -12,9 +12,10 @@
 
 /**
  * A page function: `page.evaluate(clippedText, { within: '#explorer' })` resolves to
- * { innerWidth, scrollWidth, clipped: [{ what, text, why }] }.
+ * { innerWidth, scrollWidth, clipped: [{ what, text, why }] }; `skip`: a selector of parts left
+ * out (checked elsewhere).
  */
-export function clippedText({ within = 'body' } = {}) {
+export function clippedText({ within = 'body', skip = null } = {}) {
   const clipped = [];
   const describe = (e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${typeof e.className === 'string' && e.className ? `.${e.className.trim().split(/\s+/).join('.')}` : ''}`;
   const ownText = (e) => [...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join('').trim();
@@ -30,6 +31,7 @@ export function clippedText({ within = 'body' } = {}) {
   const up = (e) => e.parentElement || (e.getRootNode() instanceof ShadowRoot ? e.getRootNode().host : null);
   const visit = (root) => {
     for (const e of root.querySelectorAll('*')) {
+      if (skip && e.closest(skip)) continue;
       if (e.shadowRoot) visit(e.shadowRoot);
       const text = ownText(e);
       // code keeps its lines and scrolls in its own box, as code listings do
