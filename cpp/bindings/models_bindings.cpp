@@ -117,14 +117,20 @@ class ModelSession {
   Buffer idsBuffer(double count) { return buffer_of(ids_, count); }
 
   // Runs the ids; `ablate` is [layer, head, layer, head, ...], the heads switched off;
-  // `headOutputs`: keep each layer's head outputs, concatenation and attention output too.
-  Outcome run(const val& ablate, bool headOutputs) {
+  // `headOutputs`: keep each layer's head outputs, concatenation and attention output too;
+  // `weightsLayer`: the layer whose weights are kept (-1 every one, -2 none); `pooledSize`: S > 0,
+  // every layer's weights max-pooled to (H, S, S) too.
+  Outcome run(const val& ablate, bool headOutputs, double weightsLayer, double pooledSize) {
     if (!model_) return invalid("no model is loaded");
     const std::vector<int64_t> pairs = integers_of(ablate);
     if (pairs.size() % 2 != 0) return invalid("ablate: expected [layer, head] pairs, got " + std::to_string(pairs.size()) + " numbers");
     mha::models::RunOptions options;
     for (size_t i = 0; i + 1 < pairs.size(); i += 2) options.ablate.emplace_back(pairs[i], pairs[i + 1]);
     options.head_outputs = headOutputs;
+    options.weights_layer = to_int64(weightsLayer);
+    options.pooled_size = to_int64(pooledSize);
+    if (static_cast<double>(options.weights_layer) != weightsLayer) return invalid("weightsLayer " + number_text(weightsLayer) + ": expected a whole number");
+    if (static_cast<double>(options.pooled_size) != pooledSize) return invalid("pooledSize " + number_text(pooledSize) + ": expected a whole number");
     return outcome_of(model_->Run(ids_.data(), ids_.size(), options, &result_));
   }
 
@@ -141,13 +147,24 @@ class ModelSession {
 
   // The last run's results: a layer's weights (H, T, T) or residual stream (T, E), the hidden
   // state (T, E), logits (T, vocab) with an LM head, pooled (E) with a pooler.
-  TensorRef layerWeights(double layer) { return layer_ref(layer, &mha::models::LayerResult::weights); }
-  TensorRef layerResidual(double layer) { return layer_ref(layer, &mha::models::LayerResult::residual); }
+  TensorRef layerWeights(double layer) { return layer_ref(layer, &mha::models::LayerResult::weights, "weights (run with weightsLayer -1 or this layer)"); }
+  TensorRef layerResidual(double layer) { return layer_ref(layer, &mha::models::LayerResult::residual, "residual stream"); }
+  // With run(…, pooledSize): a layer's weights max-pooled (H, S, S).
+  TensorRef layerPooled(double layer) { return layer_ref(layer, &mha::models::LayerResult::pooled, "pooled weights (run with pooledSize)"); }
   // With run(…, headOutputs): a layer's head outputs (H, T, hd), Concat(head_1 … head_H) (T, E)
   // and attention output (T, E).
-  TensorRef layerHeadOutputs(double layer) { return layer_ref(layer, &mha::models::LayerResult::head_outputs); }
-  TensorRef layerConcat(double layer) { return layer_ref(layer, &mha::models::LayerResult::concat); }
-  TensorRef layerAttentionOutput(double layer) { return layer_ref(layer, &mha::models::LayerResult::attention_output); }
+  TensorRef layerHeadOutputs(double layer) { return layer_ref(layer, &mha::models::LayerResult::head_outputs, kNoHeadOutputs); }
+  TensorRef layerConcat(double layer) { return layer_ref(layer, &mha::models::LayerResult::concat, kNoHeadOutputs); }
+  TensorRef layerAttentionOutput(double layer) { return layer_ref(layer, &mha::models::LayerResult::attention_output, kNoHeadOutputs); }
+  // Bytes the last run's results hold in the module (every layer's tensors, hidden, logits, pooled).
+  double resultBytes() const {
+    const auto bytes = [](const mha::Tensor& t) { return static_cast<double>(t.data.capacity() * sizeof(float)); };
+    double total = bytes(result_.hidden) + bytes(result_.logits) + bytes(result_.pooled);
+    for (const auto& l : result_.layers) {
+      total += bytes(l.weights) + bytes(l.head_outputs) + bytes(l.concat) + bytes(l.attention_output) + bytes(l.residual) + bytes(l.pooled);
+    }
+    return total;
+  }
 
   // A parameter of a layer's attention in nn.MultiheadAttention's names (out_proj.weight (E, E), …).
   TensorRef attentionParameter(double layer, const std::string& name) {
@@ -192,7 +209,8 @@ class ModelSession {
     out->data = byte_offset(tensor.data.data());
     out->shape = shape_array(tensor.shape);
   }
-  TensorRef layer_ref(double layer, mha::Tensor mha::models::LayerResult::*which) {
+  static constexpr const char* kNoHeadOutputs = "head outputs (run with headOutputs)";
+  TensorRef layer_ref(double layer, mha::Tensor mha::models::LayerResult::*which, const char* what) {
     TensorRef t;
     if (!(layer >= 0 && layer < static_cast<double>(result_.layers.size()) && layer == static_cast<double>(to_int64(layer)))) {
       set_invalid(&t, "layer " + number_text(layer) + ": the last run has " + std::to_string(result_.layers.size()) + " layers");
@@ -200,7 +218,7 @@ class ModelSession {
     }
     const mha::Tensor& tensor = result_.layers[static_cast<size_t>(layer)].*which;
     if (tensor.shape.empty()) {
-      set_invalid(&t, "layer " + number_text(layer) + ": the last run kept no head outputs (run with headOutputs)");
+      set_invalid(&t, "layer " + number_text(layer) + ": the last run kept no " + what);
       return t;
     }
     ref(tensor, &t);
@@ -248,6 +266,8 @@ EMSCRIPTEN_BINDINGS(mha_models) {
       .function("headImportance", &ModelSession::headImportance)
       .function("layerWeights", &ModelSession::layerWeights)
       .function("layerResidual", &ModelSession::layerResidual)
+      .function("layerPooled", &ModelSession::layerPooled)
+      .function("resultBytes", &ModelSession::resultBytes)
       .function("layerHeadOutputs", &ModelSession::layerHeadOutputs)
       .function("layerConcat", &ModelSession::layerConcat)
       .function("layerAttentionOutput", &ModelSession::layerAttentionOutput)

@@ -190,6 +190,9 @@ const fileError = (file, message) => new MhaError('MODEL_FILE', `${file}: ${mess
 /** @param {unknown} error */
 const messageOf = (error) => (error instanceof Error ? error.message : String(error));
 
+/** A number or a short string as it was given, anything else by its type. @param {unknown} value */
+const valueText = (value) => (typeof value === 'number' ? String(value) : typeof value === 'string' && value.length <= 40 ? JSON.stringify(value) : describe(value));
+
 /** @param {unknown} value */
 function describe(value) {
   if (value === null) return 'null';
@@ -823,7 +826,7 @@ export class Model {
    */
   memory() {
     const s = this.#live();
-    return { moduleBytes: this.#heap().u8.buffer.byteLength, weightBytes: s.weightBytes() };
+    return { moduleBytes: this.#heap().u8.buffer.byteLength, weightBytes: s.weightBytes(), resultBytes: s.resultBytes() };
   }
 
   /**
@@ -861,10 +864,11 @@ export class Model {
   /**
    * Runs a text (encoded first) or ids. Returns ids, per layer the weights (H, T, T) and the
    * residual stream (T, E), the last hidden state, logits (T, vocab) with an LM head, pooled (E)
-   * with a BERT pooler.
+   * with a BERT pooler. weightsLayer: the one layer whose weights are kept (the others' are
+   * null), or 'none'; pooledSize S: every layer's weights max-pooled to (H, S, S) as well.
    * @param {string | number[] | Int32Array} input
    * @param {import('./models.js').ModelRunOptions} [options]
-   * @returns {import('./models.js').ModelRunResult}
+   * @returns {import('./models.js').ModelRunResult<import('./models.js').ModelTensor | null>}
    */
   run(input, options = {}) {
     const s = this.#live();
@@ -875,10 +879,19 @@ export class Model {
       throw new MhaError('INVALID_ARGUMENT', 'ablate: expected [[layer, head], …] of integers');
     }
     const headOutputs = options.headOutputs === true;
-    check(s.run(ablate.flat(), headOutputs));
+    const { weightsLayer = 'all', pooledSize = 0 } = options;
+    // the core's codes: -1 every layer, -2 none; it refuses a layer out of range with the numbers
+    const kept = weightsLayer === 'all' ? -1 : weightsLayer === 'none' ? -2 : weightsLayer;
+    if (!(Number.isInteger(kept) && (kept >= 0 || typeof weightsLayer === 'string'))) {
+      throw new MhaError('INVALID_ARGUMENT', `weightsLayer: expected 'all', 'none' or a layer from 0 to ${L - 1}, got ${valueText(weightsLayer)}`);
+    }
+    if (!Number.isInteger(pooledSize) || pooledSize < 0) throw new MhaError('INVALID_ARGUMENT', `pooledSize: expected 0 (none) or a whole number >= 1, got ${valueText(pooledSize)}`);
+    check(s.run(ablate.flat(), headOutputs, kept, pooledSize));
     const layers = [];
     for (let l = 0; l < L; ++l) {
-      const layer = { weights: readTensor(this.#heap, check(s.layerWeights(l))), residual: readTensor(this.#heap, check(s.layerResidual(l))) };
+      /** @type {import('./models.js').ModelRunResult<import('./models.js').ModelTensor | null>['layers'][number]} */
+      const layer = { weights: kept === -1 || kept === l ? readTensor(this.#heap, check(s.layerWeights(l))) : null, residual: readTensor(this.#heap, check(s.layerResidual(l))) };
+      if (pooledSize) layer.pooled = readTensor(this.#heap, check(s.layerPooled(l)));
       layers.push(headOutputs
         ? { ...layer, headOutputs: readTensor(this.#heap, check(s.layerHeadOutputs(l))), concat: readTensor(this.#heap, check(s.layerConcat(l))), attentionOutput: readTensor(this.#heap, check(s.layerAttentionOutput(l))) }
         : layer);

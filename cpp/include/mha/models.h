@@ -87,6 +87,12 @@ struct ModelConfig {
 // gelu / relu / silu / swish) is refused with a message naming `file` and the field.
 Status ParseConfig(std::string_view json_text, const std::string& file, ModelConfig* out);
 
+// Maps (H, T, T) max-pooled to (H, S, S), 1 <= S <= T: cell (h, a, b) is the largest of rows
+// [floor(a T / S), floor((a + 1) T / S)) and columns [floor(b T / S), floor((b + 1) T / S)) of map
+// h, so a sharp weight stays visible however small the picture (a mean would fade it by the
+// block's size). S = T copies the maps.
+void PoolMaps(float* pooled, const float* maps, int64_t H, int64_t T, int64_t S);
+
 // One tensor of a safetensors file, as float32.
 struct LoadedTensor {
   std::string dtype;  // "F32", "F16" or "BF16"
@@ -111,9 +117,19 @@ struct LoadLimits {
 Status ReadSafetensors(std::string_view bytes, const std::string& file, const LoadLimits& limits,
                        bool (*skip)(const std::string& name), std::map<std::string, LoadedTensor>* out);
 
+// RunOptions::weights_layer: every layer keeps its attention weights, or none does.
+constexpr int64_t kAllLayers = -1;
+constexpr int64_t kNoLayer = -2;
+
 struct RunOptions {
   std::vector<std::pair<int64_t, int64_t>> ablate;  // (layer, head) pairs switched off
   bool head_outputs = false;                        // keep each layer's head outputs, concatenation and attention output
+  // Which layer keeps its weights (H, T, T): kAllLayers, one layer l, or kNoLayer. A long text's
+  // maps are L * H * T^2 floats (GPT-2 small at 1,024 tokens: 604 MB); a page shows one layer.
+  int64_t weights_layer = kAllLayers;
+  // > 0: every layer's weights also max-pooled to (H, S, S), S = min(T, pooled_size) (PoolMaps):
+  // what a view of every layer at once draws.
+  int64_t pooled_size = 0;
 };
 
 struct LayerResult {
@@ -122,6 +138,7 @@ struct LayerResult {
   Tensor concat;            // (T, E): Concat(head_1 … head_H) after ablation, when RunOptions::head_outputs
   Tensor attention_output;  // (T, E): concat · W_Oᵀ + b_O, before the residual add, when RunOptions::head_outputs
   Tensor residual;          // (T, E): the residual stream after the layer
+  Tensor pooled;            // (H, S, S): the weights max-pooled, when RunOptions::pooled_size > 0
 };
 
 struct RunResult {
@@ -162,7 +179,8 @@ class Model {
 
   // ids[0 .. count), each < vocab_size, 1 <= count <= max_positions. *result's storage is
   // reused (run again at the same length, nothing is allocated or cleared); when the ids or
-  // options are refused it is left as it was.
+  // options are refused it is left as it was. A layer whose weights are not kept
+  // (options.weights_layer) has an empty weights tensor, its storage freed.
   Status Run(const int32_t* ids, size_t count, const RunOptions& options, RunResult* result);
 
   // Head importance on the model's own task (a causal model's next token), (L, H):
@@ -206,7 +224,7 @@ class Model {
   Status plan_weights(Loading* loading, const std::string& file);
   Status validate(const int32_t* ids, size_t count, const RunOptions& options) const;
   void embed(const int32_t* ids, int64_t T, std::vector<float>* x) const;
-  Status run_layer(int64_t l, const std::vector<int64_t>& ablated, bool head_outputs, int64_t T, std::vector<float>* x,
+  Status run_layer(int64_t l, const std::vector<int64_t>& ablated, const RunOptions& options, int64_t T, std::vector<float>* x,
                    LayerResult* out);
   void heads(const std::vector<float>& x, int64_t T, RunResult* r);
   void next_token_logprobs(const std::vector<float>& x, const int32_t* ids, int64_t T, std::vector<float>* logits,

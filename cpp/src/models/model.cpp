@@ -739,6 +739,14 @@ Status Model::validate(const int32_t* ids, size_t count, const RunOptions& optio
                                                       "; expected 0 to " + std::to_string(c.vocab_size - 1));
     }
   }
+  if (options.weights_layer != kAllLayers && options.weights_layer != kNoLayer &&
+      (options.weights_layer < 0 || options.weights_layer >= c.num_layers)) {
+    return Status(StatusCode::kInvalidArgument, "weights_layer " + std::to_string(options.weights_layer) + ": expected a layer from 0 to " +
+                                                    std::to_string(c.num_layers - 1) + ", -1 (every layer) or -2 (none)");
+  }
+  if (options.pooled_size < 0) {
+    return Status(StatusCode::kInvalidArgument, "pooled_size " + std::to_string(options.pooled_size) + ": expected 0 (none) or a size >= 1");
+  }
   for (const auto& [layer, head] : options.ablate) {
     if (layer < 0 || layer >= c.num_layers || head < 0 || head >= c.num_heads) {
       return Status(StatusCode::kInvalidArgument, "ablate: (layer " + std::to_string(layer) + ", head " + std::to_string(head) +
@@ -807,8 +815,9 @@ void Model::feed_forward(Layer& layer, int64_t T) {
 
 // One layer on x (T, E), in place: pre-norm  x += attn(norm_1(x)); x += ffn(norm_2(x))
 //                                   post-norm x = norm_1(x + attn(x)); x = norm_2(x + ffn(x))
-Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool head_outputs, int64_t T, std::vector<float>* x,
+Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, const RunOptions& options, int64_t T, std::vector<float>* x,
                         LayerResult* out) {
+  const bool head_outputs = options.head_outputs;
   const int64_t E = config_.hidden;
   const bool pre = config_.family->norm_placement == NormPlacement::kPre;
   Layer& layer = layers_[static_cast<size_t>(l)];
@@ -840,13 +849,39 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, bool hea
   feed_forward(layer, T);
   for (size_t i = 0; i < x->size(); ++i) (*x)[i] += down_[i];
   if (!pre) normalize(x->data(), x->data(), layer.ffn_norm, T);
-  out->weights = std::move(attended.weights);
+  const int64_t H = config_.num_heads;
+  if (options.pooled_size > 0) {
+    const int64_t S = std::min(T, options.pooled_size);
+    reshape(&out->pooled, {H, S, S});
+    PoolMaps(out->pooled.data.data(), attended.weights.data.data(), H, T, S);
+  } else {
+    out->pooled = Tensor();
+  }
+  if (options.weights_layer == kAllLayers || options.weights_layer == l) out->weights = std::move(attended.weights);
+  else out->weights = Tensor();  // a fresh tensor: the kept storage of an earlier run is freed too
   out->head_outputs = head_outputs ? std::move(attended.head_outputs) : Tensor();
   out->concat = head_outputs ? std::move(attended.concat) : Tensor();
   out->attention_output = head_outputs ? std::move(attended.output) : Tensor();
   out->residual.data = *x;
   out->residual.shape = {T, E};
   return Status::Ok();
+}
+
+void PoolMaps(float* pooled, const float* maps, int64_t H, int64_t T, int64_t S) {
+  for (int64_t h = 0; h < H; ++h) {
+    const float* map_h = maps + h * T * T;
+    float* pooled_h = pooled + h * S * S;
+    for (int64_t a = 0; a < S; ++a) {
+      const int64_t row_begin = a * T / S, row_end = (a + 1) * T / S;
+      for (int64_t b = 0; b < S; ++b) {
+        const int64_t col_begin = b * T / S, col_end = (b + 1) * T / S;
+        float largest = map_h[row_begin * T + col_begin];
+        for (int64_t i = row_begin; i < row_end; ++i)
+          for (int64_t j = col_begin; j < col_end; ++j) largest = std::max(largest, map_h[i * T + j]);
+        pooled_h[a * S + b] = largest;
+      }
+    }
+  }
 }
 
 // hidden, logits and pooled from the last layer's x (T, E).
@@ -892,7 +927,7 @@ Status Model::Run(const int32_t* ids, size_t count, const RunOptions& options, R
     for (const auto& [layer, head] : options.ablate) {
       if (layer == l) ablated.push_back(head);
     }
-    MHA_RETURN_IF_ERROR(run_layer(l, ablated, options.head_outputs, T, &x, &r.layers[static_cast<size_t>(l)]));
+    MHA_RETURN_IF_ERROR(run_layer(l, ablated, options, T, &x, &r.layers[static_cast<size_t>(l)]));
   }
   heads(x, T, &r);
   return Status::Ok();
@@ -939,9 +974,11 @@ Status Model::HeadImportance(const int32_t* ids, size_t count, Tensor* importanc
   std::vector<float> x, logits;
   embed(ids, T, &x);
   LayerResult scratch;
+  RunOptions no_weights;  // the streams only: no layer's maps are kept
+  no_weights.weights_layer = kNoLayer;
   for (int64_t l = 0; l < L; ++l) {
     entering[static_cast<size_t>(l)] = x;
-    MHA_RETURN_IF_ERROR(run_layer(l, {}, false, T, &x, &scratch));
+    MHA_RETURN_IF_ERROR(run_layer(l, {}, no_weights, T, &x, &scratch));
   }
   std::vector<double> baseline, ablated;
   next_token_logprobs(x, ids, T, &logits, &baseline);
@@ -949,8 +986,8 @@ Status Model::HeadImportance(const int32_t* ids, size_t count, Tensor* importanc
   for (int64_t l = 0; l < L; ++l) {
     for (int64_t h = 0; h < H; ++h) {
       x = entering[static_cast<size_t>(l)];
-      MHA_RETURN_IF_ERROR(run_layer(l, {h}, false, T, &x, &scratch));
-      for (int64_t k = l + 1; k < L; ++k) MHA_RETURN_IF_ERROR(run_layer(k, {}, false, T, &x, &scratch));
+      MHA_RETURN_IF_ERROR(run_layer(l, {h}, no_weights, T, &x, &scratch));
+      for (int64_t k = l + 1; k < L; ++k) MHA_RETURN_IF_ERROR(run_layer(k, {}, no_weights, T, &x, &scratch));
       next_token_logprobs(x, ids, T, &logits, &ablated);
       double drop = 0;
       for (size_t t = 0; t < ablated.size(); ++t) drop += baseline[t] - ablated[t];

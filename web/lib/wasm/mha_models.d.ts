@@ -16,14 +16,18 @@ export interface ModelSession extends EmbindObject {
   config(): ModelConfig;
   /** A buffer of `count` int32 ids (`data`: its byte offset) that run() and headImportance() read (the tokenizer is web/lib/tokenizer.js). */
   idsBuffer(count: number): TensorOutcome;
-  /** Runs the ids with the heads of `ablate` ([layer, head, layer, head, …]) switched off; headOutputs: keep each layer's head outputs, concatenation and attention output. */
-  run(ablate: number[], headOutputs: boolean): Outcome;
+  /** Runs the ids with the heads of `ablate` ([layer, head, layer, head, …]) switched off; headOutputs: keep each layer's head outputs, concatenation and attention output; weightsLayer: the layer whose weights are kept (-1 every one, -2 none); pooledSize S > 0: every layer's weights max-pooled to (H, S, S) too. */
+  run(ablate: number[], headOutputs: boolean, weightsLayer: number, pooledSize: number): Outcome;
   /** (layers, heads) */
   headImportance(): TensorOutcome;
   /** (H, T, T) */
   layerWeights(layer: number): TensorOutcome;
   /** (T, E) */
   layerResidual(layer: number): TensorOutcome;
+  /** (H, S, S), after run(…, S) */
+  layerPooled(layer: number): TensorOutcome;
+  /** Bytes the last run's results hold in the module. */
+  resultBytes(): number;
   /** (H, T, hd), after run(…, true) */
   layerHeadOutputs(layer: number): TensorOutcome;
   /** (T, E), after run(…, true) */
