@@ -8,7 +8,7 @@
 //   node scripts/export/random_checkpoint.js smollm2-135m BF16 build/bench/random-smollm2-135m-bf16
 //
 // Shapes: gpt2-small (12 layers x 12 heads, width 768, 124M parameters), gpt2-medium (24 x 16,
-// width 1024, 355M), smollm2-135m (Llama layout: 30 layers, 9 query and 3 key/value heads, width
+// width 1024, 355M), gpt2-long-tiny (3 x 4, width 32, a vocabulary of 260, GPT-2's 1,024 positions), smollm2-135m (Llama layout: 30 layers, 9 query and 3 key/value heads, width
 // 576, feed-forward 1536, vocabulary 49,152, 135M), qwen2.5-0.5b (Qwen2 layout: 24 layers, 14 and
 // 2 heads, width 896, feed-forward 4864, vocabulary 151,936, q/k/v biases, 494M); dtypes F32,
 // F16, BF16. Weights ~ N(0, 0.02) from a fixed seed (norm weights 1, biases 0), the LM head tied
@@ -23,6 +23,8 @@ const GPT2 = { vocab: 50257, positions: 1024 };
 const SHAPES = {
   'gpt2-small': { ...GPT2, layout: 'gpt2', n_layer: 12, n_head: 12, n_embd: 768 },
   'gpt2-medium': { ...GPT2, layout: 'gpt2', n_layer: 24, n_head: 16, n_embd: 1024 },
+  // GPT-2's context in a model small enough to commit (tests/golden/models/gpt2-long)
+  'gpt2-long-tiny': { vocab: 260, positions: 1024, layout: 'gpt2', n_layer: 3, n_head: 4, n_embd: 32 },
   'smollm2-135m': {
     layout: 'llama', model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab: 49152, positions: 8192,
     hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3,
