@@ -364,9 +364,12 @@ export function showSentenceControls() {
   if (help) {
     $('free-text-help').textContent = help.help;
     /** @type {HTMLInputElement} */ ($('free-text')).placeholder = help.placeholder;
+    // a model reads up to 1,024 tokens: room for them at 8 characters a token, the tokenizer's count decides
+    /** @type {HTMLInputElement} */ ($('free-text')).maxLength = Math.max(600, 8 * source.maxTokens);
   } else {
     $('free-text-help').replaceChildren(...(FREE_TEXT.help ?? []).map((n) => n.cloneNode(true)));
     /** @type {HTMLInputElement} */ ($('free-text')).placeholder = FREE_TEXT.placeholder;
+    /** @type {HTMLInputElement} */ ($('free-text')).maxLength = 600;
   }
   renderTokenStrip(/** @type {HTMLOListElement} */ ($('token-strip')), { tokens: sentence.tokens, onHover: setHoverToken, onPick: (i) => { explorer.setFocusToken(i); setHoverToken(i); } });
   $('parse-summary').textContent = sentence.summary || '';

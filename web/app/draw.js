@@ -1,6 +1,8 @@
 // The explorer page's drawing: it hands the explorer's state (web/explorer) to the views
 // (web/views), each view redrawn only when what it shows has changed.
 import { themeColors } from '../views/theme.js';
+import { drawnOn, useLongMaps } from '../views/heatmap.js';
+import * as longMaps from '../views/long-maps.js';
 import { renderHeadTabs, focusHeadTab } from '../views/tabs.js';
 import { renderHeadMap, renderHeadInfo } from '../views/head.js';
 import { renderHeadGrid } from '../views/grid.js';
@@ -20,6 +22,8 @@ import { nextTask } from '../lib/next-task.js';
 /** The page's element with this id: the markup has every id these scripts ask for. */
 const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
 let theme = themeColors();
+// a model's text may be as long as its context: maps of up to 1,024 tokens fit their boxes
+useLongMaps(longMaps);
 
 // The views are drawn once the explorer has a result: explorer.shown() holds.
 export const labels = () => explorer.shown().sentence.tokens.map((t) => t.text);
@@ -190,6 +194,10 @@ function renderMainHeatmap() {
     values: mapOf(explorer.selectedHead), labels: labels(), width: long ? Math.min(panel, room) : main, theme, title: titleOf(explorer.selectedHead),
     highlightRow: highlightRow(), hoverCell,
   });
+  // more tokens than device pixels: drawCells max-pools, and the legend says so
+  const tokensPerPixel = 1 / ((drawnOn(/** @type {HTMLCanvasElement} */ ($('main-heatmap')))?.layout?.cell ?? 1) * (window.devicePixelRatio || 1));
+  $('pooled-note').hidden = tokensPerPixel <= 1;
+  $('pooled-note').textContent = tokensPerPixel > 1 ? `${L} tokens in fewer pixels: each pixel shows the largest weight of the block of about ${Math.ceil(tokensPerPixel)} × ${Math.ceil(tokensPerPixel)} cells it covers (max-pooled). Point at it for one cell's weight; the CSV export has every weight.` : '';
 }
 
 function renderInfo() {
@@ -202,13 +210,18 @@ function renderInfo() {
 // The table (L² cells) is built after the frame, when the browser is idle: it is read, not
 // watched, and building it inside the update would double the page's layout work.
 let tableTask = 0;
+/** Texts longer than this list one row of the weights table. */
+const LONG_TABLE = longMaps.LONG_MAP;
 function scheduleWeightsTable() {
   const cancel = window.cancelIdleCallback || clearTimeout;
   const request = window.requestIdleCallback || ((/** @type {() => void} */ fn) => setTimeout(fn, 30));
   cancel(tableTask);
+  const L = labels().length;
+  // a long text: the row of the token followed, whose L cells a reader can go through
+  const t = L > LONG_TABLE ? Math.max(0, Math.min(L - 1, explorer.focusToken)) : -1;
   tableTask = request(() => renderWeightsTable($('weights-table-wrap'), {
-    values: mapOf(explorer.selectedHead), labels: labels(), version: explorer.shownKey(),
-    caption: `${titleOf(explorer.selectedHead)}: attention weights. Rows are queries, columns are keys; each row sums to 1.`,
+    values: mapOf(explorer.selectedHead), labels: labels(), version: explorer.shownKey(), ...(t >= 0 ? { rows: [t] } : {}),
+    caption: `${titleOf(explorer.selectedHead)}: attention weights. Rows are queries, columns are keys; each row sums to 1.${t >= 0 ? ` Of the ${L} rows, the one of the token followed (${t + 1}); every row is in the CSV export.` : ''}`,
   }), { timeout: 200 });
 }
 

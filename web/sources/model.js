@@ -16,7 +16,7 @@ import { evidenceText } from '../roles/table.js';
 import { labelName } from '../roles/vocabulary.js';
 
 /** A model on this thread or in a Web Worker: every call is awaited. @typedef {import('../lib/models.js').Model | import('../lib/models.js').WorkerModel} Model */
-/** @typedef {import('../lib/models.js').ModelRunResult} ModelRunResult */
+/** A run that may keep one layer's weights only. @typedef {import('../lib/models.js').ModelRunResult<import('../lib/models.js').ModelTensor | null>} ModelRunResult */
 /** @typedef {import('./source.js').HeadRoles} HeadRoles */
 /**
  * A model opened from files and named; `stamp` tells two opens of one name apart; `files`: the
@@ -29,7 +29,15 @@ import { labelName } from '../roles/vocabulary.js';
  */
 
 /** The page shows at most this many tokens (the model's own context may be shorter). */
-export const MODEL_MAX_TOKENS = 128;
+export const MODEL_MAX_TOKENS = 1024;
+
+/**
+ * The view of every layer draws each map from the core's max-pool to at most this many cells a
+ * side (its cells are at most 96 CSS px); only the layer in view keeps its full maps, (H, T, T),
+ * which a layer change asks the core for again: GPT-2 small's 12 layers at 1,024 tokens would
+ * hold 604 MB of maps, one layer 50 MB.
+ */
+export const POOLED_SIZE = 128;
 
 /**
  * Open a model where the page stays responsive: in a Web Worker where there are workers (the
@@ -160,7 +168,7 @@ export class ModelSource {
         details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, special[i] ? 'a special token' : words[i] === words[i - 1] ? 'continues a word' : 'starts a word'],
       };
     });
-    const run = await model.run(ids, { headOutputs: true });
+    const run = await this.#run(ids);
     const tokenizer = /** @type {import('../lib/models.js').TokenizerInfo} */ (model.tokenizer);
     const mask = tokenizer.maskId === null ? -1 : ids.indexOf(tokenizer.maskId);
     return {
@@ -181,14 +189,24 @@ export class ModelSource {
     };
   }
 
-  /** The layer shown, and every layer (the model view): all from the sentence's one run. @param {ModelSentence} sentence */
+  /** A run that keeps the full maps of the layer in view only, and every layer's pooled. @param {number[]} ids */
+  #run(ids) {
+    return this.loaded.model.run(ids, { headOutputs: true, weightsLayer: this.layer, pooledSize: POOLED_SIZE });
+  }
+
+  /**
+   * The layer shown (its full maps: the sentence is run again when its run kept another layer's),
+   * and every layer's maps pooled (the model view).
+   * @param {ModelSentence} sentence
+   */
   async compute(sentence) {
-    const layers = sentence.run.layers.map((l) => l.weights);
+    if (!sentence.run.layers[this.layer].weights) sentence.run = await this.#run(sentence.ids);
     const shown = sentence.run.layers[this.layer];
+    const weights = /** @type {import('../lib/index.js').Tensor} */ (shown.weights);
     return {
-      weights: layers[this.layer], layers,
+      weights, layers: sentence.run.layers.map((l) => l.pooled ?? /** @type {import('../lib/index.js').Tensor} */ (l.weights)),
       headOutputs: shown.headOutputs ?? null, concat: shown.concat ?? null, output: shown.attentionOutput ?? null,
-      ...(await analyseHeads(this.loaded.mha, layers[this.layer])),
+      ...(await analyseHeads(this.loaded.mha, weights)),
     };
   }
 

@@ -36,6 +36,11 @@ export function divergingColor(value) {
   return PUOR_CSS[Math.max(0, Math.min(255, Math.round((value + 1) * 127.5))) || 0];
 }
 
+/** Long maps (long-maps.js) where a page reads long texts, set by useLongMaps. @type {typeof import('./long-maps.js') | null} */
+let long = null;
+/** Draw maps of long texts smaller than 3 px a cell, max-pooled. @param {typeof import('./long-maps.js')} m */
+export const useLongMaps = (m) => { long = m; };
+
 // One small canvas per target canvas: sharing one would make every target wait for the others.
 /** @type {WeakMap<HTMLCanvasElement, HTMLCanvasElement>} */
 const cellCanvases = new WeakMap();
@@ -55,6 +60,7 @@ const cellCanvases = new WeakMap();
  * @param {boolean} [diverging]  values in [-1, 1]
  */
 export function drawCells(ctx, values, rows, cols, x, y, w, h, diverging) {
+  if (long) [values, rows, cols] = long.cellsFor(values, rows, cols, w, h);
   let cellCanvas = cellCanvases.get(ctx.canvas);
   if (!cellCanvas) {
     cellCanvas = document.createElement('canvas');
@@ -174,7 +180,7 @@ export function drawHeatmap(canvas, o) {
   let fontSize = 0;
   let angle = 45;
   let ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
-  const cellFor = (/** @type {number} */ l) => Math.max(3, Math.min(o.maxCell || 40, Math.floor((o.width - l - 8) / cols)));
+  const cellFor = (/** @type {number} */ l) => Math.max(long ? long.leastCell(cols, o.width - l - 8) : 3, Math.min(o.maxCell || 40, Math.floor((o.width - l - 8) / cols)));
   let cell = cellFor(left);
   let widestCol = 0;
   if (rowLabels && colLabels) {

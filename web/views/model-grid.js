@@ -12,15 +12,16 @@ const handlers = new WeakMap();
 
 /**
  * @param {HTMLElement} container
- * @param {{ layers: Tensor[], length: number, selected: { layer: number, head: number }, width: number,
+ * @param {{ layers: Tensor[], length?: number, selected: { layer: number, head: number }, width: number,
  *           titleOf?: (layer: number, head: number) => string, onSelect: (layer: number, head: number) => void, kvHeads?: number[] | null }} o
- *   layers: per layer the weights [H, T, T]; width: CSS px the grid may use; kvHeads: the
+ *   layers: per layer the weights [H, T, T] or, for a long text, max-pooled [H, S, S]; width: CSS px the grid may use; kvHeads: the
  *   key/value head each query head reads (null: each its own)
  */
 export function renderModelGrid(container, o) {
   const L = o.layers.length;
   const H = L ? o.layers[0].shape[0] : 0;
-  const T = o.length;
+  // a side of each map: T tokens, or fewer where a long text's maps come max-pooled
+  const S = L ? o.layers[0].shape[1] : 0;
   handlers.set(container, o);
   const kv = o.kvHeads && o.kvHeads.length === H ? o.kvHeads : null;
   const key = `${L}x${H}${kv ? `:${kv.join(',')}` : ''}`;
@@ -73,7 +74,7 @@ export function renderModelGrid(container, o) {
     const canvas = /** @type {HTMLCanvasElement} */ (button.firstElementChild);
     const { ctx, dpr } = fitCanvas(canvas, cell, cell);
     const size = Math.round(cell * dpr);
-    drawCells(ctx, o.layers[l].data.subarray(h * T * T, (h + 1) * T * T), T, T, 0, 0, size, size);
+    drawCells(ctx, o.layers[l].data.subarray(h * S * S, (h + 1) * S * S), S, S, 0, 0, size, size);
   }
 }
 
