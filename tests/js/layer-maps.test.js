@@ -77,6 +77,10 @@ test('a 1,000-token run keeping one layer\'s maps equals the full run\'s layer, 
       assert.equal(kept, fullBytes - (L - 1) * mapBytes + pooledBytes);
       assert.equal(maxAbsDifference(one.logits.data, full.logits.data), 0);
     }
+    // head outputs: of the layer kept only
+    const outputs = model.run(ids, { weightsLayer: 1, headOutputs: true });
+    assert.deepEqual(outputs.layers.map((layer) => !!layer.headOutputs), [false, true, false]);
+    assert.deepEqual(outputs.layers[1].headOutputs.shape, [H, T, model.config.hidden / H]);
     const none = model.run(ids, { weightsLayer: 'none' });
     assert.ok(none.layers.every((layer) => layer.weights === null));
     assert.equal(model.memory().resultBytes, fullBytes - L * H * T * T * 4);

@@ -864,8 +864,9 @@ export class Model {
   /**
    * Runs a text (encoded first) or ids. Returns ids, per layer the weights (H, T, T) and the
    * residual stream (T, E), the last hidden state, logits (T, vocab) with an LM head, pooled (E)
-   * with a BERT pooler. weightsLayer: the one layer whose weights are kept (the others' are
-   * null), or 'none'; pooledSize S: every layer's weights max-pooled to (H, S, S) as well.
+   * with a BERT pooler. weightsLayer: the one layer whose weights (and head outputs) are kept
+   * (the others' weights are null), or 'none'; pooledSize S: every layer's weights max-pooled to
+   * (H, S, S) as well.
    * @param {string | number[] | Int32Array} input
    * @param {import('./models.js').ModelRunOptions} [options]
    * @returns {import('./models.js').ModelRunResult<import('./models.js').ModelTensor | null>}
@@ -892,7 +893,7 @@ export class Model {
       /** @type {import('./models.js').ModelRunResult<import('./models.js').ModelTensor | null>['layers'][number]} */
       const layer = { weights: kept === -1 || kept === l ? readTensor(this.#heap, check(s.layerWeights(l))) : null, residual: readTensor(this.#heap, check(s.layerResidual(l))) };
       if (pooledSize) layer.pooled = readTensor(this.#heap, check(s.layerPooled(l)));
-      layers.push(headOutputs
+      layers.push(headOutputs && layer.weights
         ? { ...layer, headOutputs: readTensor(this.#heap, check(s.layerHeadOutputs(l))), concat: readTensor(this.#heap, check(s.layerConcat(l))), attentionOutput: readTensor(this.#heap, check(s.layerAttentionOutput(l))) }
         : layer);
     }

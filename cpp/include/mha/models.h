@@ -123,9 +123,10 @@ constexpr int64_t kNoLayer = -2;
 
 struct RunOptions {
   std::vector<std::pair<int64_t, int64_t>> ablate;  // (layer, head) pairs switched off
-  bool head_outputs = false;                        // keep each layer's head outputs, concatenation and attention output
-  // Which layer keeps its weights (H, T, T): kAllLayers, one layer l, or kNoLayer. A long text's
-  // maps are L * H * T^2 floats (GPT-2 small at 1,024 tokens: 604 MB); a page shows one layer.
+  bool head_outputs = false;                        // keep each kept layer's head outputs, concatenation and attention output
+  // Which layer keeps its weights (H, T, T), and its head outputs where asked for: kAllLayers,
+  // one layer l, or kNoLayer. A long text's maps are L * H * T^2 floats (GPT-2 small at 1,024
+  // tokens: 604 MB); a page shows one layer.
   int64_t weights_layer = kAllLayers;
   // > 0: every layer's weights also max-pooled to (H, S, S), S = min(T, pooled_size) (PoolMaps):
   // what a view of every layer at once draws.

@@ -817,7 +817,9 @@ void Model::feed_forward(Layer& layer, int64_t T) {
 //                                   post-norm x = norm_1(x + attn(x)); x = norm_2(x + ffn(x))
 Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, const RunOptions& options, int64_t T, std::vector<float>* x,
                         LayerResult* out) {
-  const bool head_outputs = options.head_outputs;
+  // maps, and head outputs where asked for, of the layers kept (options.weights_layer)
+  const bool kept = options.weights_layer == kAllLayers || options.weights_layer == l;
+  const bool head_outputs = options.head_outputs && kept;
   const int64_t E = config_.hidden;
   const bool pre = config_.family->norm_placement == NormPlacement::kPre;
   Layer& layer = layers_[static_cast<size_t>(l)];
@@ -857,7 +859,7 @@ Status Model::run_layer(int64_t l, const std::vector<int64_t>& ablated, const Ru
   } else {
     out->pooled = Tensor();
   }
-  if (options.weights_layer == kAllLayers || options.weights_layer == l) out->weights = std::move(attended.weights);
+  if (kept) out->weights = std::move(attended.weights);
   else out->weights = Tensor();  // a fresh tensor: the kept storage of an earlier run is freed too
   out->head_outputs = head_outputs ? std::move(attended.head_outputs) : Tensor();
   out->concat = head_outputs ? std::move(attended.concat) : Tensor();

@@ -39,7 +39,7 @@ TEST(PoolMaps, TakesTheLargestOfEachBlockWorkedOutByHand) {
   EXPECT_EQ(copied, two);
 }
 
-std::unique_ptr<Model> load(const std::string& name) {
+std::unique_ptr<Model> load_golden(const std::string& name) {
   std::unique_ptr<Model> model;
   const Status loaded = Model::Load(read_bytes(models_file(name + "/config.json")), "config.json",
                                     read_bytes(models_file(name + "/model.safetensors")), "model.safetensors", LoadLimits(), &model);
@@ -48,7 +48,7 @@ std::unique_ptr<Model> load(const std::string& name) {
 }
 
 TEST(LayerMaps, OneLayersWeightsEqualTheFullRunsAndTheOthersAreFreed) {
-  std::unique_ptr<Model> model = load("gpt2-tied");
+  std::unique_ptr<Model> model = load_golden("gpt2-tied");
   ASSERT_TRUE(model);
   const nlohmann::json golden = read_json(models_file("gpt2-tied.golden.json"));
   const std::vector<int32_t> ids = golden.at("dtypes").at("F32").at("runs").at(0).at("ids").get<std::vector<int32_t>>();
@@ -88,7 +88,7 @@ TEST(LayerMaps, OneLayersWeightsEqualTheFullRunsAndTheOthersAreFreed) {
 }
 
 TEST(LayerMaps, RefusesALayerOrSizeOutOfRange) {
-  std::unique_ptr<Model> model = load("gpt2-tied");
+  std::unique_ptr<Model> model = load_golden("gpt2-tied");
   ASSERT_TRUE(model);
   const std::vector<int32_t> ids = {1, 2, 3};
   RunResult result;
