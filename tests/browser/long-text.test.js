@@ -4,8 +4,9 @@
 // draws it: the single head (its map fits its box, max-pooled, and the cell under the pointer
 // names its tokens and full weight), the heads of the layer, the compare view, every layer and
 // head (pooled by the core), the W_O view, the head followed, the weights table (the row of the
-// token followed) and the token strip (scrolling in its box); another layer is asked for and
-// shown. Screenshot: build/screenshots/<engine>/long-text.png.
+// token followed) and the token strip (scrolling in its box); the CSV export has every weight in
+// full and the PNG every weight as a pixel or more; another layer is asked for and shown.
+// Screenshot: build/screenshots/<engine>/long-text.png.
 //
 //   MHA_BROWSER=chromium node --test tests/browser/long-text.test.js
 
@@ -122,6 +123,28 @@ test('a 1,000-token text opens in a 1,024-position GPT-2 and every view draws it
   }, [row, col]);
   assert.match(tip, new RegExp(`: ${expected.toFixed(3).replace('.', '\\.')}$`), `the tooltip "${tip}" gives the full map's weight at (${row}, ${col})`);
   await page.screenshot('long-text.png', { selector: '#explorer' });
+
+  // the exports: CSV with every weight in full, a PNG with every weight a pixel or more, SVG refused by name
+  const exported = await page.evaluate(async ([r, c]) => {
+    const { selectedHead, toCsv, toPng, toSvg, mapLayout, PNG_SCALE } = await import('/app/lesson/export.js');
+    const map = selectedHead(window.explorer);
+    const lines = toCsv(map).trimEnd().split('\n');
+    const png = await createImageBitmap(await toPng(map));
+    const layout = mapLayout(map.tokens, map);
+    let svg = '';
+    try { toSvg(map); } catch (error) { svg = String(error.message); }
+    return {
+      rows: lines.length, columns: lines[1 + r].split(',').length, value: Number(lines[1 + r].split(',')[1 + c]), full: map.values[r * map.tokens.length + c],
+      png: [png.width, png.height], expected: [layout.width * PNG_SCALE, layout.height * PNG_SCALE], cellPixels: layout.cell * PNG_SCALE, svg,
+    };
+  }, [row, col]);
+  console.log(`  exports: ${JSON.stringify(exported)}`);
+  assert.equal(exported.rows, 1001);
+  assert.equal(exported.columns, 1001);
+  assert.equal(exported.value, exported.full, 'the CSV keeps the weight in full');
+  assert.deepEqual(exported.png, exported.expected);
+  assert.ok(exported.cellPixels >= 1 && exported.png[0] <= 4096, `the PNG: ${exported.cellPixels} px a weight, ${exported.png}`);
+  assert.match(exported.svg, /^SVG export: a map of 1000 × 1000 weights .* save it as PNG/);
 
   // another layer: asked for again, and only it kept
   await page.evaluate(() => window.explorer.setState({ layer: 2 }));

@@ -6,6 +6,10 @@ import { el, saveBlob } from '../../views/dom.js';
 import { sequentialColor } from '../../views/heatmap.js';
 
 const CELL = 40;
+/** A long text's maps (more tokens than this) are drawn a CSS px or so a cell, labels thinned. */
+const LONG = 128;
+/** Such a PNG's map is about this many CSS px a side: at PNG_SCALE, every weight at least a pixel. */
+const LONG_MAP_PX = 1024;
 const FONT = '13px "DejaVu Sans", Arial, sans-serif';
 const CHAR = 7.4; // width of one label character at 13 px, for layout without measuring
 const MAX_LABEL = 12;
@@ -41,9 +45,15 @@ export function mapLayout(tokens, { title = '', sentence = '' } = {}) {
   const left = Math.ceil(24 + longest * CHAR);
   const top = Math.ceil(44 + longest * CHAR * 0.72 + 10);
   const L = tokens.length;
-  const width = Math.ceil(Math.max(left + L * CELL + 24, 24 + title.length * 9.5, 24 + sentence.length * CHAR, 24 + FOOTER.length * 6.4));
-  return { left, top, cell: CELL, width, height: top + L * CELL + 34, L };
+  const cell = L > LONG ? Math.max(1, Math.floor(LONG_MAP_PX / L)) : CELL;
+  // a long text's title and sentence are cut (toPng) rather than widen the picture
+  const chars = (/** @type {string} */ text) => (L > LONG ? Math.min(text.length, 160) : text.length);
+  const width = Math.ceil(Math.max(left + L * cell + 24, 24 + chars(title) * 9.5, 24 + chars(sentence) * CHAR, 24 + FOOTER.length * 6.4));
+  return { left, top, cell, width, height: top + L * cell + 34, L };
 }
+
+/** Every step-th label of a long map: labels 14 CSS px apart at least. @param {number} cell */
+const labelStep = (cell) => Math.max(1, Math.ceil(14 / cell));
 
 /** @param {HeadMap} map */
 function baseName(map) {
@@ -76,6 +86,7 @@ const textOn = (/** @type {number} */ v) => (v > 0.55 ? '#111' : '#fff');
 /** @param {HeadMap} map */
 export function toSvg(map) {
   const { left, top, cell, width, height, L } = mapLayout(map.tokens, map);
+  if (L > LONG) throw new Error(`SVG export: a map of ${L} × ${L} weights is an element each, a file of about ${Math.round((L * L * 160) / 1e6)} MB; save it as PNG (every weight a pixel or more) or its numbers as CSV or JSON.`);
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans, Arial, sans-serif" font-size="13">`,
     `<title>${escapeXml(`${map.title}: ${map.sentence}`)}</title>`,
@@ -120,20 +131,21 @@ export function toPng(map) {
   ctx.fillText(map.title, 12, 22);
   ctx.font = FONT;
   ctx.fillStyle = '#5a6470';
-  ctx.fillText(map.sentence, 12, 40);
+  ctx.fillText(L > LONG && map.sentence.length > 160 ? `${map.sentence.slice(0, 159)}…` : map.sentence, 12, 40);
   for (let i = 0; i < L; i += 1) {
     for (let j = 0; j < L; j += 1) {
       ctx.fillStyle = sequentialColor(map.values[i * L + j]);
       ctx.fillRect(left + j * cell, top + i * cell, cell, cell);
     }
   }
+  const step = labelStep(cell);
   ctx.fillStyle = '#1b1f24';
   ctx.textAlign = 'right';
   ctx.textBaseline = 'middle';
-  for (let i = 0; i < L; i += 1) ctx.fillText(clip(map.tokens[i]), left - 6, top + (i + 0.5) * cell);
+  for (let i = 0; i < L; i += step) ctx.fillText(clip(map.tokens[i]), left - 6, top + (i + 0.5) * cell);
   ctx.textAlign = 'left';
   ctx.textBaseline = 'alphabetic';
-  for (let j = 0; j < L; j += 1) {
+  for (let j = 0; j < L; j += step) {
     ctx.save();
     ctx.translate(left + (j + 0.5) * cell, top - 6);
     ctx.rotate(-Math.PI / 4);
@@ -143,7 +155,7 @@ export function toPng(map) {
   ctx.font = '11px "DejaVu Sans", Arial, sans-serif';
   ctx.textAlign = 'center';
   ctx.textBaseline = 'middle';
-  for (let i = 0; i < L; i += 1) {
+  for (let i = 0; cell >= 30 && i < L; i += 1) {
     for (let j = 0; j < L; j += 1) {
       const v = map.values[i * L + j];
       if (v < 0.005) continue;
