@@ -1,22 +1,25 @@
 // The page's model view timed in Chromium: a GPT-2-layout model of 12 layers × 12 heads (width
-// 96, the page's example tokenizer; weights drawn at GPT-2's initialisation from a fixed seed)
-// opened in the lesson page like a user's folder, a 32-token sentence computed by the core, and
-// 144 maps of "Every layer and head" drawn again and again: the median of the draws, and one
-// draw of every view of the page (as a new sentence draws them) with the model view's part of it.
+// 96, the page's example tokenizer; weights drawn at GPT-2's initialisation from a fixed seed;
+// GPT-2's 1,024 positions) opened in the lesson page like a user's folder, a sentence of 32
+// tokens (or --tokens N, up to 1,024) computed by the core, and 144 maps of "Every layer and
+// head" drawn again and again: the median of the draws, and one draw of every view of the page
+// (as a new sentence draws them) with the model view's part of it. Drawing does not depend on
+// the width: GPT-2 small's 144 maps at 1,024 tokens are drawn as these are (each layer's maps
+// max-pooled by the core to 128 a side; the layer in view in full).
 //
-//   node bench/model-view.js [--json] [--draws N]
+//   node bench/model-view.js [--json] [--draws N] [--tokens N]
 //
 // Prints one line (or a JSON object): layers, heads, tokens, first draw and median draw in ms.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const SHAPE = { layers: 12, heads: 12, width: 96, tokens: 32 };
+const SHAPE = { layers: 12, heads: 12, width: 96, positions: 1024 };
 
-/** A 32-token text for the example tokenizer (byte-level BPE of 377 entries). */
+/** A 32-token text for the example tokenizer (byte-level BPE of 377 entries), repeated for longer runs. */
 const TEXT = 'the king follows himself and each woman helps herself at dawn in the village.';
 
-export async function benchModelView({ draws = 30 } = {}) {
+export async function benchModelView({ draws = 30, tokens = 32 } = {}) {
   process.env.MHA_BROWSER = 'chromium';
   const { startWeb, stopWeb } = await import(path.join(repoRoot, 'tests', 'browser', 'driver.js'));
   const { server, browser } = await startWeb({ needs: ['web/lib/wasm/mha_core.wasm', 'web/lib/wasm/mha_models.wasm'] });
@@ -24,13 +27,13 @@ export async function benchModelView({ draws = 30 } = {}) {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(server.url);
     await page.waitForFunction(() => document.body.dataset.status === 'ok', null, { timeout: 60000 });
-    return await page.evaluate(async ({ shape, text, draws: n }) => {
+    return await page.evaluate(async ({ shape, text, draws: n, tokens }) => {
       const { explorer } = await import('/app/main.js');
       const { render } = await import('/app/draw.js');
       const tokenizer = await (await fetch('/examples/models/gpt2-lesson/tokenizer.json')).text();
       const V = JSON.parse(tokenizer).model.vocab ? Object.keys(JSON.parse(tokenizer).model.vocab).length : 377;
       const E = shape.width;
-      const P = 64;
+      const P = shape.positions;
       // mulberry32 and Box–Muller: N(0, 0.02²) as GPT-2 initialises its weights
       let seed = 20261202;
       const uniform = () => {
@@ -82,10 +85,13 @@ export async function benchModelView({ draws = 30 } = {}) {
       // a sentence of exactly shape.tokens tokens: the text's first tokens, decoded back (the page
       // opens a model in a Web Worker, where every call is answered asynchronously)
       const model = explorer.source.model;
-      const ids = (await model.encode(text)).slice(0, shape.tokens);
-      if (ids.length < shape.tokens) throw new Error(`the bench text has ${ids.length} tokens, fewer than ${shape.tokens}`);
+      const long = Array.from({ length: Math.ceil(tokens / 16) }, () => text).join(' ');
+      const ids = (await model.encode(long)).slice(0, tokens);
+      if (ids.length < tokens) throw new Error(`the bench text has ${ids.length} tokens, fewer than ${tokens}`);
       const words = (await model.read(ids)).texts.join('');
+      const c0 = performance.now();
       await explorer.selectSentence(words);
+      const computeMs = performance.now() - c0;
       const T = explorer.sentence.tokens.length;
       await new Promise((resolve) => requestAnimationFrame(() => resolve(null)));
       // every view of the page drawn once, as a change of sentence draws them (the model view among them)
@@ -101,8 +107,8 @@ export async function benchModelView({ draws = 30 } = {}) {
       }
       times.sort((a, b) => a - b);
       const cells = document.querySelectorAll('#model-grid .model-cell').length;
-      return { layers: shape.layers, heads: shape.heads, tokens: T, cells, firstMs: first, allViewsMs: all, medianMs: times[Math.floor(n / 2)], draws: n, userAgent: navigator.userAgent };
-    }, { shape: SHAPE, text: TEXT, draws });
+      return { layers: shape.layers, heads: shape.heads, tokens: T, cells, computeMs, firstMs: first, allViewsMs: all, medianMs: times[Math.floor(n / 2)], draws: n, userAgent: navigator.userAgent };
+    }, { shape: SHAPE, text: TEXT, draws, tokens });
   } finally {
     await stopWeb({ server, browser });
   }
@@ -111,7 +117,8 @@ export async function benchModelView({ draws = 30 } = {}) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const args = process.argv.slice(2);
   const draws = args.includes('--draws') ? Number(args[args.indexOf('--draws') + 1]) : 30;
-  const result = await benchModelView({ draws });
+  const tokens = args.includes('--tokens') ? Number(args[args.indexOf('--tokens') + 1]) : 32;
+  const result = await benchModelView({ draws, tokens });
   if (args.includes('--json')) console.log(JSON.stringify(result));
-  else console.log(`model view in Chromium: ${result.layers} layers × ${result.heads} heads = ${result.cells} maps at ${result.tokens} tokens: median of ${result.draws} draws ${result.medianMs.toFixed(1)} ms; every view of the page ${result.allViewsMs.toFixed(1)} ms, the model view's part ${result.firstMs.toFixed(1)} ms`);
+  else console.log(`model view in Chromium: ${result.layers} layers × ${result.heads} heads = ${result.cells} maps at ${result.tokens} tokens: median of ${result.draws} draws ${result.medianMs.toFixed(1)} ms; every view of the page ${result.allViewsMs.toFixed(1)} ms, the model view's part ${result.firstMs.toFixed(1)} ms; the text computed and shown ${result.computeMs.toFixed(0)} ms`);
 }
