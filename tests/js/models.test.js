@@ -203,7 +203,7 @@ test('the module speaks boundary.h: results carry their shapes, a bad call retur
   const INVALID = core.StatusCode.INVALID_ARGUMENT.value;
   const session = new core.ModelSession();
   try {
-    for (const result of [session.layerWeights(0), session.hidden(), session.headImportance(), session.chunkBuffer(-1), session.feed(1), session.finish(), session.run([0, 1], false),
+    for (const result of [session.layerWeights(0), session.hidden(), session.headImportance(), session.chunkBuffer(-1), session.feed(1), session.finish(), session.run([0, 1], false, -1, 0),
       session.layerHeadOutputs(0), session.attentionParameter(0, 'out_proj.weight')]) {
       assert.equal(result.code, INVALID, result.message);
       assert.match(result.message, /no model is loaded|no hidden|layer 0: the last run has 0 layers|expected a whole number|no load is under way/);
