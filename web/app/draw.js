@@ -194,10 +194,11 @@ function renderMainHeatmap() {
     values: mapOf(explorer.selectedHead), labels: labels(), width: long ? Math.min(panel, room) : main, theme, title: titleOf(explorer.selectedHead),
     highlightRow: highlightRow(), hoverCell,
   });
-  // more tokens than device pixels: drawCells max-pools, and the legend says so
+  // a long text: maps with fewer device pixels than tokens are max-pooled (drawCells), and the legend says so
   const tokensPerPixel = 1 / ((drawnOn(/** @type {HTMLCanvasElement} */ ($('main-heatmap')))?.layout?.cell ?? 1) * (window.devicePixelRatio || 1));
-  $('pooled-note').hidden = tokensPerPixel <= 1;
-  $('pooled-note').textContent = tokensPerPixel > 1 ? `${L} tokens in fewer pixels: each pixel shows the largest weight of the block of about ${Math.ceil(tokensPerPixel)} × ${Math.ceil(tokensPerPixel)} cells it covers (max-pooled). Point at it for one cell's weight; the CSV export has every weight.` : '';
+  $('pooled-note').hidden = L <= longMaps.LONG_MAP;
+  $('pooled-note').textContent = L <= longMaps.LONG_MAP ? ''
+    : `${L} tokens: a map with fewer pixels than tokens (the heads side by side, every layer and head${tokensPerPixel > 1 ? `, and this one, about ${Math.ceil(tokensPerPixel)} × ${Math.ceil(tokensPerPixel)} cells a pixel` : ''}) shows in each pixel the largest weight of the cells it covers (max-pooled). Point at a cell here for its own weight; the CSV export has every weight.`;
 }
 
 function renderInfo() {

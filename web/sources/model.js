@@ -1,9 +1,10 @@
 // The heads of a model the user brings: a GPT-2- or BERT-family checkpoint in Hugging Face layout
 // (config.json, model.safetensors, tokenizer.json; a nanoGPT checkpoint through
 // scripts/export/export_nanogpt.py), opened by web/lib/models.js and run end to end by the core.
-// Every layer's weights come from one run of the model per sentence; the next-token panel and head
-// importance come from its LM head; head names only from the one rule of web/roles/, measured
-// on demand on the model's own tokens. How its pieces read (their text, which make a word) is the
+// A sentence is run once, keeping the full maps of the layer in view and every layer's max-pooled
+// (a text may be as long as the model's context, up to 1,024 tokens), and again on a change of
+// layer; the next-token panel and head importance come from its LM head; head names only from
+// the one rule of web/roles/, measured on demand on the model's own tokens. How its pieces read (their text, which make a word) is the
 // tokenizer's own (web/lib/tokenizer.js, through the model's read()).
 import { loadModel, loadWorkerModel, repeatedTokens, detectHeadsAsync } from '../lib/models.js';
 import { topTokens } from '../lib/top-tokens.js';
