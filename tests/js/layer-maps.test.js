@@ -3,7 +3,8 @@
 // committed 1,024-position GPT-2 (tests/golden/models/gpt2-long) that keeps one layer's maps
 // equals the full run's layer exactly, holds less by the other layers' maps, and pools every
 // layer as maxPool does; options out of range are refused by name and the model keeps working;
-// the model source keeps the layer in view only and asks again on a layer change.
+// the model source keeps the layer in view only, asks again on a layer change, and keeps no maps
+// of a run with heads switched off.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -124,6 +125,10 @@ test('the model source reads 1,000 tokens, keeps the layer in view only and asks
       assert.deepEqual(sentence.run.layers.map((l) => l.weights !== null), [0, 1, 2].map((l) => l === layer), 'only the layer in view keeps its maps');
       assert.deepEqual(result.layers.map((l) => l.shape), [0, 1, 2].map(() => [4, POOLED_SIZE, POOLED_SIZE]));
     }
+    // heads switched off: the hidden states and logits of the run, no maps
+    const off = await source.ablation(sentence, [0, 1]);
+    assert.ok(off.run.layers.every((l) => l.weights === null), 'an ablation keeps no maps');
+    assert.equal(maxAbsDifference(off.run.logits.data, model.run(sentence.ids, { ablate: [[1, 0], [1, 1]] }).logits.data), 0);
     await assert.rejects(source.sentence(TEXT + TEXT.slice(0, 25)), /1025 tokens.*1024/s);
   } finally {
     source.dispose();

@@ -232,7 +232,8 @@ export class ModelSource {
    */
   async ablation(sentence, heads) {
     const base = sentence.run.hidden;
-    const run = heads.length ? await this.loaded.model.run(sentence.ids, { ablate: heads.map((h) => [this.layer, h]) }) : sentence.run;
+    // the hidden states and logits only: a long text's maps of every layer would be 604 MB for GPT-2 small
+    const run = heads.length ? await this.loaded.model.run(sentence.ids, { ablate: heads.map((h) => [this.layer, h]), weightsLayer: 'none' }) : sentence.run;
     const [T, E] = base.shape;
     return { rows: tokenDifferences(base.data, run.hidden.data, T, E), what: 'final hidden state', run };
   }
