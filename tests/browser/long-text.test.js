@@ -1,8 +1,8 @@
 // A text as long as a GPT-2's context, in a real browser (each engine of tests/browser/driver.js),
 // one page load: the committed 1,024-position GPT-2 (tests/golden/models/gpt2-long, written by
 // scripts/reference/gen_long_model.js) picked as files reads a 1,000-token text, and every view
-// draws it: the single head (its map fits its box, max-pooled, and the cell under the pointer
-// names its tokens and full weight), the heads of the layer, the compare view, every layer and
+// draws it: the single head (its map fits its box, max-pooled, the cell under the pointer names
+// its tokens and full weight, and the keyboard walks it to the last cell), the heads of the layer, the compare view, every layer and
 // head (pooled by the core), the W_O view, the head followed, the weights table (the row of the
 // token followed) and the token strip (scrolling in its box); the CSV export has every weight in
 // full and the PNG every weight as a pixel or more; another layer is asked for and shown.
@@ -125,6 +125,18 @@ test('a 1,000-token text opens in a 1,024-position GPT-2 and every view draws it
   }, [row, col]);
   assert.match(tip, new RegExp(`: ${expected.toFixed(3).replace('.', '\\.')}$`), `the tooltip "${tip}" gives the full map's weight at (${row}, ${col})`);
   await page.screenshot('long-text.png', { selector: '#explorer' });
+
+  // the keyboard: the map is a tab stop, End and Page Down walk to the last cell, which is announced with its weight
+  await page.focus('#main-heatmap');
+  for (const key of ['Enter', 'End', 'PageDown']) await page.keyboard(key);
+  const walked = await page.evaluate(() => {
+    const map = /** @type {HTMLElement} */ (document.getElementById('main-heatmap'));
+    const x = window.explorer;
+    const T = x.sentence.tokens.length;
+    return { focused: document.activeElement === map, said: map.parentElement?.querySelector('.cell-announcer')?.textContent ?? '', last: x.result.weights.data[x.selectedHead * T * T + T * T - 1] };
+  });
+  assert.ok(walked.focused);
+  assert.equal(walked.said, `Query 1000 “t”, key 1000 “t”: weight ${walked.last.toFixed(3)}.`);
 
   // the exports: CSV with every weight in full, a PNG with every weight a pixel or more, SVG refused by name
   const exported = await page.evaluate(async ([r, c]) => {
