@@ -43,7 +43,8 @@ const WORKER_MODES = ['auto', 'always', 'never'];
 /** Work that has taken this long shows the progress indicator. */
 const PROGRESS_DELAY_MS = 200;
 /** The attributes that change what is computed (the others change only what is drawn). */
-const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'model', 'hub-endpoint', 'tokenize-time-limit', 'worker'];
+// (write, temperature, top-k, write-seed: what a causal model writes after the sentence, write.js)
+const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'model', 'hub-endpoint', 'tokenize-time-limit', 'worker', 'write', 'temperature', 'top-k', 'write-seed'];
 
 /** @typedef {'single' | 'grid' | 'compare'} View */
 /**
@@ -96,7 +97,7 @@ function layerAttribute(value) {
 
 export class MhaExplorerElement extends HTMLElement {
   static get observedAttributes() {
-    return ['sentence', 'heads', 'd-model', 'num-heads', 'selected-head', 'compare-head', 'view', 'theme', 'height', 'worker', 'layer', 'model-url', 'model', 'hub-endpoint', 'tokenize-time-limit'];
+    return ['selected-head', 'compare-head', 'view', 'theme', 'height', ...COMPUTED];
   }
 
   /** @type {ShadowRoot} */
@@ -340,10 +341,13 @@ export class MhaExplorerElement extends HTMLElement {
    * @returns {import('../explorer/controller.js').WantedState}
    */
   #wanted() {
+    const get = (/** @type {string} */ name) => this.getAttribute(name);
     return {
-      source: specFromAttributes((name) => this.getAttribute(name), document.baseURI),
-      layer: layerAttribute(this.getAttribute('layer')),
-      sentence: this.getAttribute('sentence') ?? 0,
+      source: specFromAttributes(get, document.baseURI),
+      layer: layerAttribute(get('layer')),
+      sentence: get('sentence') ?? 0,
+      // the attributes as written, read by the model source (web/sources/write-state.js)
+      write: get('write') === null ? null : get,
     };
   }
 
@@ -362,6 +366,8 @@ export class MhaExplorerElement extends HTMLElement {
       this.#error = null;
       this.#ui.input.value = this.sentence;
       this.#setStatus('ready', elementStatus(explorer));
+      // the panel "The model writes on", in the shadow DOM, for a model that writes on
+      if (explorer.source?.writes) import('./write.js').then((m) => m.showElementWriting(this, explorer));
       this.#showHeads();
       this.#emit('computed', this.result);
     } catch (error) {
