@@ -4,8 +4,9 @@
 // token is the argmax of the page's full run of the longer text at the position before it (the
 // logits the predictions panel reads), its attention rows are in the map, the model view, the W_O
 // view and the token strip, and the link says write=20. Then 20 tokens sampled with a temperature,
-// top-k and seed; the page's link opened again restores the same text, and <mha-explorer
-// model-url> with the same attributes writes the same tokens.
+// top-k and seed: <mha-explorer model-url> with the same attributes writes the same tokens, the
+// page's link applied again restores them, and the link of the same model opened from its files
+// (a new page; the files picked again) writes them again.
 //
 //   MHA_BROWSER=chromium node --test tests/browser/write.test.js
 
@@ -14,6 +15,10 @@ import assert from 'node:assert/strict';
 import { startWeb, stopWeb, test } from './driver.js';
 import { attachExplorer, settled, waitForExplorer } from './page-state.js';
 import { startMimicHub } from '../js/mimic-hub.js';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const models = fileURLToPath(new URL('../golden/models', import.meta.url));
 
 let server;
 let browser;
@@ -147,11 +152,27 @@ test('a GPT-2 from a link writes 20 tokens, the most probable and then sampled, 
   await page.screenshot('write-element.png', { selector: '#write-element' });
   await page.evaluate(() => document.getElementById('write-element').remove());
 
-  // the page's link opened again: the same text
-  await open(sampled.search);
+  // the page's link applied again after the writing is cleared: the same text (through the
+  // controller, as a link is; the page is not loaded again, so the model is not fetched again)
+  await page.evaluate(() => window.explorer.setState({ write: null }));
+  await waitForExplorer(page, () => window.explorer.sentence?.written === 0, null, 60000);
+  await page.evaluate(async (search) => (await import('/explorer/url.js')).followLink(window.explorer, search), sampled.search);
   await waitForExplorer(page, () => window.explorer.sentence?.written === 20, null, 120000);
   const again = await shown();
   assert.deepEqual(again.ids, sampled.ids, 'the link restores the written text');
   assert.deepEqual(again.write, sampled.write);
+
+  // a link of a model opened from files: its files opened again write the same tokens
+  const filesLink = new URLSearchParams(sampled.search);
+  filesLink.delete('model');
+  filesLink.delete('endpoint');
+  filesLink.set('source', 'model');
+  await open(`?${filesLink}`);
+  assert.match(await page.text('#url-note'), /open its folder again: what it wrote is written again then/);
+  await page.setInputFiles('#model-files', ['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => path.join(models, 'gpt2-trained', f)));
+  await waitForExplorer(page, () => window.explorer.source?.id === 'model' && window.explorer.sentence?.written === 20, null, 120000);
+  const fromFiles = await shown();
+  assert.deepEqual(fromFiles.ids, sampled.ids, 'the model from files writes the link\'s text again');
+  assert.equal(new URLSearchParams(fromFiles.search).get('write-seed'), '7');
   assert.deepEqual(errors, []);
 });

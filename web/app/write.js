@@ -9,12 +9,24 @@ let panel = null;
 /** @type {Promise<void> | null} */
 let loading = null;
 
+/** A link's writing for a model the link cannot open (from files or a URL), until one is shown. @type {import('../sources/source.js').WriteState | null} */
+let pending = null;
+
+/** Write `write` after the sentence once a model that writes on is shown (opened again from its files). @param {import('../sources/source.js').WriteState} write */
+export function keepLinkWrite(write) { pending = write; }
+
 /** Show or hide the panel and draw the explorer's writing into it. */
 export function showWriting() {
   const container = /** @type {HTMLElement} */ (document.getElementById('write-panel'));
   const { source, sentence } = explorer;
   container.hidden = !source?.writes || !sentence;
   if (container.hidden || !source || !sentence) return;
+  if (pending && explorer.busy === 0) {
+    const write = pending;
+    pending = null;
+    explorer.setState({ write });
+    return;
+  }
   if (!panel) {
     loading ??= import('../views/write-panel.js').then(({ mountWritePanel }) => {
       panel = mountWritePanel(container, {

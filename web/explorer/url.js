@@ -48,7 +48,10 @@ export function readLink(params) {
   let id = params.get('source') ?? 'designed';
   if (!SOURCE_IDS.includes(id)) { bad('source', `one of ${SOURCE_IDS.join(', ')}`); id = 'designed'; }
   if (id === 'file') { problems.push('a weights file cannot be opened from a link (load it again); showing the designed heads'); id = 'designed'; }
-  if (id === 'model') { problems.push('a model you opened cannot be opened from a link (open its folder again); showing the designed heads'); id = 'designed'; }
+  if (id === 'model') {
+    problems.push(`a model you opened cannot be opened from a link (open its folder again${params.has('write') ? ': what it wrote is written again then' : ''}); showing the designed heads`);
+    id = 'designed';
+  }
   if (id === 'random') {
     const seed = params.has('seed') ? integer(params.get('seed') ?? '', 0, MAX_SEED) : 0;
     if (seed === null) bad('seed', `a whole number from 0 to ${MAX_SEED}`);
