@@ -2,7 +2,7 @@
 // step is the argmax of a full run of the text so far, and its attention rows are that run's
 // last rows; a seed gives the same sampled text again and another seed another text; topK 1 is
 // greedy; bad n, temperature, topK and seed, a BERT and a text past max_positions are refused
-// with clear errors, and the model keeps working after each.
+// with clear errors, and the model keeps working after each; a worker model writes the same.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -154,4 +154,25 @@ test('bad n, temperature, topK and seed, a BERT and a text past max_positions gi
   assert.equal(bert.run(PROMPT).ids.length, PROMPT.length);
   bert.dispose();
   model.dispose();
+});
+
+test('a worker model writes what the model on this thread writes, a text prompt tokenized in its worker; its errors keep their code', { timeout: 120_000 }, async () => {
+  const { withNodeWorkers } = await import('./node-web-worker.js');
+  const { loadWorkerModel } = await import('../../web/lib/models.js');
+  const direct = await loadModel(filesOf('gpt2-trained'));
+  const options = { prompt: 'the king follows', temperature: 1.2, topK: 30, seed: 3 };
+  const expected = direct.generate(12, options);
+  direct.dispose();
+  await withNodeWorkers(async () => {
+    const model = await loadWorkerModel(filesOf('gpt2-trained'));
+    const got = await model.generate(12, options);
+    assert.deepEqual(got.ids, expected.ids);
+    assert.deepEqual(got.steps.map((s) => Array.from(s.layers[1].weights.data)), expected.steps.map((s) => Array.from(s.layers[1].weights.data)));
+    assert.equal(await model.cachedLength(), expected.first + 12);
+    const more = await model.extend(got.ids.slice(0, 2), { from: expected.first });
+    assert.deepEqual(more.ids, got.ids.slice(0, 2));
+    await assert.rejects(model.generate(3, { topK: 0 }), (error) => error.code === 'INVALID_ARGUMENT' && /topK must be a whole number >= 1, got 0/.test(error.message));
+    assert.deepEqual((await model.generate(12, options)).ids, expected.ids, 'and writes on after the error');
+    model.dispose();
+  });
 });
