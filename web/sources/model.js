@@ -154,20 +154,29 @@ export class ModelSource {
    * @returns {Promise<ModelSentence>}
    */
   async sentence(input, write) {
-    const plain = await this.#read(input);
-    const key = plain.example >= 0 ? plain.example : plain.text;
+    const { text, example } = this.#textOf(input);
+    const key = example >= 0 ? example : text;
     const wanted = write !== undefined ? write : this.#written?.key === key ? this.#written.write : null;
     this.#written = null;
-    if (wanted === null) return plain;
+    if (wanted === null) return this.#read(input);
     const checked = checkedWrite(wanted);
-    if (!checked.write) return { ...plain, writeError: `write: ${checked.error}` };
+    if (!checked.write) return { ...await this.#read(input), writeError: `write: ${checked.error}` };
+    /** @type {number[]} */
+    let written;
     try {
-      const sentence = await this.write(plain, checked.write);
-      this.#written = { key, write: checked.write };
-      return sentence;
+      written = await this.#writeAfter(await this.loaded.model.encode(text), checked.write);
     } catch (error) {
-      return { ...plain, writeError: error instanceof Error ? error.message : String(error) };
+      return { ...await this.#read(input), writeError: error instanceof Error ? error.message : String(error) };
     }
+    this.#written = { key, write: checked.write };
+    return this.#read(input, written, checked.write);
+  }
+
+  /** An example's index or a text: the text and its example's index (-1: typed). @param {string | number} input */
+  #textOf(input) {
+    const example = typeof input === 'number' ? input : EXAMPLES.findIndex((e) => e.text === input);
+    const text = (typeof input === 'number' ? EXAMPLES[input].text : String(input)).trim();
+    return { text, example };
   }
 
   /** What sentence() last wrote on, and after which text (an example's index or the text). @type {{ key: string | number, write: import('./source.js').WriteState } | null} */
@@ -181,8 +190,7 @@ export class ModelSource {
    */
   async #read(input, written = [], write = undefined) {
     const { model } = this.loaded;
-    const example = typeof input === 'number' ? input : EXAMPLES.findIndex((e) => e.text === input);
-    const text = (typeof input === 'number' ? EXAMPLES[input].text : String(input)).trim();
+    const { text, example } = this.#textOf(input);
     if (!text) throw new Error('Type a sentence first.');
     const ids = [...await model.encode(text), ...written];
     if (ids.length === written.length) throw new Error('The model\'s tokenizer found no tokens in that text.');
@@ -294,14 +302,23 @@ export class ModelSource {
    * @returns {Promise<ModelSentence>}
    */
   async write(sentence, write) {
-    const { steps, ...sampling } = write;
+    const written = await this.#writeAfter(sentence.ids, write);
+    return this.#read(sentence.example >= 0 ? sentence.example : sentence.text, written, write);
+  }
+
+  /**
+   * The ids the model writes after `prompt` (Model.generate, one cached step a token).
+   * @param {number[]} prompt
+   * @param {import('./source.js').WriteState} write
+   */
+  async #writeAfter(prompt, { steps, ...sampling }) {
     if (!this.writes) throw new Error(`The ${this.name} does not write on: that needs a causal model that predicts the next token.`);
-    const total = sentence.ids.length + steps;
+    const total = prompt.length + steps;
     if (total > this.maxTokens) {
-      throw new Error(`Writing ${steps} tokens after the text's ${sentence.ids.length} makes ${total}; the explorer shows at most ${this.maxTokens}: write at most ${Math.max(0, this.maxTokens - sentence.ids.length)}.`);
+      throw new Error(`Writing ${steps} tokens after the text's ${prompt.length} makes ${total}; the explorer shows at most ${this.maxTokens}: write at most ${Math.max(0, this.maxTokens - prompt.length)}.`);
     }
-    const { ids } = await this.loaded.model.generate(steps, { prompt: sentence.ids, ...sampling });
-    return this.#read(sentence.example >= 0 ? sentence.example : sentence.text, ids, write);
+    if (!prompt.length) throw new Error('The model\'s tokenizer found no tokens in that text.');
+    return (await this.loaded.model.generate(steps, { prompt, ...sampling })).ids;
   }
 
   /** Whether the head detectors apply: a causal model that predicts the next token, with a tokenizer. */
