@@ -11,6 +11,8 @@
 //   model          a model on the Hugging Face Hub by its id (owner/name), kept in the browser's cache
 //   hub-endpoint   the Hub's address for model (a mirror)                          default https://huggingface.co
 //   tokenize-time-limit  ms a model's tokenizer may take on one text (model, model-url) default 5000
+//   write          a causal model (model, model-url) writes this many tokens after the sentence; with
+//                  temperature, top-k and write-seed sampled, else the most probable  default none
 //   d-model        model width (random heads; designed heads are 64 wide)        default 64
 //   num-heads      number of heads (random heads; a file's own config wins)       default 8
 //   selected-head  1-based head shown in the single and compare views             default 1
