@@ -12,6 +12,7 @@ import { pageStatus } from '../explorer/present.js';
 import { explorer } from './explorer.js';
 import { startFromLink } from './link.js';
 import { wireHubBox } from './hub.js';
+import { showWriting } from './write.js';
 import {
   drawHover, drawSelectedHead, headWeightsShown, labels, render, renderHeadWeights, resetSizes, setHoverCell, setHoverToken, setTheme, watchSizes,
 } from './draw.js';
@@ -129,6 +130,7 @@ function onChange(event) {
   if (has('importance', 'measuringImportance', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showImportance();
   if (has('detectors', 'detecting', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showDetectors();
   if (has('similarity')) showSimilarity();
+  if (has('sentence', 'source', 'busy')) showWriting();
 }
 
 async function main() {
