@@ -93,10 +93,11 @@ export function renderTextScores(container, o) {
       return el('td', {}, el('button', {
         type: 'button', class: `detector-cell text-cell${selected ? ' selected' : ''}`, 'aria-pressed': String(selected),
         'data-layer': String(l), 'data-head': String(h),
-        'aria-label': `layer ${l}, head ${h + 1} on this text: ${DETECTOR_TABLES.map(([name, t]) => `${t.toLowerCase()} ${f2(e[name])}`).join(', ')}; open this head`,
+        // the visible text first, as the accessible name must contain it
+        'aria-label': `${DETECTOR_TABLES.map(([name]) => `${short[name]} ${f2(e[name])}`).join(' ')}: layer ${l}, head ${h + 1}, its previous-token, duplicate-token and induction scores on this text; open this head`,
         title: DETECTOR_TABLES.map(([name, t]) => `${t}: ${f4(e[name])}`).join('\n'),
         onclick: () => o.onSelect(l, h),
-      }, DETECTOR_TABLES.map(([name]) => el('span', { class: 'text-score', 'data-detector': name, text: `${short[name]} ${f2(e[name])}` }))));
+      }, DETECTOR_TABLES.flatMap(([name], k) => [k ? ' ' : null, el('span', { class: 'text-score', 'data-detector': name, text: `${short[name]} ${f2(e[name])}` })])));
     })));
   const { cells } = scores;
   const repeats = cells.duplicateToken
@@ -104,10 +105,9 @@ export function renderTextScores(container, o) {
     : 'It repeats no token, so no head can score on duplicate-token or induction: type a text that repeats a phrase to see an induction head at work.';
   container.replaceChildren(
     title,
-    el('p', { class: 'note', text: `The same three shares of each head's attention (the first token's column left out) on the text the model reads now, with no control and no name: a text is not built so that only the pattern can score. ${repeats} “–”: the head puts all its attention on the first token.` }),
+    el('p', { class: 'note', text: `The same three shares of each head's attention (the first token's column left out) on the text the model reads now, with no control and no name: a text is not built so that only the pattern can score. Each cell: previous-token (prev), duplicate-token (dup) and induction (ind). ${repeats} “–”: the head puts all its attention on the first token.` }),
     el('div', { class: 'table-wrap', tabIndex: 0, role: 'region', 'aria-label': 'Scores on the text in view' },
       el('table', { class: 'detector-table', id: 'detector-text' },
-        el('caption', { text: 'Previous-token (prev), duplicate-token (dup) and induction (ind) scores on this text.' }),
         el('thead', {}, head), el('tbody', {}, rows))),
   );
 }
