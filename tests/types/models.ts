@@ -3,7 +3,7 @@
 // "./models" entry of package.json's exports is checked too. Lines marked @ts-expect-error
 // must stay errors.
 import {
-  loadModel, loadWorkerModel, MODEL_LIMITS,
+  loadModel, loadWorkerModel, MODEL_LIMITS, scoreText,
   type HeadImportance, type Model, type ModelConfig, type ModelMemory, type ModelProgress, type ModelRunResult, type TokenizerInfo,
   type TokenReading, type WorkerModel, type ModelExtendResult, type GenerateResult,
 } from 'mha-explorer/models';
@@ -84,4 +84,14 @@ export async function inAWorker(files: FileList): Promise<Array<[number, number]
   model[Symbol.dispose]();
   void [weights, importance, pieces, direct, config, kind, mask, marked, named];
   return top;
+}
+
+export function textScores(result: ModelRunResult, ids: number[]): number {
+  const { heads, cells } = scoreText(result.layers.map((l) => l.weights), ids);
+  const induction: number = heads[0].induction;
+  const layer: number = heads[0].layer;
+  const repeats: number = cells.duplicateToken;
+  // @ts-expect-error the scores are of the three detectors only
+  heads[0].copying;
+  return induction + layer + repeats;
 }

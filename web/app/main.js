@@ -128,7 +128,7 @@ function onChange(event) {
   if (has('hoverToken') && explorer.result) drawHover();
   if (has('ablation')) { showAblation(); if (explorer.result) render(['predictions']); }
   if (has('importance', 'measuringImportance', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showImportance();
-  if (has('detectors', 'detecting', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showDetectors();
+  if (has('detectors', 'detecting', 'source', 'sentence', 'layer', 'selectedHead', 'errors', 'busy')) showDetectors();
   if (has('similarity')) showSimilarity();
   if (has('sentence', 'source', 'busy')) showWriting();
 }

@@ -31,7 +31,7 @@ import { startTokenizerWorker, timeLimitOf, tokenizerSources } from './tokenizer
 export { TOKENIZE_TIME_LIMIT } from './tokenizer-worker.js';
 
 export { loadWorkerModel } from './models-worker.js';
-export { DETECTORS, DETECTOR_THRESHOLD, detectionPattern, mulScore, scoreHeads, repeatedTokens, detectHeads, detectHeadsAsync } from './detectors.js';
+export { DETECTORS, DETECTOR_THRESHOLD, detectionPattern, mulScore, scoreHeads, scoreText, repeatedTokens, detectHeads, detectHeadsAsync } from './detectors.js';
 
 const CONFIG_FILE = 'config.json';
 const TOKENIZER_FILE = 'tokenizer.json';
