@@ -313,7 +313,7 @@ async function main() {
   skipped.push(...encoder.skipped);
   const model = opts.model
     ? runModelBench({ quick: opts.quick, budgetMs, rounds, log: (...a) => log(opts, ...a), fmt })
-    : { results: [], goals: [], skipped: [], failures: 0 };
+    : { results: [], goals: [], skipped: [], failures: 0, step: null };
   failures += model.failures;
   skipped.push(...model.skipped);
   // the page's model view (144 maps) timed in Chromium: a full run only (it launches the browser).
@@ -377,6 +377,7 @@ async function main() {
     results: results.map(({ engine, shape, need_weights, ms, gflops, peak_heap_mb, round_ms, error }) => ({ engine, shape, need_weights, ms, gflops, peak_heap_mb, ...(round_ms ? { round_ms } : {}), ...(error ? { error } : {}) })),
     encoder: encoder.results,
     model: model.results.map(({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, peak_heap_mb, round_ms }) => ({ engine, case: name, tokens, ms, gflops, max_err, max_err_attention, peak_heap_mb, round_ms })),
+    model_step: model.step,
     model_view: modelView,
     long_view: longView,
     long_memory: longMemory,

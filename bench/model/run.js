@@ -15,6 +15,7 @@ const runJob = (job) => runJobIn('model/worker.js', job);
 import { MODEL_CASES, modelFlops } from './cases.js';
 import { available, MODEL_ENGINES, OUR_ENGINES } from './engines.js';
 import { modelBaseline } from '../markdown.js';
+import { STEP_CASES } from './step.js';
 
 /** [case, other engine, our engine on as many threads, the least other / ours]. */
 export const MODEL_GOALS = [
@@ -96,7 +97,24 @@ export function runModelBench({ quick, budgetMs, rounds, log, fmt }) {
     const value = o && w ? o.ms / w.ms : null;
     return { goal: `${name}: ${other} / ${ours} >= ${need}`, value, met: value == null ? null : value >= need, shown: (v) => `${fmt(v)}×` };
   });
-  return { results, goals, skipped, failures };
+  // writing on: one cached step against a whole run (bench/model/step.js)
+  const stepCase = STEP_CASES[quick ? 'quick' : 'full'];
+  let step = null;
+  if (fs.existsSync(path.join(MODEL_CASES[stepCase.case].dir, 'model.safetensors'))) {
+    step = runJobIn('model/step.js', { ...stepCase, budgetMs });
+    if (step.error) {
+      failures++;
+      log(`[bench] model step ${stepCase.case}: FAILED: ${step.error}`);
+      step = null;
+    } else {
+      log(`[bench] model step ${step.case}: one cached step at ${step.cached} tokens ${fmt(step.step_ms, 3)} ms (${step.step_runs} runs), a whole run at ${step.tokens} ${fmt(step.run_ms, 3)} ms (${step.run_runs} runs): ${(100 * step.ratio).toFixed(2)}%, max |diff| ${step.max_err.toExponential(1)}`);
+      goals.push({ goal: `${step.case}: one cached step at ${step.cached} tokens <= 1/10 of a whole run at ${step.tokens} (wasm)`, value: step.ratio, met: step.ratio <= 0.1,
+        shown: (v) => `${(100 * v).toFixed(2)}% (${fmt(step.step_ms)} ms vs ${fmt(step.run_ms)} ms)` });
+    }
+  } else {
+    skipped.push({ engine: 'wasm step', shape: stepCase.case, reason: 'its model.safetensors is missing' });
+  }
+  return { results, goals, skipped, failures, step };
 }
 
 /** The model table: median ms per forward (GFLOP/s) and the ratios to this project's core. */

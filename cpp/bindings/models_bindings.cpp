@@ -134,6 +134,27 @@ class ModelSession {
     return outcome_of(model_->Run(ids_.data(), ids_.size(), options, &result_));
   }
 
+  // Writing on (a causal model): the ids appended to the text the model holds in its key/value
+  // cache (from >= 0: after its first `from` positions, the rest dropped), computing the new
+  // positions only; then extendWeights(l) (H, R, S) and extendLogits() (R, vocab) give the new rows.
+  // A refused step leaves the text as it was.
+  Outcome extend(double from) {
+    if (!model_) return invalid("no model is loaded");
+    if (from >= 0 && from != static_cast<double>(to_int64(from))) return invalid("from: " + number_text(from) + " is not a whole number");
+    return outcome_of(model_->Extend(ids_.data(), ids_.size(), from >= 0 ? to_int64(from) : -1, &extended_));
+  }
+  double cachedLength() const { return model_ ? static_cast<double>(model_->cached_length()) : 0; }
+  TensorRef extendWeights(double layer) {
+    TensorRef t;
+    if (!(layer >= 0 && layer < static_cast<double>(extended_.weights.size()) && layer == static_cast<double>(to_int64(layer)))) {
+      set_invalid(&t, "layer " + number_text(layer) + ": the last extend has " + std::to_string(extended_.weights.size()) + " layers");
+      return t;
+    }
+    ref(extended_.weights[static_cast<size_t>(layer)], &t);
+    return t;
+  }
+  TensorRef extendLogits() { return result_ref(extended_.logits, "logits (the model has no LM head)"); }
+
   // Head importance of the ids (a next-token model): (L, H).
   TensorRef headImportance() {
     TensorRef t;
@@ -188,6 +209,7 @@ class ModelSession {
     model_.reset();
     end_load();
     result_ = mha::models::RunResult();
+    extended_ = mha::models::ExtendResult();
     importance_ = mha::Tensor();
     parameter_ = mha::Tensor();
   }
@@ -244,6 +266,7 @@ class ModelSession {
   std::vector<uint8_t> chunk_;
   std::vector<int32_t> ids_;
   mha::models::RunResult result_;
+  mha::models::ExtendResult extended_;
   mha::Tensor importance_;
   mha::Tensor parameter_;
 };
@@ -263,6 +286,10 @@ EMSCRIPTEN_BINDINGS(mha_models) {
       .function("config", &ModelSession::config)
       .function("idsBuffer", &ModelSession::idsBuffer)
       .function("run", &ModelSession::run)
+      .function("extend", &ModelSession::extend)
+      .function("cachedLength", &ModelSession::cachedLength)
+      .function("extendWeights", &ModelSession::extendWeights)
+      .function("extendLogits", &ModelSession::extendLogits)
       .function("headImportance", &ModelSession::headImportance)
       .function("layerWeights", &ModelSession::layerWeights)
       .function("layerResidual", &ModelSession::layerResidual)

@@ -390,12 +390,12 @@ void MultiHeadAttention::rotary_tables(int64_t positions) {
 }
 
 // x' = x * cos + rotate_half(x) * sin, rotate_half(x) = [-x[half:], x[:half]], in float32 in that order.
-void MultiHeadAttention::rotate(float* x, int64_t ld, int64_t rows) const {
+void MultiHeadAttention::rotate(float* x, int64_t ld, int64_t rows, int64_t first) const {
   const int64_t hd = head_dim_, half = hd / 2;
   for (int64_t p = 0; p < rows; ++p) {
     float* row = x + p * ld;
-    const float* c = rotary_cos_.data() + p * hd;
-    const float* sn = rotary_sin_.data() + p * hd;
+    const float* c = rotary_cos_.data() + (first + p) * hd;
+    const float* sn = rotary_sin_.data() + (first + p) * hd;
     for (int64_t i = 0; i < half; ++i) {
       const float a = row[i], b = row[half + i];
       row[i] = a * c[i] + (-b) * sn[i];

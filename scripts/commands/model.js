@@ -24,6 +24,12 @@
 //   --revision REV                     a branch, tag or commit of it (default main)
 //   --endpoint URL                     the Hub or a mirror (default $HF_ENDPOINT, else https://huggingface.co)
 //   --no-cache                         fetch it again and keep nothing
+//   --generate N                       a causal model writes N tokens after each text, one cached step each
+//                                      (model.generate): {"text", "ids", "written": [id, ..], "pieces":
+//                                      [..], "probabilities": [..], "continuation": the written text}
+//   --temperature T, --top-k K         sample each token from softmax(logits / T) over the K most
+//                                      probable (default: the most probable token)
+//   --seed S                           the sampler's seed (default 0): the same seed writes the same text
 //   --tokenize-time-limit MS           the most one text may take to tokenize (default 5000): texts are
 //                                      tokenized in a thread of their own, stopped after that (a
 //                                      tokenizer.json whose regular expressions backtrack without end);
@@ -37,12 +43,12 @@ import { float32Number, nested, readStdin, step } from './cli.js';
 let MhaError;
 
 function usage(message) {
-  console.error(`${message}\nusage: npm run model -- [--json] [--ids] [--top K] [--stats] --model DIR|hf:OWNER/NAME [--revision REV] [--endpoint URL] [--no-cache] [--tokenize-time-limit MS]  (texts on standard input, one per line)`);
+  console.error(`${message}\nusage: npm run model -- [--json] [--ids] [--top K] [--stats] --model DIR|hf:OWNER/NAME [--revision REV] [--endpoint URL] [--no-cache] [--tokenize-time-limit MS] [--generate N [--temperature T] [--top-k K] [--seed S]]  (texts on standard input, one per line)`);
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const options = { json: false, top: 5, model: null, build: true, stats: false, revision: undefined, endpoint: undefined, cache: true, ids: false, timeLimit: undefined };
+  const options = { json: false, top: 5, model: null, build: true, stats: false, revision: undefined, endpoint: undefined, cache: true, ids: false, timeLimit: undefined, generate: undefined, temperature: undefined, topK: undefined, seed: undefined };
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     if (a === '--json') options.json = true;
@@ -55,6 +61,10 @@ function parseArgs(argv) {
     else if (a === '--endpoint') options.endpoint = argv[++i];
     else if (a === '--no-cache') options.cache = false;
     else if (a === '--tokenize-time-limit') options.timeLimit = Number(argv[++i]);
+    else if (a === '--generate') options.generate = Number(argv[++i]);
+    else if (a === '--temperature') options.temperature = Number(argv[++i]);
+    else if (a === '--top-k') options.topK = Number(argv[++i]);
+    else if (a === '--seed') options.seed = Number(argv[++i]);
     else usage(`unknown option ${a}`);
   }
   if (!options.model) usage('--model DIR or --model hf:OWNER/NAME is required');
@@ -63,7 +73,23 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(options.top) || options.top < 1) usage('--top: expected a whole number >= 1');
   if (options.timeLimit !== undefined && !(options.timeLimit > 0)) usage('--tokenize-time-limit: expected a number of milliseconds > 0');
+  if (options.generate !== undefined && !(Number.isInteger(options.generate) && options.generate >= 1)) usage('--generate: expected a whole number of tokens >= 1');
+  if (options.generate === undefined && (options.temperature !== undefined || options.topK !== undefined || options.seed !== undefined)) {
+    usage('--temperature, --top-k and --seed are for --generate N');
+  }
   return options;
+}
+
+/** One text's line of --generate: the text, its ids, what the model wrote after it. */
+function written(model, text, ids, options) {
+  const { temperature, topK, seed } = options;
+  const sampling = Object.fromEntries(Object.entries({ temperature, topK, seed }).filter(([, v]) => v !== undefined));
+  const w = model.generate(options.generate, { prompt: ids, ...sampling });
+  const reading = model.tokenizer ? model.read(w.ids) : null;
+  return {
+    text, ids, written: w.ids, ...(reading ? { pieces: reading.pieces, continuation: reading.texts.join('') } : {}),
+    probabilities: w.steps.map((s) => float32Number(Math.fround(s.probability))),
+  };
 }
 
 /** @param {number} bytes */
@@ -127,7 +153,14 @@ async function main() {
     let line;
     try {
       const runStart = performance.now();
-      const r = model.run(options.ids ? idsOf(text) : tokenizing ? await tokenizing.encode(text) : text);
+      const input = options.ids ? idsOf(text) : tokenizing ? await tokenizing.encode(text) : text;
+      if (options.generate !== undefined) {
+        const w = written(model, text, typeof input === 'string' ? model.encode(input) : input, options);
+        runMs += performance.now() - runStart;
+        out.push(options.json ? JSON.stringify(w) : `${w.ids.length} tokens, then ${w.written.length} written: ${w.continuation !== undefined ? JSON.stringify(w.continuation) : w.written.join(' ')}`);
+        continue;
+      }
+      const r = model.run(input);
       runMs += performance.now() - runStart;
       const next = causal ? model.top(r, options.top).map(([id, p]) => [id, float32Number(Math.fround(p))]) : undefined;
       const masked = !causal && r.logits && maskId !== undefined

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { detectionPattern, mulScore, scoreHeads, repeatedTokens, detectHeads, detectHeadsAsync, DETECTOR_THRESHOLD } from '../../web/lib/models.js';
+import { detectionPattern, mulScore, scoreHeads, scoreText, repeatedTokens, detectHeads, detectHeadsAsync, DETECTOR_THRESHOLD } from '../../web/lib/models.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const close = (a, b, tol = 1e-12) => assert.ok(Math.abs(a - b) <= tol, `${a} vs ${b}`);
@@ -76,6 +76,37 @@ test('scoreHeads reads (H, T, T) per layer; bad shapes are named', () => {
   assert.throws(() => mulScore([1], [1, 0], 1), /pattern of 1 values, got 2/);
 });
 
+test('scoreText by hand: a text of its own ids, column 0 its first token, and the cells each pattern has', () => {
+  // 5 1 2 3 1 2: no BOS added; the text's first token (5) is column 0, left out as BOS is
+  const text = [5, 1, 2, 3, 1, 2];
+  const n = text.length;
+  const data = new Float32Array(2 * n * n);
+  // head 0: rows 4 and 5 on the token after the earlier copy (2, 3), the others on column 0
+  data.set(oneHot(n, (i) => (i >= 4 ? i - 2 : 0)), 0);
+  data.set(uniform(n), n * n);
+  const { heads, cells } = scoreText([{ data, shape: [2, n, n] }], text);
+  // past column 0: previous (2,1) (3,2) (4,3) (5,4); duplicate (4,1) (5,2); induction (4,2) (5,3)
+  assert.deepEqual(cells, { previousToken: 4, duplicateToken: 2, induction: 2 });
+  assert.deepEqual(heads.map((h) => [h.layer, h.head]), [[0, 0], [0, 1]]);
+  // head 0: 2 of its 2 past column 0 on induction cells
+  assert.deepEqual({ ...heads[0] }, { layer: 0, head: 0, previousToken: 0, duplicateToken: 0, induction: 1 });
+  // uniform: row i has 1/(i+1) on each of its i columns past 0
+  const all = 1 / 2 + 2 / 3 + 3 / 4 + 4 / 5 + 5 / 6;
+  close(heads[1].previousToken, (1 / 3 + 1 / 4 + 1 / 5 + 1 / 6) / all, 1e-7);
+  close(heads[1].duplicateToken, (1 / 5 + 1 / 6) / all, 1e-7);
+  close(heads[1].induction, (1 / 5 + 1 / 6) / all, 1e-7);
+  // a text that repeats no token: no duplicate or induction cell, those scores 0
+  const plain = scoreText([{ data: uniform(4), shape: [1, 4, 4] }], [7, 8, 9, 10]);
+  assert.deepEqual(plain.cells, { previousToken: 2, duplicateToken: 0, induction: 0 });
+  assert.equal(plain.heads[0].duplicateToken, 0);
+  assert.equal(plain.heads[0].induction, 0);
+  close(plain.heads[0].previousToken, (1 / 3 + 1 / 4) / (1 / 2 + 2 / 3 + 3 / 4));
+  // all attention on column 0: no share to take, NaN (the page shows a dash)
+  assert.ok(Number.isNaN(scoreText([{ data: oneHot(3, () => 0), shape: [1, 3, 3] }], [1, 2, 1]).heads[0].induction));
+  assert.throws(() => scoreText([{ data, shape: [2, n, n] }], [5]), /at least 2 token ids, got 1/);
+  assert.throws(() => scoreText([{ data, shape: [2, n, n] }], [5, 1, 2, 1]), /expected weights \(H, 4, 4\), got shape \[2,6,6\]/);
+});
+
 test('repeatedTokens: BOS, r, r; seeded; the control shuffles the same tokens', () => {
   const ordinary = Array.from({ length: 300 }, (_, i) => i);
   const a = repeatedTokens({ ordinary, bos: 500, length: 50, count: 10, seed: 3 });
@@ -137,12 +168,15 @@ function cli(script, args, input) {
   return r;
 }
 
-test('npm run heads agrees with npm run model -- --ids weights scored here', () => {
-  const model = 'tests/golden/models/gpt2-tied';
-  const r = cli('heads', ['--json', '--model', model, '--seed', '7', '--count', '3']);
+/**
+ * `npm run heads -- --json` on a model, and every head's scores worked out here from the weights
+ * `npm run model -- --json --ids` gives for the same sequences and controls: equal to 1e-6.
+ * Returns what `npm run heads` printed.
+ */
+function headsAgreeWithWeights(model, args) {
+  const r = cli('heads', ['--json', '--model', model, ...args]);
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  assert.equal(out.sequences.length, 3);
   const m = cli('model', ['--json', '--ids', '--model', model], [...out.sequences, ...out.controls].map((s) => JSON.stringify(s)).join('\n'));
   assert.equal(m.status, 0, m.stderr);
   const runs = m.stdout.trim().split('\n').map((line) => JSON.parse(line));
@@ -171,6 +205,12 @@ test('npm run heads agrees with npm run model -- --ids weights scored here', () 
       close(h.control[name], controlSums[name] / n, 1e-6);
     }
   }
+  return out;
+}
+
+test('npm run heads agrees with npm run model -- --ids weights scored here', () => {
+  const out = headsAgreeWithWeights('tests/golden/models/gpt2-tied', ['--seed', '7', '--count', '3']);
+  assert.equal(out.sequences.length, 3);
 });
 
 test('npm run model -- --ids: bad lines say what was expected and what came', () => {
@@ -189,14 +229,29 @@ test('npm run heads refuses a masked model', () => {
   assert.match(r.stderr, /need a causal language model.*BERT/);
 });
 
-test('nothing is named in a random initialisation', () => {
-  const r = cli('heads', ['--json', '--model', 'tests/golden/models/gpt2-induction-random']);
-  assert.equal(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
-  assert.equal(out.sequences.length, 10);
-  assert.equal(out.sequences[0].length, 101);
-  const config = JSON.parse(readFileSync(path.join(root, 'tests/golden/models/gpt2-induction-random/config.json'), 'utf8'));
-  assert.equal(out.heads.length, config.n_layer * config.n_head);
-  assert.deepEqual(out.heads.filter((h) => h.label), [], JSON.stringify(out.heads));
-});
+test('the model trained on repeated tokens names its induction head in layer 1 (and the previous-token head it reads in layer 0); its random twin names nothing', () => {
+  // the default sequences (seed 0, 10 of N = 50), each head checked against its weights
+  const trained = headsAgreeWithWeights('tests/golden/models/gpt2-induction', []);
+  assert.equal(trained.sequences.length, 10);
+  assert.equal(trained.sequences[0].length, 101);
+  const config = JSON.parse(readFileSync(path.join(root, 'tests/golden/models/gpt2-induction/config.json'), 'utf8'));
+  assert.equal(trained.heads.length, config.n_layer * config.n_head);
+  const show = (heads) => heads.map((h) => `${h.layer}.${h.head} prev ${h.previousToken.toFixed(3)} dup ${h.duplicateToken.toFixed(3)} ind ${h.induction.toFixed(3)} (ctrl ind ${h.control.induction.toFixed(3)}) ${h.label ?? '-'}`).join('\n');
+  console.log(`gpt2-induction:\n${show(trained.heads)}`);
+  const induction = trained.heads.filter((h) => h.label === 'induction');
+  assert.ok(induction.length >= 1, 'an induction head is named');
+  for (const h of induction) {
+    assert.equal(h.layer, 1, 'an induction head reads what a layer-0 head wrote');
+    assert.ok(h.induction >= DETECTOR_THRESHOLD && h.induction > h.control.induction);
+  }
+  // where it has a previous-token head, that head is in layer 0, where an induction head reads it
+  for (const h of trained.heads.filter((e) => e.label === 'previousToken')) assert.equal(h.layer, 0);
+  assert.deepEqual(trained.heads.filter((h) => h.label && h.label !== 'induction' && h.label !== 'previousToken'), []);
 
+  const random = headsAgreeWithWeights('tests/golden/models/gpt2-induction-random', []);
+  const twin = JSON.parse(readFileSync(path.join(root, 'tests/golden/models/gpt2-induction-random/config.json'), 'utf8'));
+  assert.deepEqual(twin, config, 'the same shape');
+  assert.deepEqual(random.sequences, trained.sequences, 'the same sequences');
+  console.log(`gpt2-induction-random:\n${show(random.heads)}`);
+  assert.deepEqual(random.heads.filter((h) => h.label), []);
+});

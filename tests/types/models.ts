@@ -3,9 +3,9 @@
 // "./models" entry of package.json's exports is checked too. Lines marked @ts-expect-error
 // must stay errors.
 import {
-  loadModel, loadWorkerModel, MODEL_LIMITS,
+  loadModel, loadWorkerModel, MODEL_LIMITS, scoreText,
   type HeadImportance, type Model, type ModelConfig, type ModelMemory, type ModelProgress, type ModelRunResult, type TokenizerInfo,
-  type TokenReading, type WorkerModel,
+  type TokenReading, type WorkerModel, type ModelExtendResult, type GenerateResult,
 } from 'mha-explorer/models';
 
 export async function nextToken(files: File[]): Promise<number> {
@@ -43,6 +43,14 @@ export async function fromUrl(signal: AbortSignal): Promise<number> {
   const shown: string = reading.texts[0];
   const importance: HeadImportance = model.headImportance(ids);
   const [layers, heads]: [number, number] = importance.shape;
+  // writing on: the new rows (H, R, S) and logits; n tokens, greedy or sampled
+  const extended: ModelExtendResult = model.extend(ids, { from: 0 });
+  const rows: Float32Array = extended.layers[0].weights.data;
+  const cached: number = model.cachedLength();
+  const written: GenerateResult = model.generate(20, { prompt: 'the king', temperature: 0.8, topK: 40, seed: 7 });
+  const firstStep: number = written.steps[0].probability + written.steps[0].position + written.first;
+  // @ts-expect-error the temperature is a number
+  model.generate(5, { temperature: 'hot' });
   const disposed: boolean = model.disposed;
   // @ts-expect-error onProgress is given one object
   await loadModel('models/x/', { onProgress: (file: string, loaded: number) => file.length + loaded });
@@ -60,6 +68,8 @@ export async function inAWorker(files: FileList): Promise<Array<[number, number]
   const result: ModelRunResult = await model.run(ids, { ablate: [[0, 1]] });
   const weights: Float32Array = result.layers[0].weights.data;
   const importance: Float32Array = (await model.headImportance(ids)).data;
+  const writtenIds: number[] = (await model.generate(3, { greedy: true })).ids;
+  const newRows: number[] = (await model.extend([1, 2])).layers[0].weights.shape;
   const pieces: string[] = await model.tokens(ids);
   // @ts-expect-error the worker's methods return promises
   const direct: number[] = model.encode('x');
@@ -74,4 +84,14 @@ export async function inAWorker(files: FileList): Promise<Array<[number, number]
   model[Symbol.dispose]();
   void [weights, importance, pieces, direct, config, kind, mask, marked, named];
   return top;
+}
+
+export function textScores(result: ModelRunResult, ids: number[]): number {
+  const { heads, cells } = scoreText(result.layers.map((l) => l.weights), ids);
+  const induction: number = heads[0].induction;
+  const layer: number = heads[0].layer;
+  const repeats: number = cells.duplicateToken;
+  // @ts-expect-error the scores are of the three detectors only
+  heads[0].copying;
+  return induction + layer + repeats;
 }

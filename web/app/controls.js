@@ -7,8 +7,8 @@ import { renderRolesTable } from '../views/roles-table.js';
 import { renderSimilarity } from '../views/similarity.js';
 import { renderAblation } from '../views/ablation.js';
 import { renderImportance } from '../views/importance.js';
-import { renderDetectors } from '../views/detectors.js';
-import { DETECTOR_THRESHOLD } from '../lib/detectors.js';
+import { renderDetectors, renderTextScores } from '../views/detectors.js';
+import { DETECTOR_THRESHOLD, scoreText } from '../lib/detectors.js';
 import { D_MODEL } from '../sources/embeddings.js';
 import { concatFormula, countWord, progressText } from '../explorer/present.js';
 import { MAX_SEED } from '../explorer/sources.js';
@@ -304,6 +304,7 @@ export function showDetectors() {
   $('detectors-panel').hidden = !shown;
   if (!shown || !source) return;
   message($('detectors-error'), errors.detectors);
+  showTextScores(source);
   const button = /** @type {HTMLButtonElement} */ ($('detectors-run'));
   button.disabled = !!detecting || explorer.busy > 0;
   if (detecting) {
@@ -319,6 +320,28 @@ export function showDetectors() {
   renderDetectors($('detectors-view'), {
     heads: detectors.heads, numLayers: source.numLayers, numHeads: source.numHeads, threshold: DETECTOR_THRESHOLD,
     length: detectors.length, count: detectors.sequences.length,
+    selected: { layer: source.layer, head: explorer.selectedHead },
+    onSelect: (l, h) => { explorer.setState({ layer: l, head: h }); },
+  });
+}
+
+/**
+ * The detectors' three scores of every head on the text in view, from the weights of the run
+ * the page already made for it (no run of its own).
+ * @param {import('../sources/source.js').HeadSource} source
+ */
+function showTextScores(source) {
+  const container = $('detectors-text');
+  const sentence = /** @type {{ ids?: number[], run?: import('../lib/models.js').ModelRunResult, tokens: unknown[] } | null} */ (explorer.sentence);
+  if (!sentence?.ids || !sentence.run || sentence.run.layers.length !== source.numLayers) {
+    container.replaceChildren();
+    return;
+  }
+  const T = sentence.ids.length;
+  const scores = T >= 2 ? scoreText(sentence.run.layers.map((l) => l.weights), sentence.ids) : null;
+  renderTextScores(container, {
+    scores, problem: scores ? null : `The scores need at least two tokens; this text has ${T}.`,
+    tokens: T, numLayers: source.numLayers, numHeads: source.numHeads,
     selected: { layer: source.layer, head: explorer.selectedHead },
     onSelect: (l, h) => { explorer.setState({ layer: l, head: h }); },
   });

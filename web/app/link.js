@@ -6,6 +6,7 @@ import { linkOf, linkProblems, readLink, followLink } from '../explorer/url.js';
 import { explorer, PAGE_VIEWS } from './explorer.js';
 import { drawn } from './draw.js';
 import { askBeforeLinkDownload, sizeText, ASK_ABOVE_BYTES } from './hub.js';
+import { keepLinkWrite } from './write.js';
 
 /** The page's element for a selector: the markup has every one asked for here. */
 const $ = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
@@ -46,6 +47,8 @@ export async function startFromLink() {
   $('#status').after(note);
   const params = new URLSearchParams(location.search);
   const { want, problems } = readLink(params);
+  // a model opened from files or a URL is not opened by a link: what it wrote is, once it is opened again
+  if (params.get('source') === 'model' && want.write) keepLinkWrite(/** @type {import('../sources/source.js').WriteState} */ (want.write));
   if (want.source && !(await askBeforeLinkDownload(want.source))) {
     problems.push(`the model it names was not downloaded (more than ${sizeText(ASK_ABOVE_BYTES)}: open it from the Hub box when you want it); showing the designed heads`);
     want.source = { id: 'designed' };

@@ -12,6 +12,7 @@ import { pageStatus } from '../explorer/present.js';
 import { explorer } from './explorer.js';
 import { startFromLink } from './link.js';
 import { wireHubBox } from './hub.js';
+import { showWriting } from './write.js';
 import {
   drawHover, drawSelectedHead, headWeightsShown, labels, render, renderHeadWeights, resetSizes, setHoverCell, setHoverToken, setTheme, watchSizes,
 } from './draw.js';
@@ -127,8 +128,9 @@ function onChange(event) {
   if (has('hoverToken') && explorer.result) drawHover();
   if (has('ablation')) { showAblation(); if (explorer.result) render(['predictions']); }
   if (has('importance', 'measuringImportance', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showImportance();
-  if (has('detectors', 'detecting', 'source', 'layer', 'selectedHead', 'errors', 'busy')) showDetectors();
+  if (has('detectors', 'detecting', 'source', 'sentence', 'layer', 'selectedHead', 'errors', 'busy')) showDetectors();
   if (has('similarity')) showSimilarity();
+  if (has('sentence', 'source', 'busy')) showWriting();
 }
 
 async function main() {

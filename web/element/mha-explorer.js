@@ -11,6 +11,8 @@
 //   model          a model on the Hugging Face Hub by its id (owner/name), kept in the browser's cache
 //   hub-endpoint   the Hub's address for model (a mirror)                          default https://huggingface.co
 //   tokenize-time-limit  ms a model's tokenizer may take on one text (model, model-url) default 5000
+//   write          a causal model (model, model-url) writes this many tokens after the sentence; with
+//                  temperature, top-k and write-seed sampled, else the most probable  default none
 //   d-model        model width (random heads; designed heads are 64 wide)        default 64
 //   num-heads      number of heads (random heads; a file's own config wins)       default 8
 //   selected-head  1-based head shown in the single and compare views             default 1
@@ -43,7 +45,8 @@ const WORKER_MODES = ['auto', 'always', 'never'];
 /** Work that has taken this long shows the progress indicator. */
 const PROGRESS_DELAY_MS = 200;
 /** The attributes that change what is computed (the others change only what is drawn). */
-const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'model', 'hub-endpoint', 'tokenize-time-limit', 'worker'];
+// (write, temperature, top-k, write-seed: what a causal model writes after the sentence, write.js)
+const COMPUTED = ['sentence', 'heads', 'd-model', 'num-heads', 'layer', 'model-url', 'model', 'hub-endpoint', 'tokenize-time-limit', 'worker', 'write', 'temperature', 'top-k', 'write-seed'];
 
 /** @typedef {'single' | 'grid' | 'compare'} View */
 /**
@@ -96,7 +99,7 @@ function layerAttribute(value) {
 
 export class MhaExplorerElement extends HTMLElement {
   static get observedAttributes() {
-    return ['sentence', 'heads', 'd-model', 'num-heads', 'selected-head', 'compare-head', 'view', 'theme', 'height', 'worker', 'layer', 'model-url', 'model', 'hub-endpoint', 'tokenize-time-limit'];
+    return ['selected-head', 'compare-head', 'view', 'theme', 'height', ...COMPUTED];
   }
 
   /** @type {ShadowRoot} */
@@ -340,10 +343,13 @@ export class MhaExplorerElement extends HTMLElement {
    * @returns {import('../explorer/controller.js').WantedState}
    */
   #wanted() {
+    const get = (/** @type {string} */ name) => this.getAttribute(name);
     return {
-      source: specFromAttributes((name) => this.getAttribute(name), document.baseURI),
-      layer: layerAttribute(this.getAttribute('layer')),
-      sentence: this.getAttribute('sentence') ?? 0,
+      source: specFromAttributes(get, document.baseURI),
+      layer: layerAttribute(get('layer')),
+      sentence: get('sentence') ?? 0,
+      // the attributes as written, read by the model source (web/sources/write-state.js)
+      write: get('write') === null ? null : get,
     };
   }
 
@@ -362,6 +368,8 @@ export class MhaExplorerElement extends HTMLElement {
       this.#error = null;
       this.#ui.input.value = this.sentence;
       this.#setStatus('ready', elementStatus(explorer));
+      // the panel "The model writes on", in the shadow DOM, for a model that writes on
+      if (explorer.source?.writes) import('./write.js').then((m) => m.showElementWriting(this, explorer));
       this.#showHeads();
       this.#emit('computed', this.result);
     } catch (error) {

@@ -2,6 +2,15 @@
 // (no <style> element, no inline markup: this works under `style-src 'self'`).
 // Colours are the page's (web/views/palette.js); a host page can override any --mha-* custom
 // property from outside.
+//
+// Why some rules are as they are (kept out of the CSS text, which the embed downloads as it is):
+//   :host { overflow: hidden }   the frame inside scrolls: a host that scrolls is a tab stop of its
+//                                own in Firefox, and Tab then stays inside it
+//   .frame > * { flex-shrink: 0 } in a fixed height, the parts keep their own heights and the frame
+//                                scrolls: a part that shrank below its content would draw that
+//                                content over the parts after it
+//   .status { flex: none }       the status line stays in view at the bottom of a fixed height while
+//                                the views scroll above it
 import { elementPaletteCss } from '../views/palette.js';
 
 export const ELEMENT_CSS = `${elementPaletteCss()}
@@ -12,8 +21,6 @@ export const ELEMENT_CSS = `${elementPaletteCss()}
   box-sizing: border-box;
   width: 100%;
   min-width: 0;
-  /* the frame inside scrolls: a host that scrolls is a tab stop of its own in Firefox, and Tab
-     then stays inside it */
   overflow: hidden;
   background: var(--mha-bg);
   color: var(--mha-text);
@@ -31,8 +38,6 @@ button, input, select { font: inherit; color: inherit; }
 select { background: var(--mha-bg); border: 1px solid var(--mha-border); border-radius: 6px; }
 :focus-visible { outline: 3px solid var(--mha-focus); outline-offset: 2px; }
 .frame { padding: 0.75rem 0.75rem 0.3rem; display: flex; flex-direction: column; gap: 0.6rem; flex: 1 1 auto; min-height: 0; overflow: auto; }
-/* in a fixed height, the parts keep their own heights and the frame scrolls: a part that shrank
-   below its content would draw that content over the parts after it */
 .frame > * { flex-shrink: 0; }
 .toolbar { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; justify-content: space-between; }
 .sentence-form { display: flex; gap: 0.4rem; flex: 1 1 16rem; min-width: 0; }
@@ -80,7 +85,6 @@ button:hover { border-color: var(--mha-accent); }
 .legend canvas { border: 1px solid var(--mha-border); }
 .jsd, .pair-cell { margin: 0; flex-basis: 100%; }
 canvas { display: block; max-width: 100%; }
-/* the status line stays in view at the bottom of a fixed height while the views scroll above it */
 .status { flex: none; min-height: 1.2em; margin: 0; padding: 0.3rem 0.75rem 0.75rem; font-size: 0.85em; color: var(--mha-muted); background: var(--mha-bg); }
 .error { color: var(--mha-bad); }
 .progress { position: absolute; inset: 0; display: flex; flex-direction: column; align-items: center; justify-content: center; gap: 0.4rem;

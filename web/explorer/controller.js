@@ -34,10 +34,12 @@ import { createSource, readPickedWeights, specKey, SpecError } from './sources.j
  * @typedef {{ field: string, value?: unknown, expected?: string, message?: string }} Problem
  */
 /**
- * setState's fields (0-based heads and layers); a field left out keeps what is shown. Values
+ * setState's fields (0-based heads and layers); a field left out keeps what is shown. write:
+ * what a causal model writes after the sentence ({ steps, temperature?, topK?, seed? }, null:
+ * nothing), which the model source checks, keeps and shows as the sentence's `write`. Values
  * of other types (from attributes and links) are refused as problems.
  * @typedef {{ source?: SourceSpec, layer?: number | string, sentence?: string | number, head?: unknown,
- *             pair?: unknown, view?: string | null }} WantedState
+ *             pair?: unknown, view?: string | null, write?: unknown }} WantedState
  */
 
 /** Multiply-adds of a forward pass above which worker: 'auto' computes in a Web Worker. */
@@ -276,7 +278,7 @@ export class Explorer extends EventTarget {
     let sentence;
     if (want.sentence !== undefined) this.#setError('sentence', null);
     try {
-      sentence = await source.sentence(wanted);
+      sentence = await source.sentence(wanted, want.write);
     } catch (error) {
       problems.push({ field: 'sentence', value: want.sentence, message: messageOf(error) });
       if (want.sentence !== undefined) this.#setError('sentence', messageOf(error));
@@ -444,12 +446,13 @@ export class Explorer extends EventTarget {
     this.#layers.set(shown.id, layer);
     this.#sourceCore = core;
     this.timings.lastComputeMs = t1 - t0;
-    const sameSentence = this.sentence && this.sentence.text === sentence.text && previous === shown;
+    // the same text with more tokens written on is not the same sentence: the W_O view follows its last token
+    const sameSentence = this.sentence && this.sentence.text === sentence.text && previous === shown && this.sentence.tokens.length === sentence.tokens.length;
     this.#update({
       spec, source: shown, layer, sentence, result, worker: core === 'worker', selectedHead: head, pair, view, loading: null, progress: null,
       focusToken: sameSentence ? this.focusToken : sentence.focus, hoverToken: sameSentence ? this.hoverToken : -1,
       ablated: previous === shown ? this.ablated : new Set(), status: 'ready',
-      importance: previous === shown && this.importance?.text === sentence.text ? this.importance : null,
+      importance: sameSentence && this.importance?.text === sentence.text ? this.importance : null,
       detectors: previous === shown ? this.detectors : null,
     });
     if (previous && previous !== shown) previous.dispose();

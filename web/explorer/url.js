@@ -3,6 +3,9 @@
 //   ?source=random&seed=3&sentence=The%20dog%20ran.&head=5&compare=5,2&layer=1&view=compare
 //   ?model=openai-community/gpt2&layer=3          a model on the Hugging Face Hub (endpoint=URL: a mirror;
 //                                                 tokenize-time-limit=MS: how long its tokenizer may take on a text)
+//   ?model=…&sentence=Once&write=20&temperature=0.8&top-k=40&write-seed=7
+//                                                 a causal model writes 20 tokens after the sentence: the most
+//                                                 probable, or drawn with temperature, top-k and write-seed
 //
 // source (designed | random | trained | pretrained; a weights file or a model folder cannot come from a link),
 // seed (random), layer, sentence (an example or typed text), head (the selected head, from 1),
@@ -17,7 +20,7 @@ import { tokenizeTimeLimitOf } from './tokenize-limit.js';
 /** @typedef {import('./controller.js').Explorer} Explorer */
 /** @typedef {import('./controller.js').WantedState} WantedState */
 
-export const LINK_PARAMETERS = ['source', 'seed', 'model', 'endpoint', 'tokenize-time-limit', 'layer', 'sentence', 'head', 'compare', 'view'];
+export const LINK_PARAMETERS = ['source', 'seed', 'model', 'endpoint', 'tokenize-time-limit', 'layer', 'sentence', 'head', 'compare', 'view', 'write', 'temperature', 'top-k', 'write-seed'];
 export const MAX_SENTENCE = 600;
 
 /** Integer n with min <= n <= max from a parameter, or null. @param {string} text @param {number} min @param {number} max */
@@ -45,7 +48,10 @@ export function readLink(params) {
   let id = params.get('source') ?? 'designed';
   if (!SOURCE_IDS.includes(id)) { bad('source', `one of ${SOURCE_IDS.join(', ')}`); id = 'designed'; }
   if (id === 'file') { problems.push('a weights file cannot be opened from a link (load it again); showing the designed heads'); id = 'designed'; }
-  if (id === 'model') { problems.push('a model you opened cannot be opened from a link (open its folder again); showing the designed heads'); id = 'designed'; }
+  if (id === 'model') {
+    problems.push(`a model you opened cannot be opened from a link (open its folder again${params.has('write') ? ': what it wrote is written again then' : ''}); showing the designed heads`);
+    id = 'designed';
+  }
   if (id === 'random') {
     const seed = params.has('seed') ? integer(params.get('seed') ?? '', 0, MAX_SEED) : 0;
     if (seed === null) bad('seed', `a whole number from 0 to ${MAX_SEED}`);
@@ -83,7 +89,45 @@ export function readLink(params) {
     want.pair = parts.length === 2 && !heads.includes(null) ? heads.map((h) => /** @type {number} */ (h) - 1) : params.get('compare');
   }
   if (params.has('view')) want.view = params.get('view');
+  const write = readWrite(params, bad, problems);
+  if (write) want.write = write;
   return { want, problems };
+}
+
+/**
+ * write=N (temperature=T, top-k=K, write-seed=S): what a causal model writes after the sentence.
+ * @param {URLSearchParams} params
+ * @param {(name: string, expected: string) => void} bad
+ * @param {string[]} problems
+ * @returns {import('../sources/source.js').WriteState | null}
+ */
+export function readWrite(params, bad, problems) {
+  const sampling = ['temperature', 'top-k', 'write-seed'].filter((name) => params.has(name));
+  if (!params.has('write')) {
+    for (const name of sampling) problems.push(`${name}= is read only with write=`);
+    return null;
+  }
+  const steps = integer(params.get('write') ?? '', 1, 4096);
+  if (steps === null) { bad('write', 'a number of tokens from 1 to 4096'); return null; }
+  /** @type {import('../sources/source.js').WriteState} */
+  const write = { steps };
+  if (params.has('temperature')) {
+    const text = params.get('temperature') ?? '';
+    const t = /^\d{1,3}(\.\d{1,6})?$/.test(text) ? Number(text) : NaN;
+    if (t > 0 && t <= 100) write.temperature = t;
+    else bad('temperature', 'a temperature above 0, at most 100');
+  }
+  if (params.has('top-k')) {
+    const k = integer(params.get('top-k') ?? '', 1, 2 ** 31);
+    if (k === null) bad('top-k', 'a whole number from 1');
+    else write.topK = k;
+  }
+  if (params.has('write-seed')) {
+    const s = integer(params.get('write-seed') ?? '', 0, 2 ** 32 - 1);
+    if (s === null) bad('write-seed', 'a whole number from 0 to 4294967295');
+    else write.seed = s;
+  }
+  return write;
 }
 
 /**
@@ -103,6 +147,7 @@ export function linkProblems(problems, params, explorer) {
       case 'view': return `view=${quoted(params.get('view'))} is not ${p.expected}; showing the default`;
       case 'sentence': return `the sentence could not be shown: ${p.message}`;
       case 'source': return `the ${p.value} heads could not be loaded: ${p.message}`;
+      case 'write': return `write=${quoted(params.get('write'))}: ${p.message ?? `not ${p.expected}`}`;
       default: return p.message ?? `${p.field} is not ${p.expected}`;
     }
   });
@@ -140,5 +185,12 @@ export function linkOf(explorer) {
   if (explorer.selectedHead !== 0) params.set('head', String(explorer.selectedHead + 1));
   if (explorer.pair.a !== 0 || explorer.pair.b !== 1) params.set('compare', `${explorer.pair.a + 1},${explorer.pair.b + 1}`);
   if (explorer.view) params.set('view', explorer.view);
+  const write = /** @type {import('../sources/source.js').WriteState | undefined} */ (sentence.write);
+  if (write) {
+    params.set('write', String(write.steps));
+    if (write.temperature !== undefined) params.set('temperature', String(write.temperature));
+    if (write.topK !== undefined) params.set('top-k', String(write.topK));
+    if (write.seed !== undefined) params.set('write-seed', String(write.seed));
+  }
   return params;
 }

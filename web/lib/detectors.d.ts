@@ -16,6 +16,18 @@ export type DetectorScores = Record<DetectorName, number>;
 /** [layer][head] scores of per-layer weights (H, T, T) against the patterns of patternIds. */
 export declare function scoreHeads(layers: Array<{ data: ArrayLike<number>; shape: number[] }>, patternIds: number[] | Int32Array): DetectorScores[][];
 
+/** One head's scores on a text. */
+export interface TextHeadScores extends DetectorScores {
+  layer: number;
+  head: number;
+}
+
+/**
+ * Every head's scores on one text (its own ids, column 0 left out), and how many cells past
+ * column 0 each pattern has on it (0 duplicate-token and induction cells: the text repeats no token).
+ */
+export declare function scoreText(layers: Array<{ data: ArrayLike<number>; shape: number[] }>, ids: number[] | Int32Array): { heads: TextHeadScores[]; cells: DetectorScores };
+
 /** BOS, r_1..r_N, r_1..r_N; controls: the same tokens shuffled, BOS first. */
 export declare function repeatedTokens(options: { ordinary: number[]; bos: number; length?: number; count?: number; seed?: number }): { sequences: number[][]; controls: number[][] };
 

@@ -116,6 +116,28 @@ export function scoreHeads(layers, patternIds) {
   });
 }
 
+/**
+ * Every head's three scores on one text as the model read it: its own ids, nothing added, so
+ * column 0 (left out, as BOS is) is the text's first token, where many heads park their
+ * attention. cells: how many cells past column 0 each pattern has on the text; a text that
+ * repeats no token has none for duplicate-token and induction, whose scores are then 0.
+ * @param {Array<{ data: ArrayLike<number>, shape: number[] }>} layers  per layer the weights (H, T, T)
+ * @param {number[] | Int32Array} ids  the text's T token ids
+ * @returns {{ heads: Array<{ layer: number, head: number } & Record<string, number>>, cells: Record<string, number> }}
+ */
+export function scoreText(layers, ids) {
+  const t = checkIds(ids);
+  const T = t.length;
+  const heads = scoreHeads(layers, t).flatMap((scores, layer) => scores.map((s, head) => ({ layer, head, ...s })));
+  const cells = Object.fromEntries(DETECTORS.map((name) => {
+    const p = detectionPattern(name, t);
+    let n = 0;
+    for (let i = 0; i < T; ++i) for (let j = 1; j < T; ++j) n += p[i * T + j];
+    return [name, n];
+  }));
+  return { heads, cells };
+}
+
 /** mulberry32: a small seeded generator of floats in [0, 1). */
 function random(seed) {
   let s = seed >>> 0;

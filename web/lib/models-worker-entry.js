@@ -4,13 +4,14 @@
 //
 //   load [files, options]            loadModel(files, options): { config, tokenizer, threads, tokenizerSource }
 //                                    (tokenizerSource: tokenizer.json's text, for the page's tokenizer worker)
-//   call [method, args]              encode, tokens, read, memory, run, headImportance, attentionParameter
+//   call [method, args]              encode, tokens, read, memory, run, headImportance, attentionParameter,
+//                                    extend, cachedLength, generate
 import { MhaError } from './errors.js';
 import { loadModel } from './models.js';
 import { tokenizerSourceOf } from './tokenizer-worker.js';
 import { serveRequests } from './rpc.js';
 
-const METHODS = new Set(['encode', 'tokens', 'read', 'memory', 'run', 'headImportance', 'attentionParameter']);
+const METHODS = new Set(['encode', 'tokens', 'read', 'memory', 'run', 'headImportance', 'attentionParameter', 'extend', 'cachedLength', 'generate']);
 
 /** @type {import('./models.js').Model | null} */
 let model = null;

@@ -162,6 +162,10 @@ export async function loadWorkerModel(files, options = {}) {
     run: async (input, runOptions) => call('run', [await idsOf(input), runOptions]),
     headImportance: async (input) => call('headImportance', [await idsOf(input)]),
     attentionParameter: (layer, name) => call('attentionParameter', [layer, name]),
+    extend: async (input, extendOptions) => call('extend', [await idsOf(input), extendOptions]),
+    cachedLength: () => call('cachedLength', []),
+    generate: async (n, generateOptions) => call('generate', [n, generateOptions && typeof generateOptions === 'object' && typeof generateOptions.prompt === 'string'
+      ? { ...generateOptions, prompt: await idsOf(generateOptions.prompt) } : generateOptions]),
     // the logits are on this side already: no round trip
     top: async (result, k, position) => topTokens(result, k, position),
     dispose,

@@ -196,6 +196,55 @@ export interface LoadWorkerModelOptions extends LoadModelOptions {
   tokenizeTimeLimitSetting?: string | null;
 }
 
+export interface ExtendOptions {
+  /** Write after the cached text's first `from` positions (0: a new text), dropping the rest. Default: after all of it. */
+  from?: number;
+}
+
+/** What extend() computed for R new tokens at positions first .. first + R - 1. */
+export interface ModelExtendResult {
+  ids: number[];
+  first: number;
+  /** per layer: the new rows of attention (H, R, S), S = first + R: every position so far */
+  layers: Array<{ weights: ModelTensor }>;
+  /** (R, vocab) with an LM head, else null */
+  logits: ModelTensor | null;
+}
+
+/**
+ * How generate() picks each token: the most probable (greedy, the default when neither
+ * temperature nor topK is given), or drawn from softmax(logits / temperature) over the topK
+ * most probable tokens (all when absent) with mulberry32(seed) (seed 0 when absent).
+ */
+export interface GenerateOptions {
+  greedy?: boolean;
+  /** > 0 */
+  temperature?: number;
+  /** a whole number >= 1; 1 is greedy */
+  topK?: number;
+  /** 0 .. 2^32 - 1: the same seed gives the same text (the token at each position drawn from a stream of its own, so step by step or at once alike) */
+  seed?: number;
+  /** A text or ids to write after, starting the cached text again; absent: after the cached text. */
+  prompt?: string | number[] | Int32Array;
+}
+
+export interface GenerateStep {
+  id: number;
+  /** the model's probability of it (softmax of the logits at temperature 1) */
+  probability: number;
+  position: number;
+  /** per layer: the new token's attention row (H, 1, position + 1) */
+  layers: Array<{ weights: ModelTensor }>;
+}
+
+export interface GenerateResult {
+  /** the n ids written */
+  ids: number[];
+  /** the position of the first */
+  first: number;
+  steps: GenerateStep[];
+}
+
 export interface HeadImportance {
   ids: number[];
   /** (layers, heads) */
@@ -239,6 +288,16 @@ export declare class Model {
   run(input: string | number[] | Int32Array, options: ModelRunOptions): ModelRunResult<ModelTensor | null>;
   /** GPT-2: per layer and head, the mean drop in log p(actual next token) with that head switched off: (L, H) */
   headImportance(input: string | number[] | Int32Array): HeadImportance;
+  /**
+   * A causal model writing on: appends a text or ids to the text held in the key/value cache and
+   * computes the new positions only (each layer's keys and values of the text so far are kept).
+   * A model that attends both ways (BERT) throws INVALID_ARGUMENT; past maxPositions TOO_LARGE.
+   */
+  extend(input: string | number[] | Int32Array, options?: ExtendOptions): ModelExtendResult;
+  /** The positions the key/value cache holds. */
+  cachedLength(): number;
+  /** Writes n tokens, one cached step each, after options.prompt or the cached text. */
+  generate(n: number, options?: GenerateOptions): GenerateResult;
   /** The k most probable tokens at a position (the last by default): [[id, probability], …] */
   top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Array<[number, number]>;
   /** A parameter of a layer's attention in nn.MultiheadAttention's names and layout: 'in_proj_weight' (3E, E), 'in_proj_bias', 'out_proj.weight' (E, E), 'out_proj.bias' (GPT-2's Conv1D weights transposed). */
@@ -294,6 +353,9 @@ export interface WorkerModel {
   run(input: string | number[] | Int32Array, options?: ModelRunOptions & { weightsLayer?: 'all' }): Promise<ModelRunResult>;
   run(input: string | number[] | Int32Array, options: ModelRunOptions): Promise<ModelRunResult<ModelTensor | null>>;
   headImportance(input: string | number[] | Int32Array): Promise<HeadImportance>;
+  extend(input: string | number[] | Int32Array, options?: ExtendOptions): Promise<ModelExtendResult>;
+  cachedLength(): Promise<number>;
+  generate(n: number, options?: GenerateOptions): Promise<GenerateResult>;
   top(result: Pick<ModelRunResult, 'logits'>, k?: number, position?: number): Promise<Array<[number, number]>>;
   attentionParameter(layer: number, name: string): Promise<ModelTensor>;
   /** Ends the worker, and with it the model's memory; later calls reject with DISPOSED. */

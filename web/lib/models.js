@@ -22,6 +22,7 @@
 // loadWorkerModel (models-worker.js) opens the same model in a Web Worker.
 import { MhaError, statusCodes } from './errors.js';
 import { topTokens } from './top-tokens.js';
+import { mulberry32, pickToken, positionSeed, samplingOf } from './sampling.js';
 import { heapViews, instantiateWasmModule, isNode, readTensor } from './wasm-module.js';
 import { onOtherOrigin } from './start-worker.js';
 import { loadTokenizer } from './tokenizer.js';
@@ -30,7 +31,7 @@ import { startTokenizerWorker, timeLimitOf, tokenizerSources } from './tokenizer
 export { TOKENIZE_TIME_LIMIT } from './tokenizer-worker.js';
 
 export { loadWorkerModel } from './models-worker.js';
-export { DETECTORS, DETECTOR_THRESHOLD, detectionPattern, mulScore, scoreHeads, repeatedTokens, detectHeads, detectHeadsAsync } from './detectors.js';
+export { DETECTORS, DETECTOR_THRESHOLD, detectionPattern, mulScore, scoreHeads, scoreText, repeatedTokens, detectHeads, detectHeadsAsync } from './detectors.js';
 
 const CONFIG_FILE = 'config.json';
 const TOKENIZER_FILE = 'tokenizer.json';
@@ -734,6 +735,9 @@ export class Model {
   #tokenizer;
   /** @type {() => import('./wasm-module.js').HeapViews} */
   #heap;
+  /** The logits of the next token after the cached text (vocab), from the last extend(). */
+  /** @type {Float32Array | null} */
+  #nextLogits = null;
 
   /**
    * @param {ModelSession} session  loaded (loadModel makes it)
@@ -920,6 +924,70 @@ export class Model {
   }
 
   /**
+   * Writing on (a causal model): appends a text (encoded) or ids to the text the model holds in
+   * its key/value cache, computing the new positions only. Returns the new ids, the position of
+   * the first, per layer the new rows of attention (H, R, S) over all S positions so far, and
+   * the new positions' logits (R, vocab) with an LM head. from: after the text's first `from`
+   * positions (0: a new text), the rest dropped.
+   * @param {string | number[] | Int32Array} input
+   * @param {import('./models.js').ExtendOptions} [options]
+   * @returns {import('./models.js').ModelExtendResult}
+   */
+  extend(input, options = {}) {
+    const s = this.#live();
+    if (options === null || typeof options !== 'object') throw new MhaError('INVALID_ARGUMENT', `extend: expected an options object, got ${describe(options)}`);
+    const { from } = options;
+    if (from !== undefined && !(Number.isInteger(from) && from >= 0)) throw new MhaError('INVALID_ARGUMENT', `extend: from must be a whole number >= 0, got ${describe(from)} ${String(from)}`);
+    const ids = this.#ids(input);
+    const first = from ?? s.cachedLength();
+    check(s.extend(from ?? -1));
+    const layers = [];
+    for (let l = 0; l < this.config.numLayers; ++l) layers.push({ weights: readTensor(this.#heap, check(s.extendWeights(l))) });
+    const logits = this.config.lmHead ? readTensor(this.#heap, check(s.extendLogits())) : null;
+    const V = this.config.vocabSize;
+    this.#nextLogits = logits ? logits.data.slice((ids.length - 1) * V, ids.length * V) : null;
+    return { ids, first, layers, logits };
+  }
+
+  /** The positions the key/value cache holds: the text extend() and generate() have written. */
+  cachedLength() { return this.#live().cachedLength(); }
+
+  /**
+   * Writes n tokens after the text in the cache (or after options.prompt, which starts it
+   * again), one extend() a step: each the most probable token (greedy, the default), or drawn
+   * with a temperature and topK (sampling.js), the token at position p from
+   * mulberry32(positionSeed(seed, p)): a seed gives the same text, written at once or step by step.
+   * Each step gives its id, the model's probability of it, its position and its attention rows.
+   * @param {number} n
+   * @param {import('./models.js').GenerateOptions} [options]
+   * @returns {import('./models.js').GenerateResult}
+   */
+  generate(n, options = {}) {
+    this.#live();
+    if (!Number.isInteger(n) || n < 1) throw new MhaError('INVALID_ARGUMENT', `generate: n must be a whole number >= 1, got ${describe(n)}${typeof n === 'number' ? ` ${n}` : ''}`);
+    const sampling = samplingOf(options, 'generate');
+    if (this.config.task !== 'next-token') {
+      throw new MhaError('INVALID_ARGUMENT', `generate needs a causal model with a next-token head; this is a ${this.config.name} ${this.config.architecture}`);
+    }
+    const { prompt } = /** @type {{ prompt?: string | number[] | Int32Array }} */ (options);
+    const promptIds = prompt === undefined ? null : typeof prompt === 'string' ? this.encode(prompt) : this.#checkedIds(prompt);
+    const start = promptIds ? promptIds.length : this.cachedLength();
+    if (start + n > this.config.maxPositions) {
+      throw new MhaError('TOO_LARGE', `generate: ${n} tokens after ${start} make ${start + n} positions; the model takes at most ${this.config.maxPositions}`);
+    }
+    if (promptIds) this.extend(promptIds, { from: 0 });
+    if (this.cachedLength() === 0 || !this.#nextLogits) throw new MhaError('INVALID_ARGUMENT', 'generate: no text to write on: pass a prompt, or extend() first');
+    const steps = [];
+    for (let i = 0; i < n; ++i) {
+      const random = mulberry32(positionSeed(sampling.seed, start + i));
+      const { id, probability } = pickToken(/** @type {Float32Array} */ (this.#nextLogits), sampling, random);
+      const step = this.extend([id]);
+      steps.push({ id, probability, position: step.first, layers: step.layers });
+    }
+    return { ids: steps.map((step) => step.id), first: start, steps };
+  }
+
+  /**
    * The k most probable tokens at a position (softmax of the logits): [[id, probability], …].
    * @param {Pick<import('./models.js').ModelRunResult, 'logits'>} result
    * @param {number} [k]
@@ -949,6 +1017,7 @@ export class Model {
       this.#session.delete();
       this.#session = null;
       this.#tokenizer = null;
+      this.#nextLogits = null;
     }
   }
 

@@ -12,6 +12,7 @@ import { isNode } from '../lib/wasm-module.js';
 import { EXAMPLES } from './examples.js';
 import { analyseHeads, tokenDifferences, tooManyTokens } from './source.js';
 import { describeByStatistics } from './describe.js';
+import { checkedWrite } from './write-state.js';
 import { fetchData, pretrainedRoles } from '../roles/measure.js';
 import { evidenceText } from '../roles/table.js';
 import { labelName } from '../roles/vocabulary.js';
@@ -152,28 +153,72 @@ export class ModelSource {
 
   examples() { return EXAMPLES; }
 
-  /** @param {string | number} input @returns {Promise<ModelSentence>} */
-  async sentence(input) {
-    const { model } = this.loaded;
+  /**
+   * The text as the model reads it, and what the model writes after it: `write` asked for
+   * (web/sources/write-state.js checks it; null: nothing), or when it is left out, what was
+   * written after the same text before (a layer shown, a head switched off keep it). What cannot
+   * be written is said in the sentence's writeError, the text shown without it.
+   * @param {string | number} input
+   * @param {unknown} [write]
+   * @returns {Promise<ModelSentence>}
+   */
+  async sentence(input, write) {
+    const { text, example } = this.#textOf(input);
+    const key = example >= 0 ? example : text;
+    const wanted = write !== undefined ? write : this.#written?.key === key ? this.#written.write : null;
+    this.#written = null;
+    if (wanted === null) return this.#read(input);
+    const checked = checkedWrite(wanted);
+    if (!checked.write) return { ...await this.#read(input), writeError: `write: ${checked.error}` };
+    /** @type {number[]} */
+    let written;
+    try {
+      written = await this.#writeAfter(await this.loaded.model.encode(text), checked.write);
+    } catch (error) {
+      return { ...await this.#read(input), writeError: error instanceof Error ? error.message : String(error) };
+    }
+    this.#written = { key, write: checked.write };
+    return this.#read(input, written, checked.write);
+  }
+
+  /** An example's index or a text: the text and its example's index (-1: typed). @param {string | number} input */
+  #textOf(input) {
     const example = typeof input === 'number' ? input : EXAMPLES.findIndex((e) => e.text === input);
     const text = (typeof input === 'number' ? EXAMPLES[input].text : String(input)).trim();
+    return { text, example };
+  }
+
+  /** What sentence() last wrote on, and after which text (an example's index or the text). @type {{ key: string | number, write: import('./source.js').WriteState } | null} */
+  #written = null;
+
+  /**
+   * @param {string | number} input
+   * @param {number[]} [written]  ids the model wrote after the text (write())
+   * @param {import('./source.js').WriteState} [write]  how
+   * @returns {Promise<ModelSentence>}
+   */
+  async #read(input, written = [], write = undefined) {
+    const { model } = this.loaded;
+    const { text, example } = this.#textOf(input);
     if (!text) throw new Error('Type a sentence first.');
-    const ids = await model.encode(text);
-    if (!ids.length) throw new Error('The model\'s tokenizer found no tokens in that text.');
+    const ids = [...await model.encode(text), ...written];
+    if (ids.length === written.length) throw new Error('The model\'s tokenizer found no tokens in that text.');
     if (ids.length > this.maxTokens) throw tooManyTokens(ids.length, this.maxTokens, 'tokens', 'the model\'s own tokenizer splits words into pieces');
     const { pieces, texts, words, special } = await model.read(ids);
     const tokens = pieces.map((piece, i) => {
       const shown = texts[i].trim() || (/^\s+$/.test(texts[i]) ? '␣' : piece);
       return {
         text: shown, tag: `#${ids[i]}`, word: words[i], piece, id: ids[i],
-        details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, special[i] ? 'a special token' : words[i] === words[i - 1] ? 'continues a word' : 'starts a word'],
+        details: [`piece ${JSON.stringify(piece)}`, `id ${ids[i]}`, special[i] ? 'a special token' : words[i] === words[i - 1] ? 'continues a word' : 'starts a word',
+          ...(i >= ids.length - written.length ? ['written by the model'] : [])],
+        ...(i >= ids.length - written.length ? { written: true } : {}),
       };
     });
     const run = await this.#run(ids);
     const tokenizer = /** @type {import('../lib/models.js').TokenizerInfo} */ (model.tokenizer);
     const mask = tokenizer.maskId === null ? -1 : ids.indexOf(tokenizer.maskId);
     return {
-      text, example, tokens, ids, run, focus: mask >= 0 ? mask : Math.max(0, tokens.length - 1),
+      text, example, tokens, ids, run, focus: mask >= 0 ? mask : Math.max(0, tokens.length - 1), written: written.length, ...(write ? { write } : {}),
       summary: `The model's own tokenizer (${tokenizer.name}, a vocabulary of ${this.config.vocabSize.toLocaleString('en')}) reads ${tokens.length} tokens; the pieces of one word are shown joined, with each token's id under it.`,
     };
   }
@@ -262,6 +307,38 @@ export class ModelSource {
     if (this.config.task !== 'next-token') throw new Error(`Head importance is measured on the next token, which a ${this.config.name}-family model does not predict.`);
     if (sentence.ids.length < 2) throw new Error('Head importance needs at least two tokens (a token and the one after it).');
     return this.loaded.model.headImportance(sentence.ids);
+  }
+
+  /** Whether the model writes on: a causal model that predicts the next token. */
+  get writes() { return !!this.model && this.config.causal && this.config.task === 'next-token'; }
+
+  /**
+   * The sentence with `steps` tokens the model writes after its text, each computed on the
+   * key/value cache (Model.generate): the most probable, or drawn with a temperature and top-k
+   * from a seed, so that the same settings write the same tokens. The longer text is then run
+   * whole, so that every view shows it, the new tokens' rows among the others.
+   * @param {ModelSentence} sentence  as sentence() gives it, nothing written
+   * @param {import('./source.js').WriteState} write
+   * @returns {Promise<ModelSentence>}
+   */
+  async write(sentence, write) {
+    const written = await this.#writeAfter(sentence.ids, write);
+    return this.#read(sentence.example >= 0 ? sentence.example : sentence.text, written, write);
+  }
+
+  /**
+   * The ids the model writes after `prompt` (Model.generate, one cached step a token).
+   * @param {number[]} prompt
+   * @param {import('./source.js').WriteState} write
+   */
+  async #writeAfter(prompt, { steps, ...sampling }) {
+    if (!this.writes) throw new Error(`The ${this.name} does not write on: that needs a causal model that predicts the next token.`);
+    const total = prompt.length + steps;
+    if (total > this.maxTokens) {
+      throw new Error(`Writing ${steps} tokens after the text's ${prompt.length} makes ${total}; the explorer shows at most ${this.maxTokens}: write at most ${Math.max(0, this.maxTokens - prompt.length)}.`);
+    }
+    if (!prompt.length) throw new Error('The model\'s tokenizer found no tokens in that text.');
+    return (await this.loaded.model.generate(steps, { prompt, ...sampling })).ids;
   }
 
   /** Whether the head detectors apply: a causal model that predicts the next token, with a tokenizer. */

@@ -187,7 +187,8 @@ export interface HeadSource {
   /** The sentences offered. */
   examples(): { text: string; shows: string }[];
   /** A typed text or an example's index; rejects with a message (too long, unknown words). */
-  sentence(input: string | number): Promise<Sentence>;
+  /** write: what a model that writes on writes after the text (the model source; others leave it). */
+  sentence(input: string | number, write?: unknown): Promise<Sentence>;
   /** The layer shown, computed by the core. `parts`: head outputs, concatenation and output too. */
   compute(sentence: Sentence, options?: { parts?: boolean }): Promise<HeadResult>;
   /** "Head 3 – previous token". */
@@ -242,6 +243,18 @@ export interface HeadSource {
   readonly detects?: boolean;
   /** Previous-token, duplicate-token and induction scores of every head on repeated random tokens (web/lib/detectors.js). */
   detectHeads?(options?: { seed?: number; count?: number; length?: number; onProgress?: (p: { done: number; total: number }) => void }): Promise<DetectorResult>;
+  /** Whether the model writes on (a causal model that predicts the next token). */
+  readonly writes?: boolean;
+  /** The sentence with `steps` tokens the model writes after it (its `written` of them marked, `write` set), run whole. */
+  write?(sentence: Sentence, write: WriteState): Promise<Sentence>;
+}
+
+/** What the model writes after the text: steps tokens, the most probable or drawn with a temperature and top-k from a seed. */
+export interface WriteState {
+  steps: number;
+  temperature?: number;
+  topK?: number;
+  seed?: number;
 }
 
 /** The head detectors' result: the sequences, their controls, every head's scores, the BOS id and N. */

@@ -127,6 +127,15 @@ struct CallShapes {
   bool value_is_key = false;
 };
 
+// The keys and values one self-attention module has seen, for computing a text one step at a
+// time: row p holds position p's keys of the G key/value heads (after the rotary positions, where
+// the module has them), unexpanded: (capacity, G * hd) each, `length` rows filled.
+struct KvCache {
+  int64_t length = 0;
+  std::vector<float> keys, values;
+  void clear() { length = 0; }
+};
+
 // How a packed module (CreatePacked) stores in_proj_weight and out_proj.weight: float32, or the
 // 16-bit words of a float16 / bfloat16 file, widened exactly as the GEMM reads them.
 enum class PackedStorage { kFloat32, kFloat16, kBfloat16 };
@@ -202,6 +211,16 @@ class MultiHeadAttention {
                  const MaskView& key_padding_mask, const MaskView& attn_mask,
                  const ForwardOptions& options, ForwardResult* result);
 
+  // Causal self-attention of R new positions, cache->length .. cache->length + R - 1, over the
+  // cache and themselves; their keys and values are appended to the cache first. A packed
+  // module (CreatePacked) with one fused in-projection, no bias_k, no zero attention.
+  //   x (R, E) the new rows; window > 0: query i sees key j when i - window < j <= i
+  //   output (R, O); weights (H, R, S), S = the cache's length after the append
+  // Equal to forward() on all S positions with is_causal (and the window's mask), rows
+  // S - R .. S - 1, to float rounding (tests/cpp/models/kv_cache_test.cpp).
+  Status forward_cached(const float* x, int64_t R, int64_t window, KvCache* cache, std::vector<float>* output,
+                        std::vector<float>* weights);
+
  private:
   MultiHeadAttention() = default;
   static Status Make(const Config& config, bool packed_only, PackedStorage storage,
@@ -213,8 +232,8 @@ class MultiHeadAttention {
   void unpack_in_proj(float* out) const;  // [W_q; W_k; W_v] ((H + 2G) hd, E) from its packing
   int64_t fused_rows() const { return query_dim() + 2 * kv_dim(); }
   void rotary_tables(int64_t positions);  // rotary_cos_, rotary_sin_ for positions 0 .. positions-1
-  // x (rows, hd) at row stride ld, row r at position r, rotated in place
-  void rotate(float* x, int64_t ld, int64_t rows) const;
+  // x (rows, hd) at row stride ld, row r at position first + r, rotated in place
+  void rotate(float* x, int64_t ld, int64_t rows, int64_t first = 0) const;
   void widen_storage();                   // a 16-bit packed module's weights to float32
 
   struct Call;       // a validated call: its inputs, N, L, S, S_total and projection

@@ -149,6 +149,13 @@ struct RunResult {
   Tensor pooled;  // (E) when the file has a pooler
 };
 
+// What Model::Extend computed for R new tokens at positions first .. first + R - 1.
+struct ExtendResult {
+  int64_t first = 0;
+  std::vector<Tensor> weights;  // per layer (H, R, S): the new rows of attention, S = first + R keys
+  Tensor logits;                // (R, vocab) when the model has an LM head
+};
+
 class Model {
  public:
   // Validates the config and plans the memory against `limits`; no weights yet.
@@ -183,6 +190,18 @@ class Model {
   // options are refused it is left as it was. A layer whose weights are not kept
   // (options.weights_layer) has an empty weights tensor, its storage freed.
   Status Run(const int32_t* ids, size_t count, const RunOptions& options, RunResult* result);
+
+  // A causal model writing on: the text so far is held as each layer's keys and values (its
+  // KvCache), and Extend appends ids to it, computing the new positions only:
+  //   per layer, the new rows' attention over every position so far, and the logits of the
+  //   new positions. Equal to Run on the whole text, those rows, to float rounding
+  //   (tests/cpp/models/kv_cache_test.cpp). A model that attends both ways (BERT) is refused,
+  //   as is a text past max_positions; the cache is then left as it was.
+  Status Extend(const int32_t* ids, size_t count, ExtendResult* result) { return Extend(ids, count, -1, result); }
+  // from >= 0: after the text's first `from` positions (0 .. cached_length()), the rest dropped.
+  Status Extend(const int32_t* ids, size_t count, int64_t from, ExtendResult* result);
+  void ResetCache();                     // an empty text: the next Extend starts at position 0
+  int64_t cached_length() const { return cache_.empty() ? 0 : cache_.front().length; }
 
   // Head importance on the model's own task (a causal model's next token), (L, H):
   //   importance[l, h] = mean over t < T-1 of  log p(ids[t+1] | ids[..t])
@@ -224,7 +243,8 @@ class Model {
   Status allocate(PackedStorage storage);
   Status plan_weights(Loading* loading, const std::string& file);
   Status validate(const int32_t* ids, size_t count, const RunOptions& options) const;
-  void embed(const int32_t* ids, int64_t T, std::vector<float>* x) const;
+  void embed(const int32_t* ids, int64_t T, std::vector<float>* x, int64_t first = 0) const;  // positions first ..
+  Status extend_layer(int64_t l, int64_t R, std::vector<float>* x, Tensor* weights);
   Status run_layer(int64_t l, const std::vector<int64_t>& ablated, const RunOptions& options, int64_t T, std::vector<float>* x,
                    LayerResult* out);
   void heads(const std::vector<float>& x, int64_t T, RunResult* r);
@@ -253,6 +273,7 @@ class Model {
   std::vector<float> normed_, up_, gated_, down_;  // scratch reused across layers and calls
   std::vector<float> window_;                      // (T, T) 0 / -inf, a sliding window's mask
   MaskView window_view_;
+  std::vector<KvCache> cache_;                     // per layer: the text Extend has computed
 };
 
 }  // namespace mha::models

@@ -757,9 +757,9 @@ Status Model::validate(const int32_t* ids, size_t count, const RunOptions& optio
   return Status::Ok();
 }
 
-// x (T, E) = word[ids] (+ token_type[0]) + position[t], in modeling_bert.py's order of
+// x (T, E) = word[ids] (+ token_type[0]) + position[first + t], in modeling_bert.py's order of
 // additions; then the embeddings' norm where the family has one.
-void Model::embed(const int32_t* ids, int64_t T, std::vector<float>* x) const {
+void Model::embed(const int32_t* ids, int64_t T, std::vector<float>* x, int64_t first) const {
   const int64_t E = config_.hidden;
   const bool token_types = !token_type_.empty();
   x->assign(static_cast<size_t>(T * E), 0.0f);
@@ -767,7 +767,7 @@ void Model::embed(const int32_t* ids, int64_t T, std::vector<float>* x) const {
     float* row = x->data() + t * E;
     word_.row(row, ids[t]);
     if (position_.empty()) continue;  // rotary positions: in attention
-    const float* position = position_.data() + t * E;
+    const float* position = position_.data() + (first + t) * E;
     for (int64_t i = 0; i < E; ++i) {
       row[i] = token_types ? (row[i] + token_type_[static_cast<size_t>(i)]) + position[i] : row[i] + position[i];
     }

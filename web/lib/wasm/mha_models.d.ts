@@ -20,6 +20,14 @@ export interface ModelSession extends EmbindObject {
   run(ablate: number[], headOutputs: boolean, weightsLayer: number, pooledSize: number): Outcome;
   /** (layers, heads) */
   headImportance(): TensorOutcome;
+  /** Appends the ids to the text held in the key/value cache (from >= 0: after its first `from` positions), computing the new positions only. */
+  extend(from: number): Outcome;
+  /** The positions the key/value cache holds. */
+  cachedLength(): number;
+  /** (H, R, S): the last extend's new rows of attention in a layer */
+  extendWeights(layer: number): TensorOutcome;
+  /** (R, vocab) */
+  extendLogits(): TensorOutcome;
   /** (H, T, T) */
   layerWeights(layer: number): TensorOutcome;
   /** (T, E) */
