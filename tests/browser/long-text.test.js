@@ -72,6 +72,7 @@ test('a 1,000-token text opens in a 1,024-position GPT-2 and every view draws it
       tableCaption: document.querySelector('#weights-table caption')?.textContent ?? '',
       strip: box('token-strip'),
       stripButtons: document.querySelectorAll('#token-strip button[data-index]').length,
+      textScores: /** @type {HTMLElement} */ (document.getElementById('detectors-text')).textContent ?? '',
       legend: /** @type {HTMLElement} */ (document.getElementById('pooled-note')).hidden ? '' : /** @type {HTMLElement} */ (document.getElementById('pooled-note')).textContent,
       pageWidth: document.documentElement.scrollWidth,
       ablation: box('ablation-bars'),
@@ -95,6 +96,7 @@ test('a 1,000-token text opens in a 1,024-position GPT-2 and every view draws it
   assert.equal(shown.tableCells, 1000);
   assert.match(shown.tableCaption, /Of the 1000 rows, the one of the token followed \(1000\)/);
   assert.equal(shown.stripButtons, 1000);
+  assert.match(shown.textScores, /The scores of every head need every layer's maps, which a text of 1000 tokens does not keep/);
   assert.match(shown.legend, /^1000 tokens: a map with fewer pixels than tokens .* shows in each pixel the largest weight of the cells it covers \(max-pooled\)/);
   assert.ok(shown.strip.scrollHeight > shown.strip.clientHeight && shown.strip.height < 400, `the token strip scrolls in its box: ${JSON.stringify(shown.strip)}`);
   assert.match(shown.status, /^Ready: 4 heads × 1000 tokens/);

@@ -130,6 +130,11 @@ test('the model source reads 1,000 tokens, keeps the layer in view only and asks
     assert.ok(off.run.layers.every((l) => l.weights === null), 'an ablation keeps no maps');
     assert.equal(maxAbsDifference(off.run.logits.data, model.run(sentence.ids, { ablate: [[1, 0], [1, 1]] }).logits.data), 0);
     await assert.rejects(source.sentence(TEXT + TEXT.slice(0, 25)), /1025 tokens.*1024/s);
+    // a text of up to 128 tokens keeps every layer's maps (the detectors' scores of the text in view read them)
+    const short = await source.sentence(TEXT.slice(0, 128));
+    const n = short.tokens.length;
+    assert.ok(n > 100 && n <= 128, `${n} tokens`);
+    assert.deepEqual(short.run.layers.map((l) => l.weights?.shape), [0, 1, 2].map(() => [4, n, n]));
   } finally {
     source.dispose();
     model.dispose();

@@ -338,9 +338,11 @@ function showTextScores(source) {
     return;
   }
   const T = sentence.ids.length;
-  const scores = T >= 2 ? scoreText(sentence.run.layers.map((l) => l.weights), sentence.ids) : null;
+  // a long text keeps the maps of the layer in view only (web/sources/model.js)
+  const every = sentence.run.layers.every((l) => l.weights);
+  const scores = T >= 2 && every ? scoreText(sentence.run.layers.map((l) => /** @type {import('../lib/models.js').ModelTensor} */ (l.weights)), sentence.ids) : null;
   renderTextScores(container, {
-    scores, problem: scores ? null : `The scores need at least two tokens; this text has ${T}.`,
+    scores, problem: scores ? null : every ? `The scores need at least two tokens; this text has ${T}.` : `The scores of every head need every layer's maps, which a text of ${T} tokens does not keep (only the layer in view's); they are measured on texts of up to 128 tokens.`,
     tokens: T, numLayers: source.numLayers, numHeads: source.numHeads,
     selected: { layer: source.layer, head: explorer.selectedHead },
     onSelect: (l, h) => { explorer.setState({ layer: l, head: h }); },

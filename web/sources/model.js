@@ -235,9 +235,10 @@ export class ModelSource {
     };
   }
 
-  /** A run that keeps the full maps of the layer in view only, and every layer's pooled. @param {number[]} ids */
+  /** A run that keeps every layer's maps pooled, and a long text's full maps of the layer in view only. @param {number[]} ids */
   #run(ids) {
-    return this.loaded.model.run(ids, { headOutputs: true, weightsLayer: this.layer, pooledSize: POOLED_SIZE });
+    // a text up to POOLED_SIZE tokens keeps every layer's maps (the detectors' scores of the text in view read them)
+    return this.loaded.model.run(ids, { headOutputs: true, weightsLayer: ids.length > POOLED_SIZE ? this.layer : 'all', pooledSize: POOLED_SIZE });
   }
 
   /**
