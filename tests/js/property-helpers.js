@@ -1,17 +1,10 @@
 // Shared by the property and soak tests: a seeded generator of float32 data, and valid
 // configurations / inputs built from a plain description (so that fast-check can shrink it).
 
+import { mulberry32 } from '../../web/lib/random.js';
+
 /** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 export function uniform(random, count, lo = -2, hi = 2) {
   const out = new Float32Array(count);

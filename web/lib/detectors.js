@@ -15,6 +15,7 @@
 //   const { sequences, controls } = repeatedTokens({ ordinary, bos, length: 50, count: 10, seed: 0 });
 //   const heads = detectHeads((ids) => model.run(ids).layers.map((l) => l.weights), sequences, controls);
 import { MhaError } from './errors.js';
+import { mulberry32 as random } from './random.js';
 
 /** The detectors, in the order of their result fields. */
 export const DETECTORS = Object.freeze(['previousToken', 'duplicateToken', 'induction']);
@@ -138,17 +139,6 @@ export function scoreText(layers, ids) {
   return { heads, cells };
 }
 
-/** mulberry32: a small seeded generator of floats in [0, 1). */
-function random(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = s;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Repeated random tokens and their controls.

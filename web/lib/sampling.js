@@ -4,22 +4,9 @@
 // and the one in a worker (models-worker.js).
 //   p(v) = exp(logit_v / T) / sum over the k largest logits of exp(logit_u / T),  v among them
 import { MhaError } from './errors.js';
+import { mulberry32 } from './random.js';
 
-/**
- * mulberry32: a 32-bit state, uniform numbers in [0, 1), the same sequence wherever it runs.
- * @param {number} seed  an integer 0 .. 2^32 - 1
- * @returns {() => number}
- */
-export function mulberry32(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 };
 
 /**
  * The seed of the draw for the token at `position`: each position draws from a stream of its own,

@@ -24,6 +24,7 @@
 // Intervals: a percentile bootstrap over test sentences (RESAMPLES resamples from a seeded
 // PRNG; the same resamples for every head and figure).
 import { ROLES, RELATIONS, labelName } from './vocabulary.js';
+import { mulberry32 } from '../lib/random.js';
 
 /** @typedef {import('../sources/source.js').HeadRoles} HeadRoles */
 /** @typedef {import('../sources/source.js').HeadRoleEntry} HeadRoleEntry */
@@ -42,17 +43,8 @@ const PREVIOUS_FEW = 3;
 const PIECE_ROLES = ['previous', 'next', 'self', 'first', 'finalPunctuation', 'sameWord'];
 const WORD_ROLES = ['previousFew', 'nouns', 'subject'];
 
-/** A seeded PRNG (mulberry32): uniform numbers in [0, 1). @param {number} seed */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (mulberry32): uniform numbers in [0, 1). */
+export const prng = mulberry32;
 
 /** `resamples` lists of n indices drawn with replacement from 0..n-1. @param {number} n @param {number} [resamples] @param {number} [seed] */
 export function bootstrapIndices(n, resamples = RESAMPLES, seed = SEED) {
