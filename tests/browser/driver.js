@@ -99,6 +99,9 @@ const debug = (...args) => { if (process.env.MHA_DRIVER_DEBUG) console.error('[d
  *  never returns): the test fails saying so, rather than the run waiting for ever. */
 export const EVALUATE_LIMIT_MS = 300_000;
 
+/** How long a click waits for a disabled element to be enabled (playwright's default timeout). */
+const ENABLED_WITHIN_MS = 30_000;
+
 /** `promise`, or an Error naming `what` when it has not settled in `ms`. */
 export function within(promise, ms, what) {
   let timer;
@@ -523,10 +526,11 @@ class BasePage {
       return { x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height };
     }, selector);
   }
-  /** Scroll the element into view and wait until it stops moving (two animation frames with the
-   *  same box), as playwright does before it clicks: lazily typeset formulas shift the layout. */
+  /** Scroll the element into view, wait until it stops moving (two animation frames with the
+   *  same box) and until it is enabled, as playwright does before it clicks: lazily typeset
+   *  formulas shift the layout, and a button is disabled while the explorer computes. */
   stable(selector, index = 0) {
-    return this.evaluate(async ([s, i]) => {
+    return this.evaluate(async ([s, i, enabledWithin]) => {
       const e = document.querySelectorAll(s)[i];
       if (!e) throw new Error(`no element ${s} #${i}`);
       e.scrollIntoView({ block: 'center', inline: 'nearest' });
@@ -539,7 +543,12 @@ class BasePage {
         same = now === last ? same + 1 : 0;
         last = now;
       }
-    }, [selector, index]);
+      const until = performance.now() + enabledWithin;
+      while (e.matches(':disabled')) {
+        if (performance.now() > until) throw new Error(`${s} #${i} stayed disabled for ${enabledWithin} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }, [selector, index, ENABLED_WITHIN_MS]);
   }
 
   async check(selector, index = 0) {
