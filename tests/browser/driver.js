@@ -551,6 +551,35 @@ class BasePage {
     }, [selector, index, ENABLED_WITHIN_MS]);
   }
 
+  /**
+   * Click the element as `press()` does (a real pointer click), then check that the click reached
+   * it: the driver reads the element's position before it presses, and a layout shift in between
+   * (a formula typeset as it comes near the screen) sends the click to whatever moved under that
+   * point. Playwright checks the hit target itself; here a click seen landing outside the element
+   * is tried again, from a stable position, at most twice.
+   */
+  async checkedClick(selector, index, press) {
+    for (let attempt = 1; ; attempt += 1) {
+      await this.stable(selector, index);
+      await this.evaluate(([s, i]) => {
+        const e = document.querySelectorAll(s)[i];
+        const seen = { missed: null };
+        window.__driverClick = seen;
+        document.addEventListener('click', (event) => {
+          const target = /** @type {Node} */ (event.composedPath()[0] ?? event.target);
+          seen.missed = e.contains(target) || event.composedPath().includes(e) ? null
+            : `${target.nodeName.toLowerCase()}${target.id ? `#${target.id}` : ''}${target.className && typeof target.className === 'string' ? `.${target.className.split(' ').join('.')}` : ''}`;
+        }, { capture: true, once: true });
+      }, [selector, index]);
+      await press();
+      // a click that navigated, or none seen (a disabled element, an <option>): nothing to check
+      const missed = await this.evaluate(() => window.__driverClick?.missed ?? null).catch(() => null);
+      if (!missed) return;
+      debug(`the click on ${selector} #${index} landed on ${missed} (attempt ${attempt})`);
+      if (attempt === 3) throw new Error(`three clicks on ${selector} #${index} landed elsewhere (the last on ${missed}): the layout kept moving`);
+    }
+  }
+
   async check(selector, index = 0) {
     if (!(await this.checked(selector, index))) await this.click(selector, { index });
   }
@@ -713,8 +742,7 @@ class FirefoxPage extends BasePage {
   }
   async click(selector, { index = 0 } = {}) {
     await this.front();
-    await this.stable(selector, index);
-    await (await this.handle(selector, index)).click();
+    await this.checkedClick(selector, index, async () => (await this.handle(selector, index)).click());
   }
   async tap() { throw new Error(LIMITS.firefox.touch); }
   async hover(selector, { index = 0 } = {}) { await (await this.handle(selector, index)).hover(); }
@@ -908,8 +936,7 @@ class WebKitPage extends BasePage {
   }
 
   async click(selector, { index = 0 } = {}) {
-    await this.stable(selector, index);
-    await (await this.element(selector, index)).click();
+    await this.checkedClick(selector, index, async () => (await this.element(selector, index)).click());
   }
 
   /** Raw W3C actions (selenium's own builder has no touch pointer for this driver). */
