@@ -564,7 +564,7 @@ class BasePage {
       await this.evaluate(([s, i]) => {
         const e = document.querySelectorAll(s)[i];
         const seen = { missed: null };
-        window.__driverClick = seen;
+        window[Symbol.for('mha-driver-click')] = seen;
         document.addEventListener('click', (event) => {
           const target = /** @type {Node} */ (event.composedPath()[0] ?? event.target);
           seen.missed = e.contains(target) || event.composedPath().includes(e) ? null
@@ -573,7 +573,7 @@ class BasePage {
       }, [selector, index]);
       await press();
       // a click that navigated, or none seen (a disabled element, an <option>): nothing to check
-      const missed = await this.evaluate(() => window.__driverClick?.missed ?? null).catch(() => null);
+      const missed = await this.evaluate(() => window[Symbol.for('mha-driver-click')]?.missed ?? null).catch(() => null);
       if (!missed) return;
       debug(`the click on ${selector} #${index} landed on ${missed} (attempt ${attempt})`);
       if (attempt === 3) throw new Error(`three clicks on ${selector} #${index} landed elsewhere (the last on ${missed}): the layout kept moving`);

@@ -176,3 +176,21 @@ test('a GPT-2 from a link writes 20 tokens, the most probable and then sampled, 
   assert.equal(new URLSearchParams(fromFiles.search).get('write-seed'), '7');
   assert.deepEqual(errors, []);
 });
+
+test('the panel\'s module not arriving is said in its place; the page keeps working and asks for it again at the next change', { engines: 'chromium', why: 'faults', timeout: 120000 }, async () => {
+  const panelModule = '**/views/write-panel.js';
+  await page.page.route(panelModule, (route) => route.abort('connectionfailed'));
+  try {
+    await open(`?model=openai-community/gpt2&endpoint=${encodeURIComponent(hub.endpoint)}&sentence=${encodeURIComponent(PROMPT)}`);
+    await page.waitForFunction(() => /could not be loaded/.test(document.getElementById('write-panel').textContent), null, { timeout: 30000 });
+    assert.match(await page.text('#write-panel'), /^The panel "The model writes on" could not be loaded \(.+\)\.$/);
+  } finally {
+    await page.page.unroute(panelModule);
+  }
+  await page.selectOption('#layer', '1');
+  await waitForExplorer(page, () => window.explorer.source.layer === 1 && !!document.getElementById('write-many'), null, 30000);
+  await page.click('#write-next');
+  await waitForExplorer(page, () => window.explorer.sentence.written === 1, null, 60000);
+  assert.match(await page.text('#write-panel .write-status'), /The model wrote 1 token, each the most probable/);
+  assert.deepEqual(errors, []);
+});

@@ -35,6 +35,11 @@ export function showWriting() {
         onClear: () => { clearWriting(explorer); },
       });
       showWriting();
+    }, (error) => {
+      // a module that did not arrive (the network, a page being left): said in the panel's
+      // place, and asked for again at the next change
+      loading = null;
+      container.textContent = `The panel "The model writes on" could not be loaded (${error instanceof Error ? error.message : String(error)}).`;
     });
     return;
   }
