@@ -177,7 +177,7 @@ test('a GPT-2 from a link writes 20 tokens, the most probable and then sampled, 
   assert.deepEqual(errors, []);
 });
 
-test('the panel\'s module not arriving is said in its place; the page keeps working and asks for it again at the next change', { engines: 'chromium', why: 'faults', timeout: 120000 }, async () => {
+test('the panel\'s module not arriving is said in its place (the page) or the status line (the element); the page keeps working and asks for it again at the next change', { engines: 'chromium', why: 'faults', timeout: 120000 }, async () => {
   const panelModule = '**/views/write-panel.js';
   await page.page.route(panelModule, (route) => route.abort('connectionfailed'));
   try {
@@ -192,5 +192,43 @@ test('the panel\'s module not arriving is said in its place; the page keeps work
   await page.click('#write-next');
   await waitForExplorer(page, () => window.explorer.sentence.written === 1, null, 60000);
   assert.match(await page.text('#write-panel .write-status'), /The model wrote 1 token, each the most probable/);
+
+  // the element: one removed before the module fails says nothing (its explorer is gone); one
+  // shown says so in its status line
+  const elementModule = '**/element/write.js';
+  let release;
+  const released = new Promise((resolve) => { release = resolve; });
+  await page.page.route(elementModule, async (route) => { await released; await route.abort('connectionfailed'); });
+  try {
+    await page.evaluate(async () => {
+      await import('/element/mha-explorer.js');
+      const e = document.createElement('mha-explorer');
+      e.id = 'write-gone';
+      e.setAttribute('model-url', '/examples/models/gpt2-lesson/');
+      e.setAttribute('sentence', 'the king follows');
+      document.body.append(e);
+      await new Promise((resolve) => { const check = () => (e.status !== 'loading' && e.status !== 'computing' ? resolve() : setTimeout(check, 20)); check(); });
+      e.remove();
+    });
+    release();
+    const status = await page.evaluate(async () => {
+      const e = document.createElement('mha-explorer');
+      e.setAttribute('model-url', '/examples/models/gpt2-lesson/');
+      e.setAttribute('sentence', 'the king follows');
+      document.body.append(e);
+      await new Promise((resolve) => {
+        const check = () => (e.status === 'error' || /could not be loaded/.test(e.shadowRoot.querySelector('.status').textContent) ? resolve() : setTimeout(check, 50));
+        check();
+      });
+      const text = e.shadowRoot.querySelector('.status').textContent;
+      e.remove();
+      return { status: e.status, text };
+    });
+    assert.equal(status.status, 'ready');
+    assert.match(status.text, /^4 heads × \d+ tokens of .*\. The panel to write on could not be loaded: /);
+  } finally {
+    await page.page.unroute(elementModule);
+  }
+  await page.flushEvents();
   assert.deepEqual(errors, []);
 });

@@ -255,3 +255,12 @@ test('the model trained on repeated tokens names its induction head in layer 1 (
   console.log(`gpt2-induction-random:\n${show(random.heads)}`);
   assert.deepEqual(random.heads.filter((h) => h.label), []);
 });
+
+test('the explorer asked to detect heads before it shows anything says so, and stays usable', async () => {
+  const { Explorer } = await import('../../web/explorer/controller.js');
+  const explorer = new Explorer();
+  await explorer.detectHeads();
+  assert.equal(explorer.errors.detectors, 'Open a model first: the head detectors run on the model shown.');
+  assert.equal(explorer.detecting, null);
+  assert.equal(explorer.busy, 0);
+});

@@ -371,7 +371,7 @@ export class MhaExplorerElement extends HTMLElement {
       // the panel "The model writes on", in the shadow DOM, for a model that writes on
       if (explorer.source?.writes) {
         import('./write.js').then((m) => m.showElementWriting(this, explorer),
-          (e) => this.#setStatus('ready', `${elementStatus(explorer)} The panel to write on could not be loaded: ${e}`));
+          (e) => { if (generation === this.#generation && this.#shown()) this.#setStatus('ready', `${elementStatus(explorer)} The panel to write on could not be loaded: ${e}`); });
       }
       this.#showHeads();
       this.#emit('computed', this.result);

@@ -576,7 +576,11 @@ export class Explorer extends EventTarget {
   async detectHeads() {
     return this.#busy(async () => {
       this.#setError('detectors', null);
-      const { source } = this.shown();
+      const { source } = this;
+      if (!source || !this.result) {
+        this.#setError('detectors', 'Open a model first: the head detectors run on the model shown.');
+        return;
+      }
       this.#update({ detecting: { done: 0, total: 0 } });
       try {
         if (!source.detectHeads || !source.detects) throw new SpecError(`The ${source.name} is not a causal language model: the head detectors need one.`);
