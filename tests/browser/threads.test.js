@@ -180,6 +180,11 @@ async function randomWideGpt2() {
 // In the page: the example model and the wide random one on loadModel()'s default module and
 // on the single-thread one (or in a worker): threads, |default - single|, |default - PyTorch|.
 async function compareModels({ run, source, worker }) {
+  // each step as it starts, so that a run that never finishes says where it stopped (compared())
+  const steps = [];
+  window[Symbol.for('mha-threads-steps')] = steps;
+  const step = (what) => steps.push(`${Math.round(performance.now())} ms: ${what}`);
+  step('import /lib/models.js');
   const { loadModel, loadWorkerModel, modelThreadsAvailable } = await import('/lib/models.js');
   const randomWide = (0, eval)(`(${source})`);
   const ids = Array.from({ length: 64 }, (_, i) => (i * 37 + 11) % 500);
@@ -189,14 +194,20 @@ async function compareModels({ run, source, worker }) {
   const digest = (values) => new Uint32Array(Float32Array.from(values).buffer).reduce((h, v) => Math.imul(h ^ v, 16777619) >>> 0, 2166136261).toString(16);
   const open = worker ? loadWorkerModel : loadModel;
   const t0 = performance.now();
+  step(`open the lesson's model${worker ? ' in a worker' : ''}`);
   const lesson = await open(run.url);
+  step('run it');
   const lessonRun = await lesson.run(run.text);
+  step(`open the wide model${worker ? ' in a worker' : ''}`);
   const wide = await open(await randomWide());
   const t1 = performance.now();
+  step('run it');
   const wideRun = await wide.run(ids);
   const ms = performance.now() - t1;
+  step('open both on the single-thread module');
   const singleWide = await loadModel(await randomWide(), { threads: false });
   const singleLesson = await loadModel(run.url, { threads: false });
+  step('compare');
   const result = {
     crossOriginIsolated: globalThis.crossOriginIsolated, available: modelThreadsAvailable(), sharedArrayBuffer: typeof SharedArrayBuffer,
     threads: [lesson.threads, wide.threads, singleWide.threads],
@@ -208,6 +219,25 @@ async function compareModels({ run, source, worker }) {
   };
   for (const m of [lesson, wide, singleWide, singleLesson]) m.dispose();
   return result;
+}
+
+/**
+ * compareModels in the page; one that has not finished in `ms` fails saying which of its steps
+ * it was in (the page itself still answers when a worker hangs).
+ */
+async function compared(args, ms = 90_000) {
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, ms, 'late'); });
+  const done = page.evaluate(compareModels, args);
+  try {
+    const first = await Promise.race([done, late]);
+    if (first !== 'late') return first;
+  } finally {
+    clearTimeout(timer);
+  }
+  done.catch(() => {});
+  const steps = await Promise.race([page.evaluate(() => window[Symbol.for('mha-threads-steps')] ?? []), new Promise((resolve) => setTimeout(resolve, 5000, ['(the page did not answer)']))]);
+  throw new Error(`compareModels did not finish in ${ms / 1000} s; its steps, the last one unfinished (now ${await page.evaluate(() => Math.round(performance.now())).catch(() => '?')} ms):\n  ${steps.join('\n  ')}`);
 }
 
 /** Asserts what compareModels found: threads where the engine has SharedArrayBuffer, the same numbers either way. */
@@ -233,7 +263,7 @@ let isolatedDigests = null;
 test('crossOriginIsolated page: loadModel() runs on the models\' pthreads module, with the numbers of the single-thread one', { engines: 'all', why: 'workers', timeout: 120_000 }, async () => {
   await openPage(isolated);
   const run = { ...lessonRun(), url: LESSON_MODEL };
-  const r = await page.evaluate(compareModels, { run, source: randomWideGpt2.toString(), worker: false });
+  const r = await compared({ run, source: randomWideGpt2.toString(), worker: false });
   checkModels(r, 'isolated page, loadModel');
   isolatedDigests = r.digests;
 });
@@ -241,7 +271,7 @@ test('crossOriginIsolated page: loadModel() runs on the models\' pthreads module
 test('crossOriginIsolated page: loadWorkerModel() runs on the models\' pthreads module in its worker', { engines: 'all', why: 'workers', timeout: 120_000 }, async () => {
   await openPage(isolated);
   const run = { ...lessonRun(), url: LESSON_MODEL };
-  checkModels(await page.evaluate(compareModels, { run, source: randomWideGpt2.toString(), worker: true }), 'isolated page, loadWorkerModel');
+  checkModels(await compared({ run, source: randomWideGpt2.toString(), worker: true }), 'isolated page, loadWorkerModel');
 });
 
 test('page that is not isolated: loadMha() loads the single-thread core; threads: true is a clear error', { engines: 'all', why: 'workers' }, async () => {
