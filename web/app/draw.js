@@ -106,15 +106,19 @@ const VIEWS = {
 export const HEAD_VIEWS = ['measure', 'tabs', 'main', 'info', 'table', 'grid', 'wo', 'follow', 'weights', 'layers'];
 export const HOVER_VIEWS = ['measure', 'main', 'grid', 'pair', 'wo', 'follow', 'tokens', 'predictions'];
 
-/** What a new result draws in a task after the rest: the page answers input between the two. The
- *  weights table comes last of all, so a table of the shown key means every view is drawn. */
-const LATER = new Set(['grid', 'pair', 'wo', 'follow', 'layers', 'predictions', 'table']);
+/** What a new result draws after what shows the selected head, a group a task: the page answers
+ *  input between them, and the browser paints each group's part of the page in a frame of its
+ *  own (a browser that paints on the CPU, as WebKitGTK without a GPU does, would otherwise paint
+ *  every view of the explorer in one frame). The weights table comes last of all, so a table of
+ *  the shown key means every view is drawn. */
+const LATER_GROUPS = [['grid'], ['pair'], ['wo'], ['follow', 'layers', 'predictions', 'table']];
+const LATER = new Set(LATER_GROUPS.flat());
 let fullRun = 0;
 
 /**
  * Draw the views named in `only` (every view by default) at once; with `split`, every view,
- * what shows the selected head first and the rest (LATER) in the next task. Resolves to the ms
- * spent drawing, or null when a newer split drawing took over before the rest was drawn.
+ * what shows the selected head first and the rest (LATER_GROUPS) in the tasks after. Resolves to
+ * the ms spent drawing, or null when a newer split drawing took over before the rest was drawn.
  * @param {string[] | null} [only]
  * @param {{ split?: boolean }} [options]
  * @returns {Promise<number | null>}
@@ -138,11 +142,14 @@ export function render(only = null, { split = false } = {}) {
   }
   const run = ++fullRun;
   draw((name) => !LATER.has(name));
-  drawing = nextTask().then(() => {
-    if (run !== fullRun || !explorer.result) return null;
-    draw((name) => LATER.has(name));
+  drawing = (async () => {
+    for (const group of LATER_GROUPS) {
+      await nextTask();
+      if (run !== fullRun || !explorer.result) return null;
+      draw((name) => group.includes(name));
+    }
     return sum();
-  });
+  })();
   return drawing;
 }
 
