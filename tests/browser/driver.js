@@ -25,6 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test as nodeTest } from 'node:test';
 import { SERVE_HEADERS, startServer } from '../../scripts/serve/serve.js';
+import { CRASH } from '../../scripts/test/browser-crash.js';
 import { CHROMIUM_ONLY, markProblem, runsIn } from './marks.js';
 
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
@@ -890,9 +891,27 @@ class WebKitPage extends BasePage {
       Promise.resolve().then(() => (${source})(arguments[0])).then(
         (value) => done({ value: value === undefined ? null : value, undefined: value === undefined }),
         (error) => done({ error: String(error && error.stack ? error.message + '\\n' + error.stack : error) }));`;
-    const r = await this.driver.executeAsyncScript(script, arg === undefined ? null : arg);
+    let r;
+    try {
+      r = await this.driver.executeAsyncScript(script, arg === undefined ? null : arg);
+    } catch (error) {
+      throw await this.crashNamed(error);
+    }
     if (r && r.error !== undefined) throw new Error(`[webkit] evaluate: ${r.error}`);
     return r.undefined ? undefined : r.value;
+  }
+
+  /** WebKitWebDriver answers a script during which the page process died with "Could not parse
+   *  script result"; the session's next command names the crash, the words
+   *  scripts/test/browser-crash.js knows. Any other error is returned as it came. */
+  async crashNamed(error) {
+    if (!/Could not parse script result/.test(error?.message ?? '')) return error;
+    try {
+      await this.driver.executeScript('return 1');
+    } catch (next) {
+      if (CRASH.test(next?.message ?? '')) return new Error(`[webkit] ${next.message} (the script that was running: ${error.message})`);
+    }
+    return error;
   }
 
   evaluate(fn, arg) { return within(this.run(fn, arg), EVALUATE_LIMIT_MS, evaluated(fn)); }
