@@ -10,13 +10,13 @@
 //   npm test -- --list        the steps and their commands
 //   npm test -- --jobs N      how many cores the steps may keep busy (default: this machine's)
 //
-// A step is { name, run, needs, provides, cpus, quick, env, tap }. `run` is a command, or a
+// A step is { name, run, needs, provides, cpus, quick, env, tap, alone }. `run` is a command, or a
 // function of the run's options returning one (a StepError when its files are missing: the step
 // fails, it is never skipped). `provides` names a build, `needs` the builds that must have passed
-// first, `cpus` how many cores it keeps busy. Steps start in the order below once their builds
-// are there and their cores free. Each step's output goes to build/test-logs/ and is printed
-// when it ends; each runs in a cgroup of its own where one can be made (scripts/test/step-cpu.js),
-// which gives its CPU time.
+// first, `cpus` how many cores it keeps busy, `alone` that it runs after all the others with none
+// beside it. Steps start in the order below once their builds are there and their cores free.
+// Each step's output goes to build/test-logs/ and is printed when it ends; each runs in a cgroup
+// of its own where one can be made (scripts/test/step-cpu.js), which gives its CPU time.
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -45,6 +45,11 @@ const nodeTests = (concurrency, files, tap) => [node, 'scripts/test/run-node-tes
 // a CMake workflow preset (scripts/build/build.js); from nothing, beside the browsers on 2 cores, up to 15 minutes
 const build = (preset, extra = {}) => ({ name: `build (${preset})`, provides: preset, cpus: 2, run: [node, 'scripts/build/build.js', preset], timeoutMs: 40 * MINUTE, ...extra });
 
+const ENGINE_TITLES = [['webkit', 'WebKit'], ['firefox', 'Firefox'], ['chromium', 'Chromium']];
+/** Browser-test files that judge time on the page's main thread: each runs in a step of its own
+ *  per engine, with no other step beside it (`alone`). */
+const ALONE = ['responsive.test.js'];
+
 // The longest first: every step keeps the cores busy, so a run lasts about as long as all their
 // CPU time over the cores, unless a long one starts late.
 const steps = [
@@ -54,7 +59,7 @@ const steps = [
   // Each engine gets the files with a test for it (tests/browser/marks.js); --quick, the
   // engine-dependent tests only. A file whose failures were the page process crashing is run
   // once more (browser-crash.js), and the summary says so.
-  ...[['webkit', 'WebKit'], ['firefox', 'Firefox'], ['chromium', 'Chromium']].map(([engine, title]) => ({
+  ...ENGINE_TITLES.map(([engine, title]) => ({
     name: `browser tests in ${title} (MHA_BROWSER=${engine}, tests/browser)`,
     needs: ['wasm', 'model'],
     quick: engine === 'chromium',
@@ -64,8 +69,20 @@ const steps = [
     env: ({ quick }) => ({ MHA_BROWSER: engine, MHA_BROWSER_TESTS: quick ? 'engine' : 'all' }),
     // one file at a time per engine while the engines run side by side; two when one runs alone
     run: ({ quick, selected }) => nodeTests(selected.filter((s) => s.tap).length > 1 ? 1 : 2,
-      filesFor(engine, quick ? 'engine' : 'all').map((f) => `tests/browser/${f}`), path.join('build', `browser-${engine}.tap`)),
+      filesFor(engine, quick ? 'engine' : 'all').filter((f) => !ALONE.includes(f)).map((f) => `tests/browser/${f}`), path.join('build', `browser-${engine}.tap`)),
   })),
+  // What judges the page's own timing runs once every other step has ended, one engine at a
+  // time: the suite's load (up to 10 runnable processes on 2 cores) would otherwise decide it.
+  ...ENGINE_TITLES.flatMap(([engine, title]) => ALONE.map((file) => ({
+    name: `browser test ${file} in ${title}, alone (MHA_BROWSER=${engine}, tests/browser/${file})`,
+    needs: ['wasm', 'model'],
+    quick: engine === 'chromium',
+    alone: true,
+    cpus: 2,
+    tap: path.join('build', `alone-${engine}.tap`),
+    env: ({ quick }) => ({ MHA_BROWSER: engine, MHA_BROWSER_TESTS: quick ? 'engine' : 'all' }),
+    run: () => nodeTests(1, [`tests/browser/${file}`], path.join('build', `alone-${engine}.tap`)),
+  }))),
   build('asan', { name: 'build (asan: sanitizers and fuzzer)' }),
   build('native', { quick: true }),
   { name: 'C++ unit tests and golden cases, native (ctest --preset native)', needs: ['native', 'model'], quick: true, cpus: 2, run: ['ctest', '--preset', 'native'] },
@@ -168,6 +185,7 @@ function schedule(selected, jobs, started, options) {
     const failedBuilds = new Set();
     let busy = 0;
     let running = 0;
+    let runningAlone = false;
     const pump = () => {
       for (const step of [...pending]) {
         const missing = (step.needs || []).filter((need) => failedBuilds.has(need) || !selected.some((s) => s.provides === need));
@@ -179,12 +197,16 @@ function schedule(selected, jobs, started, options) {
         }
         const cpus = Math.min(step.cpus ?? 1, jobs);
         if (!(step.needs || []).every((need) => built.has(need)) || (running > 0 && busy + cpus > OVERCOMMIT * jobs)) continue;
+        // a step that runs alone waits for every other step to end, and nothing starts beside it
+        if (runningAlone || (step.alone && (running > 0 || pending.some((p) => !p.alone)))) continue;
         pending.splice(pending.indexOf(step), 1);
         busy += cpus;
         running += 1;
+        if (step.alone) runningAlone = true;
         runStep(step, steps.indexOf(step), started, options).then((result) => {
           busy -= cpus;
           running -= 1;
+          if (step.alone) runningAlone = false;
           results.set(step, result);
           if (step.provides) (result.status === 'passed' ? built : failedBuilds).add(step.provides);
           console.log(`\n=== ${step.name}\n${readText(result.log).trimEnd()}`);

@@ -18,7 +18,8 @@
 // after each task its main thread lays out, records and fills with zeros every part of the page
 // to be painted again, which for all the explorer's views at once takes 100-300 ms of a loaded
 // machine's CPU; so the explorer draws a new result's views a few a task (web/app/draw.js), and
-// each frame paints only those.
+// each frame paints only those. `npm test` runs this file after every other step, one engine at a
+// time with nothing beside it (scripts/test/test.js): the suite's own load is not the test's.
 //
 //   MHA_BROWSER=firefox node --test tests/browser/responsive.test.js
 

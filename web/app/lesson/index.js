@@ -4,6 +4,7 @@
 import { loadMha } from '../../lib/index.js';
 import { nextTask } from '../../lib/next-task.js';
 import { el } from './dom.js';
+import { prepareMath } from './math.js';
 import { buildSection } from './build-section.js';
 import { keepScrollersReachable } from '../../views/dom.js';
 import { ideaSection } from './idea.js';
@@ -60,6 +61,8 @@ function mountExport(root, explorer) {
  */
 export async function mount(root, { explorer } = {}) {
   const started = performance.now();
+  // KaTeX's stylesheet and fonts while the lesson is still empty (math.js says why)
+  prepareMath();
   await addStylesheet();
   const mha = await loadMha();
   root.classList.add('lesson');

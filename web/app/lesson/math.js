@@ -1,18 +1,57 @@
-// KaTeX, loaded only when a formula comes near the screen: the stylesheet and the module are
-// vendored into web/vendor/katex/ by scripts/build/vendor.js (no CDN).
+// KaTeX, loaded while the lesson is built (prepareMath) and applied to a formula when it comes
+// near the screen: its stylesheet, fonts and module are vendored into web/vendor/katex/ by
+// scripts/build/vendor.js (no CDN).
 
 const KATEX_DIR = new URL('../../vendor/katex/', import.meta.url);
 /** @typedef {{ render(tex: string, node: HTMLElement, options: object): void }} Katex */
 /** @type {Promise<Katex> | null} */
 let katexPromise = null;
 
+/** The faces the lesson's formulas are set in: the fonts the engines fetch once every formula is
+ *  typeset (WebKit also fetches Main in bold, for formulas inside bold text). */
+const FACES = ['1em KaTeX_Main', 'bold 1em KaTeX_Main', 'italic 1em KaTeX_Math', '1em KaTeX_AMS', '1em KaTeX_Size1', '1em KaTeX_Size3'];
+
+/** @type {Promise<void> | null} */
+let stylesheetPromise = null;
+
+/** KaTeX's stylesheet in the document, once; resolves when it has loaded (or failed to). */
+function stylesheet() {
+  if (!stylesheetPromise) {
+    stylesheetPromise = new Promise((resolve) => {
+      const link = document.createElement('link');
+      link.rel = 'stylesheet';
+      link.href = new URL('katex.min.css', KATEX_DIR).href;
+      link.addEventListener('load', () => resolve());
+      link.addEventListener('error', () => resolve());
+      document.head.append(link);
+    });
+  }
+  return stylesheetPromise;
+}
+
+/**
+ * KaTeX, asked for before the lesson is built: its stylesheet, the fonts its formulas are set in,
+ * then its module. A stylesheet or a web font arriving once the lesson is built would restyle the
+ * whole page then (WebKit restyles every element when either comes; with the lesson, a page some
+ * 18,000 px tall, that takes its main thread 100-300 ms each), and the module's evaluation would
+ * come in the same task as the first formulas typeset, in the middle of whatever the reader is
+ * doing. The formulas themselves are still typeset only when they come near the screen.
+ */
+export async function prepareMath() {
+  await stylesheet();
+  if (document.fonts) {
+    // a style read: the engine takes in the new stylesheet, so that its @font-face rules are in
+    // document.fonts for load() to find (WebKit otherwise may not have them yet)
+    void getComputedStyle(document.documentElement).fontFamily;
+    await Promise.all(FACES.map((face) => document.fonts.load(face).catch(() => [])));
+  }
+  await loadKatex().catch(() => null); // a formula that comes near the screen says why it failed
+}
+
 /** @returns {Promise<Katex>} */
 function loadKatex() {
   if (!katexPromise) {
-    const link = document.createElement('link');
-    link.rel = 'stylesheet';
-    link.href = new URL('katex.min.css', KATEX_DIR).href;
-    document.head.append(link);
+    stylesheet();
     katexPromise = import(new URL('katex.mjs', KATEX_DIR).href).then((m) => m.default);
   }
   return katexPromise;
