@@ -27,6 +27,29 @@ export function scroller(className, label, child) {
   return el('div', { class: className, tabIndex: 0, role: 'region', 'aria-label': label }, child);
 }
 
+/** @type {Map<string, Promise<void>>} */
+const stylesheets = new Map();
+/**
+ * The stylesheet at `href` in the document, once; resolves when it has loaded or failed to (the
+ * page reads unstyled then).
+ * @param {string} href
+ * @returns {Promise<void>}
+ */
+export function stylesheet(href) {
+  let loaded = stylesheets.get(href);
+  if (!loaded) {
+    loaded = new Promise((resolve) => {
+      if ([...document.styleSheets].some((s) => s.href === href)) return resolve();
+      const link = el('link', { rel: 'stylesheet', href });
+      link.addEventListener('load', () => resolve());
+      link.addEventListener('error', () => resolve());
+      document.head.append(link);
+    });
+    stylesheets.set(href, loaded);
+  }
+  return loaded;
+}
+
 /** Fixed decimals with a real minus sign. @param {number} value @param {number} [digits] */
 export function fmt(value, digits = 2) {
   if (!Number.isFinite(value)) return String(value);

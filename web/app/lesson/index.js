@@ -3,7 +3,7 @@
 
 import { loadMha } from '../../lib/index.js';
 import { nextTask } from '../../lib/next-task.js';
-import { el } from './dom.js';
+import { el, stylesheet } from './dom.js';
 import { prepareMath } from './math.js';
 import { buildSection } from './build-section.js';
 import { keepScrollersReachable } from '../../views/dom.js';
@@ -34,17 +34,6 @@ const SECTIONS = [
   ['Related notes', relatedSection],
 ];
 
-function addStylesheet() {
-  const href = new URL('./lesson.css', import.meta.url).href;
-  if ([...document.styleSheets].some((s) => s.href === href)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const link = el('link', { rel: 'stylesheet', href });
-    link.addEventListener('load', resolve);
-    link.addEventListener('error', resolve);
-    document.head.append(link);
-  });
-}
-
 /**
  * Export buttons beside the explorer's own (or a bar of their own in the lesson).
  * @param {HTMLElement} root
@@ -61,9 +50,9 @@ function mountExport(root, explorer) {
  */
 export async function mount(root, { explorer } = {}) {
   const started = performance.now();
-  // KaTeX's stylesheet and fonts while the lesson is still empty (math.js says why)
+  // KaTeX's stylesheet, fonts and module while the lesson is still empty (math.js says why)
   prepareMath();
-  await addStylesheet();
+  await stylesheet(new URL('./lesson.css', import.meta.url).href);
   const mha = await loadMha();
   root.classList.add('lesson');
   const toc = el('nav', { class: 'lesson-toc', 'aria-label': 'Lesson contents' },

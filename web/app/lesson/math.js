@@ -2,7 +2,10 @@
 // near the screen: its stylesheet, fonts and module are vendored into web/vendor/katex/ by
 // scripts/build/vendor.js (no CDN).
 
+import { stylesheet } from './dom.js';
+
 const KATEX_DIR = new URL('../../vendor/katex/', import.meta.url);
+const STYLESHEET = new URL('katex.min.css', KATEX_DIR).href;
 /** @typedef {{ render(tex: string, node: HTMLElement, options: object): void }} Katex */
 /** @type {Promise<Katex> | null} */
 let katexPromise = null;
@@ -10,24 +13,6 @@ let katexPromise = null;
 /** The faces the lesson's formulas are set in: the fonts the engines fetch once every formula is
  *  typeset (WebKit also fetches Main in bold, for formulas inside bold text). */
 const FACES = ['1em KaTeX_Main', 'bold 1em KaTeX_Main', 'italic 1em KaTeX_Math', '1em KaTeX_AMS', '1em KaTeX_Size1', '1em KaTeX_Size3'];
-
-/** @type {Promise<void> | null} */
-let stylesheetPromise = null;
-
-/** KaTeX's stylesheet in the document, once; resolves when it has loaded (or failed to). */
-function stylesheet() {
-  if (!stylesheetPromise) {
-    stylesheetPromise = new Promise((resolve) => {
-      const link = document.createElement('link');
-      link.rel = 'stylesheet';
-      link.href = new URL('katex.min.css', KATEX_DIR).href;
-      link.addEventListener('load', () => resolve());
-      link.addEventListener('error', () => resolve());
-      document.head.append(link);
-    });
-  }
-  return stylesheetPromise;
-}
 
 /**
  * KaTeX, asked for before the lesson is built: its stylesheet, the fonts its formulas are set in,
@@ -38,7 +23,7 @@ function stylesheet() {
  * doing. The formulas themselves are still typeset only when they come near the screen.
  */
 export async function prepareMath() {
-  await stylesheet();
+  await stylesheet(STYLESHEET);
   if (document.fonts) {
     // a style read: the engine takes in the new stylesheet, so that its @font-face rules are in
     // document.fonts for load() to find (WebKit otherwise may not have them yet)
@@ -51,7 +36,7 @@ export async function prepareMath() {
 /** @returns {Promise<Katex>} */
 function loadKatex() {
   if (!katexPromise) {
-    stylesheet();
+    stylesheet(STYLESHEET);
     katexPromise = import(new URL('katex.mjs', KATEX_DIR).href).then((m) => m.default);
   }
   return katexPromise;
