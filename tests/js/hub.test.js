@@ -217,7 +217,11 @@ test('a slow download: progress as it comes, and abort stops it; nothing kept of
   await assert.rejects(load, /stopped by the reader/);
   const weights = events.filter((e) => e.file === 'model.safetensors');
   console.log(`    aborted after ${weights.at(-1).loaded} of ${weights.at(-1).total} bytes, ${weights.length} progress events, ${(performance.now() - started).toFixed(0)} ms`);
-  assert.ok(weights.length >= 10 && weights.at(-1).loaded < weights.at(-1).total);
+  // the server sends 4 KB parts 40 ms apart; a loaded machine reads some of them together, so
+  // progress is several events as the bytes come (never one at the end), the abort well before it
+  assert.ok(weights.length >= 3, `${weights.length} progress events before the abort`);
+  assert.ok(weights.every((e, i) => i === 0 || e.loaded > weights[i - 1].loaded), 'each event reports more bytes');
+  assert.ok(weights.at(-1).loaded < weights.at(-1).total);
   const kept = (await listCachedModels({ cacheDir })).find((m) => m.repo === 'test/gpt2-slow');
   assert.equal(kept.files['model.safetensors'], undefined);
   const dir = path.join(cacheDir, 'models--test--gpt2-slow', 'snapshots', hub.commits['test/gpt2-slow']);
